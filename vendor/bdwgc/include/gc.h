@@ -1,0 +1,2 @@
+/* This file is installed for backward compatibility. */
+#include "gc/gc.h"
