@@ -1,0 +1,201 @@
+//! The bdwgc backend: thin wrappers over `sys`, nothing else.
+//!
+//! Callers in `gc/mod.rs` have already registered the calling thread, so
+//! every function here may assume `GC_init` has run and the thread is known.
+
+use super::sys;
+use super::{Config, Kind, Stats};
+use std::ffi::c_void;
+use std::sync::{Condvar, Mutex, Once};
+use std::time::Duration;
+
+pub(super) const NAME: &str = "bdwgc";
+
+pub(super) fn init(config: &Config) {
+    // SAFETY: called once, under the init lock, before any other GC call.
+    unsafe {
+        sys::GC_set_warn_proc(Some(super::warn::warn_proc));
+        if let Some(m) = config.markers {
+            sys::GC_set_markers_count(m);
+        }
+        sys::GC_set_free_space_divisor(config.free_space_divisor.max(1) as sys::GC_word);
+        // Finalizers run on a dedicated thread, never inside whatever
+        // allocation happens to trigger a collection (which may hold locks
+        // its finalizers need).
+        sys::GC_set_finalize_on_demand(1);
+        sys::GC_set_finalizer_notifier(Some(finalizers_ready));
+        sys::GC_init();
+        // Required before any other thread may register itself.
+        sys::GC_allow_register_threads();
+        sys::GC_start_performance_measurement();
+        let heap = sys::GC_get_heap_size();
+        if config.initial_heap_bytes > heap {
+            sys::GC_expand_hp(config.initial_heap_bytes - heap);
+        }
+    }
+}
+
+/// Registers the calling thread if bdwgc does not know it yet.
+pub(super) fn register_current_thread() {
+    // SAFETY: GC_init has run; registering needs only this thread's stack base.
+    unsafe {
+        if sys::GC_thread_is_registered() != 0 {
+            return;
+        }
+        let mut sb = sys::GC_stack_base {
+            mem_base: std::ptr::null_mut(),
+        };
+        if sys::GC_get_stack_base(&mut sb) != sys::GC_SUCCESS as i32 {
+            crate::abort("defergc: cannot find this thread's stack base to register it");
+        }
+        sys::GC_register_my_thread(&sb);
+    }
+}
+
+/// Unregisters the calling thread; its stack is no longer scanned.
+pub(super) fn unregister_current_thread() {
+    // SAFETY: GC_unregister_my_thread is defined for a registered thread and
+    // returns GC_NOT_FOUND otherwise; we only call it after registration.
+    unsafe {
+        if sys::GC_thread_is_registered() != 0 {
+            sys::GC_unregister_my_thread();
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn alloc(kind: Kind, size: usize) -> *mut u8 {
+    // SAFETY: the thread is registered and the collector initialised.
+    unsafe {
+        match kind {
+            Kind::Scanned => sys::GC_malloc(size),
+            Kind::Atomic => sys::GC_malloc_atomic(size),
+            Kind::Uncollectable => sys::GC_malloc_uncollectable(size),
+        }
+        .cast()
+    }
+}
+
+/// # Safety
+/// `ptr` is a live bdwgc object.
+pub(super) unsafe fn free(ptr: *mut u8) {
+    // SAFETY: the caller guarantees ptr is a live bdwgc object.
+    unsafe { sys::GC_free(ptr.cast()) }
+}
+
+/// # Safety
+/// `ptr` is null or a live bdwgc object.
+pub(super) unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+    // SAFETY: the caller guarantees ptr is null or a live bdwgc object.
+    unsafe { sys::GC_realloc(ptr.cast(), size).cast() }
+}
+
+pub(super) fn collect() {
+    // SAFETY: the thread is registered.
+    unsafe { sys::GC_gcollect() }
+}
+
+pub(super) fn stats() -> Stats {
+    let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
+    // SAFETY: GC_get_prof_stats fills at most the given size and takes the
+    // allocation lock itself; the time getters only read counters.
+    let (p, total_ms, total_ns, stopped_ms) = unsafe {
+        sys::GC_get_prof_stats(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
+        (
+            p.assume_init(),
+            sys::GC_get_full_gc_total_time(),
+            sys::GC_get_full_gc_total_ns_frac(),
+            sys::GC_get_stopped_mark_total_time(),
+        )
+    };
+    Stats {
+        heap_size: p.heapsize_full as usize,
+        free_bytes: p.free_bytes_full as usize,
+        unmapped_bytes: p.unmapped_bytes as usize,
+        bytes_allocated_since_gc: p.bytes_allocd_since_gc as usize,
+        bytes_allocated_total: (p.allocd_bytes_before_gc + p.bytes_allocd_since_gc) as usize,
+        collections: word(p.gc_no),
+        markers: p.markers_m1 as usize + 1,
+        gc_time: Duration::from_millis(word(total_ms)) + Duration::from_nanos(word(total_ns)),
+        stopped_time: Duration::from_millis(word(stopped_ms)),
+        warnings: 0,
+    }
+}
+
+/// Widens a C `unsigned long` (32 bits on some targets, 64 here).
+#[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+fn word(v: std::ffi::c_ulong) -> u64 {
+    v as u64
+}
+
+/// # Safety
+/// `obj` is the base of a live collectable object; `f` may run on any thread.
+pub(super) unsafe fn register_finalizer(
+    obj: *mut u8,
+    f: Option<super::Finalizer>,
+    data: *mut c_void,
+) {
+    if f.is_some() {
+        start_finalizer_thread();
+    }
+    // SAFETY: forwarded from the caller; old finalizer outputs are optional.
+    unsafe {
+        sys::GC_register_finalizer(
+            obj.cast(),
+            f,
+            data,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+static FINALIZERS_READY: Mutex<bool> = Mutex::new(false);
+static FINALIZERS_WAKE: Condvar = Condvar::new();
+
+/// bdwgc's finalizer notifier: called outside the allocation lock, at most
+/// once per collection, when finalizers are ready to run.
+unsafe extern "C" fn finalizers_ready() {
+    let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
+    *ready = true;
+    FINALIZERS_WAKE.notify_one();
+}
+
+/// Starts the thread that runs finalizers, the first time one is registered.
+fn start_finalizer_thread() {
+    static STARTED: Once = Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("defergc-finalizer".into())
+            .spawn(|| loop {
+                {
+                    let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
+                    while !*ready {
+                        ready = FINALIZERS_WAKE.wait(ready).unwrap_or_else(|e| e.into_inner());
+                    }
+                    *ready = false;
+                }
+                super::thread::ensure_registered();
+                run_finalizers();
+            });
+        if spawned.is_err() {
+            crate::abort("defergc: cannot start the finalizer thread");
+        }
+    });
+}
+
+pub(super) fn run_finalizers() -> usize {
+    // SAFETY: the thread is registered; finalizers run on it.
+    unsafe { sys::GC_invoke_finalizers() as usize }
+}
+
+pub(super) fn is_heap_ptr(ptr: *const u8) -> bool {
+    // SAFETY: GC_is_heap_ptr accepts any address.
+    unsafe { sys::GC_is_heap_ptr(ptr.cast()) != 0 }
+}
+
+pub(super) fn version() -> String {
+    // SAFETY: a plain getter.
+    let v = unsafe { sys::GC_get_version() };
+    format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}

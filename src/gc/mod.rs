@@ -1,0 +1,278 @@
+//! The collector: initialisation, allocation kinds, collection, statistics,
+//! finalizers, warnings, thread registration and a `GlobalAlloc`.
+//!
+//! Two backends export the same names and are chosen at build time:
+//! `boehm.rs` (the vendored bdwgc, or a system one) and `malloc.rs` (under
+//! `nogc`: malloc/free, nothing is collected). The rest of the crate never
+//! asks which one it has; where a backend has nothing to do, the function
+//! does nothing and says so in its docs.
+//!
+//! Invariant kept here (DESIGN.md 1): every function that touches collector
+//! memory first registers the calling thread ([`thread`]), so bdwgc's
+//! "Collecting from unknown thread" abort cannot be reached through this API.
+//!
+//! ```
+//! let p = defergc::gc::alloc(32).cast::<u64>();
+//! // SAFETY: alloc returned 32 zeroed, writable bytes.
+//! unsafe { p.as_ptr().write(7) };
+//! defergc::gc::collect();
+//! assert_eq!(unsafe { p.as_ptr().read() }, 7); // still on our stack: kept
+//! ```
+
+#[cfg(defergc_boehm)]
+#[rustfmt::skip]
+pub(crate) mod sys;
+
+#[cfg(defergc_boehm)]
+#[path = "boehm.rs"]
+mod backend;
+#[cfg(not(defergc_boehm))]
+#[path = "malloc.rs"]
+mod backend;
+
+mod global_alloc;
+pub(crate) mod thread;
+mod warn;
+
+pub use global_alloc::GcAlloc;
+pub use thread::{is_thread_registered, spawn, ThreadGuard};
+pub use warn::{set_warning_handler, WarningHandler};
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// How the crate was built: which collector, which version, which defines.
+pub mod build {
+    include!(concat!(env!("OUT_DIR"), "/build_info.rs"));
+}
+
+/// Name of the collector backend compiled in: `"bdwgc"` or `"malloc"`.
+pub const BACKEND: &str = backend::NAME;
+
+/// What kind of memory an allocation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Collectable, scanned for pointers, zeroed.
+    Scanned,
+    /// Collectable, never scanned (holds no pointers), not zeroed.
+    Atomic,
+    /// Never collected (only [`free`] releases it), scanned: root memory.
+    /// Zeroed.
+    Uncollectable,
+}
+
+/// Settings applied when the collector starts. Users get these defaults too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Heap reserved at start, in bytes. A warm heap avoids a burst of tiny
+    /// collections while a program builds up its first live data.
+    pub initial_heap_bytes: usize,
+    /// bdwgc's free-space divisor: a collection is triggered after about
+    /// `heap / divisor` bytes of allocation. Larger means more frequent
+    /// collections and a smaller heap.
+    pub free_space_divisor: u32,
+    /// Number of marker threads including the caller; `None` lets bdwgc
+    /// choose (one per core, or the `GC_MARKERS` environment variable).
+    pub markers: Option<u32>,
+}
+
+impl Config {
+    /// The defaults: what [`init`] and implicit initialisation use.
+    pub const DEFAULT: Config = Config {
+        initial_heap_bytes: 8 << 20,
+        free_space_divisor: 3,
+        markers: None,
+    };
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::DEFAULT
+    }
+}
+
+/// [`init_with`] was called after the collector had already started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlreadyInitialized;
+
+impl std::fmt::Display for AlreadyInitialized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("defergc: the collector was already initialised; init_with must come first")
+    }
+}
+
+impl std::error::Error for AlreadyInitialized {}
+
+const UNINIT: u8 = 0;
+const RUNNING: u8 = 1;
+const READY: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(UNINIT);
+static INIT_LOCK: Mutex<()> = Mutex::new(());
+
+/// Starts the collector with [`Config::DEFAULT`]. Idempotent; every other
+/// function calls it implicitly, so calling it is never required.
+pub fn init() {
+    if STATE.load(Ordering::Acquire) != READY {
+        let _ = start(Config::DEFAULT);
+    }
+}
+
+/// Starts the collector with `config`, before any other use.
+///
+/// Returns [`AlreadyInitialized`] (and changes nothing) if it has started.
+pub fn init_with(config: Config) -> Result<(), AlreadyInitialized> {
+    start(config)
+}
+
+fn start(config: Config) -> Result<(), AlreadyInitialized> {
+    let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if STATE.load(Ordering::Acquire) != UNINIT {
+        return Err(AlreadyInitialized);
+    }
+    STATE.store(RUNNING, Ordering::Relaxed);
+    backend::init(&config);
+    STATE.store(READY, Ordering::Release);
+    Ok(())
+}
+
+/// Allocates `size` bytes of `kind` memory, or `None` when the heap cannot
+/// grow. A `size` of 0 returns a valid, distinct, minimal object.
+#[inline]
+pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
+    thread::ensure_registered();
+    NonNull::new(backend::alloc(kind, size))
+}
+
+/// Allocates `size` zeroed bytes that are scanned and collectable.
+/// Aborts with a `defergc:` message when out of memory.
+#[inline]
+pub fn alloc(size: usize) -> NonNull<u8> {
+    try_alloc(Kind::Scanned, size).unwrap_or_else(|| out_of_memory(size))
+}
+
+/// Allocates `size` bytes that hold no pointers (never scanned, not zeroed).
+/// Aborts with a `defergc:` message when out of memory.
+#[inline]
+pub fn alloc_atomic(size: usize) -> NonNull<u8> {
+    try_alloc(Kind::Atomic, size).unwrap_or_else(|| out_of_memory(size))
+}
+
+/// Allocates `size` zeroed bytes that are scanned but never collected: root
+/// memory, released only by [`free`]. Aborts when out of memory.
+#[inline]
+pub fn alloc_uncollectable(size: usize) -> NonNull<u8> {
+    try_alloc(Kind::Uncollectable, size).unwrap_or_else(|| out_of_memory(size))
+}
+
+#[cold]
+fn out_of_memory(size: usize) -> ! {
+    crate::abort(&format!("defergc: out of memory allocating {size} bytes"))
+}
+
+/// Frees an object now instead of waiting for the collector. Null is ignored.
+///
+/// # Safety
+/// `ptr` is null or came from this module's allocation functions (or
+/// [`realloc`]), has not been freed, and is not used afterwards.
+pub unsafe fn free(ptr: *mut u8) {
+    if !ptr.is_null() {
+        thread::ensure_registered();
+        // SAFETY: the caller guarantees ptr is a live allocation of ours.
+        unsafe { backend::free(ptr) }
+    }
+}
+
+/// Resizes an object, keeping its kind and contents; like C `realloc`, a
+/// null `ptr` allocates (scanned) and the result is null when out of memory.
+///
+/// # Safety
+/// `ptr` is null or a live allocation from this module; after a non-null
+/// return it must not be used again.
+pub unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+    thread::ensure_registered();
+    // SAFETY: the caller guarantees ptr is null or a live allocation of ours.
+    unsafe { backend::realloc(ptr, size) }
+}
+
+/// Runs a full, stop-the-world collection. Finalizers it makes ready run on
+/// the finalizer thread (or here, through [`run_finalizers`]). Does nothing
+/// under `nogc`.
+pub fn collect() {
+    thread::ensure_registered();
+    backend::collect();
+}
+
+/// Collector statistics. Under `nogc` every field is zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes in the heap, free blocks included.
+    pub heap_size: usize,
+    /// Free bytes in the heap (mapped or not).
+    pub free_bytes: usize,
+    /// Heap bytes returned to the OS.
+    pub unmapped_bytes: usize,
+    /// Bytes allocated since the last collection.
+    pub bytes_allocated_since_gc: usize,
+    /// Bytes allocated over the life of the process.
+    pub bytes_allocated_total: usize,
+    /// Collections completed.
+    pub collections: u64,
+    /// Marker threads, the calling one included.
+    pub markers: usize,
+    /// Total time spent in full collections.
+    pub gc_time: Duration,
+    /// Total time the world was stopped for marking.
+    pub stopped_time: Duration,
+    /// Warnings the collector reported (see [`set_warning_handler`]).
+    pub warnings: u64,
+}
+
+/// Reads the collector's statistics.
+pub fn stats() -> Stats {
+    init();
+    let mut s = backend::stats();
+    s.warnings = warn::count();
+    s
+}
+
+/// A finalizer: called with the object and the `data` given at registration.
+pub type Finalizer = unsafe extern "C" fn(obj: *mut c_void, data: *mut c_void);
+
+/// Arranges for `finalizer(obj, data)` to run after `obj` becomes
+/// unreachable, replacing any earlier one (`None` removes it). Finalizers run
+/// in an order that respects reachability between finalizable objects, on a
+/// dedicated `defergc-finalizer` thread started by the first registration
+/// (or on the caller of [`run_finalizers`]), never inside an allocation.
+/// They must not unwind. Does nothing under `nogc`, where nothing is
+/// collected.
+///
+/// # Safety
+/// `obj` is the start of a live collectable object from this module, and
+/// `finalizer` is safe to call with `obj` and `data` on any thread.
+pub unsafe fn register_finalizer(obj: *mut u8, finalizer: Option<Finalizer>, data: *mut c_void) {
+    thread::ensure_registered();
+    // SAFETY: forwarded from the caller.
+    unsafe { backend::register_finalizer(obj, finalizer, data) }
+}
+
+/// Runs finalizers that are ready now, on this thread; returns how many ran
+/// (always 0 under `nogc`).
+pub fn run_finalizers() -> usize {
+    thread::ensure_registered();
+    backend::run_finalizers()
+}
+
+/// Whether `ptr` points into the collected heap (always false under `nogc`).
+pub fn is_heap_ptr(ptr: *const u8) -> bool {
+    init();
+    backend::is_heap_ptr(ptr)
+}
+
+/// The version of the collector in use at run time (`"none"` under `nogc`).
+pub fn version() -> String {
+    init();
+    backend::version()
+}

@@ -1,0 +1,179 @@
+//! Thread registration and the thread-exit sequence.
+//!
+//! Every thread that touches collector memory through this crate is
+//! registered with the collector on first use ([`ensure_registered`]) and
+//! unregistered when it exits; this holds for threads Rust did not create.
+//!
+//! The fast path is one read of a `const` thread-local byte. The slow path
+//! starts the collector, registers the thread and arms a pthread key whose
+//! destructor is the thread-exit sequence:
+//!
+//! 1. the exit hooks added by the layers above (the `tls` teardown, which
+//!    runs slot destructors and so may still use GC memory);
+//! 2. unregistration from the collector.
+//!
+//! glibc runs pthread-key destructors after all `thread_local!` (and C++
+//! `thread_local`) destructors, so those may still use GC memory and slots.
+//! If something touches GC memory after step 2 (another library's key
+//! destructor, say), the thread is registered again and the key re-armed;
+//! glibc then runs the sequence again, up to PTHREAD_DESTRUCTOR_ITERATIONS.
+//!
+//! The main thread never runs pthread-key destructors: it stays registered
+//! until the process exits, and its exit hooks do not run.
+
+use super::backend;
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+const UNREGISTERED: u8 = 0;
+const REGISTERED: u8 = 1;
+
+thread_local! {
+    static STATE: Cell<u8> = const { Cell::new(UNREGISTERED) };
+}
+
+/// Registers the calling thread with every enabled collector unless it
+/// already is. Cheap enough for every allocation.
+#[inline(always)]
+pub(crate) fn ensure_registered() {
+    if STATE.with(Cell::get) != REGISTERED {
+        register_slow();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn register_slow() {
+    super::init();
+    backend::register_current_thread();
+    arm_exit_sequence();
+    STATE.with(|s| s.set(REGISTERED));
+}
+
+/// Whether the calling thread is currently registered with the collector
+/// (under `nogc`: whether its exit sequence is armed).
+pub fn is_thread_registered() -> bool {
+    STATE.with(Cell::get) == REGISTERED
+}
+
+const MAX_HOOKS: usize = 8;
+static HOOKS: [AtomicUsize; MAX_HOOKS] = [const { AtomicUsize::new(0) }; MAX_HOOKS];
+
+/// Adds `hook` to the thread-exit sequence, before unregistration. Hooks run
+/// in the order they were added. Each layer adds its hook once.
+#[allow(dead_code)] // the tls layer is its first user
+pub(crate) fn add_exit_hook(hook: fn()) {
+    for slot in &HOOKS {
+        if slot
+            .compare_exchange(0, hook as usize, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    crate::abort("defergc: too many thread-exit hooks");
+}
+
+fn exit_key() -> libc::pthread_key_t {
+    static KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
+    *KEY.get_or_init(|| {
+        let mut key = 0;
+        // SAFETY: key is a valid out-pointer; the destructor is a plain C fn.
+        if unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } != 0 {
+            crate::abort("defergc: pthread_key_create failed for the thread-exit key");
+        }
+        key
+    })
+}
+
+fn arm_exit_sequence() {
+    // Any non-null value makes glibc call the destructor at thread exit.
+    // SAFETY: the key was created by exit_key.
+    if unsafe { libc::pthread_setspecific(exit_key(), 1 as *const c_void) } != 0 {
+        crate::abort("defergc: pthread_setspecific failed for the thread-exit key");
+    }
+}
+
+extern "C" fn on_thread_exit(_value: *mut c_void) {
+    let run = std::panic::catch_unwind(|| {
+        for slot in &HOOKS {
+            let hook = slot.load(Ordering::Acquire);
+            if hook == 0 {
+                break;
+            }
+            // SAFETY: only add_exit_hook stores here, and it stores `fn()`s.
+            let hook: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
+            hook();
+        }
+        unregister_now();
+    });
+    if run.is_err() {
+        crate::abort("defergc: a panic escaped a thread-exit hook");
+    }
+}
+
+fn unregister_now() {
+    if STATE.with(Cell::get) == REGISTERED {
+        backend::unregister_current_thread();
+        STATE.with(|s| s.set(UNREGISTERED));
+    }
+}
+
+/// Keeps the calling thread registered for its lifetime, for code that
+/// wants registration to be explicit. Registration is automatic anyway; a
+/// guard that registered the thread unregisters it when dropped (its stack
+/// is no longer scanned from then on), and a guard created on an
+/// already-registered thread does nothing when dropped.
+///
+/// ```
+/// let guard = defergc::gc::ThreadGuard::new();
+/// assert!(defergc::gc::is_thread_registered());
+/// drop(guard);
+/// ```
+#[must_use = "the thread is unregistered when the guard is dropped"]
+pub struct ThreadGuard {
+    registered_here: bool,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl ThreadGuard {
+    /// Registers the calling thread if it is not registered yet.
+    pub fn new() -> ThreadGuard {
+        let registered_here = !is_thread_registered();
+        ensure_registered();
+        ThreadGuard {
+            registered_here,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Default for ThreadGuard {
+    fn default() -> ThreadGuard {
+        ThreadGuard::new()
+    }
+}
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        if self.registered_here {
+            unregister_now();
+        }
+    }
+}
+
+/// Spawns a thread that is registered before `f` runs (it would be on first
+/// use anyway) and unregistered when it exits.
+pub fn spawn<F, T>(f: F) -> std::thread::JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    std::thread::spawn(move || {
+        ensure_registered();
+        f()
+    })
+}

@@ -1,0 +1,22 @@
+//! defergc: Go's defer/panic/recover on a garbage-collected heap, for the
+//! runtimes of compiled Go-like languages and for Rust programs.
+//!
+//! - [`gc`]: the Boehm collector (vendored bdwgc) behind a safe API, with
+//!   automatic thread registration; malloc/free under the `nogc` feature.
+//!
+//! See `README.md` for the features, the C ABI and the performance figures.
+
+#![warn(unsafe_op_in_unsafe_fn, missing_docs)]
+
+pub mod gc;
+
+/// Writes `msg` to stderr and aborts the process. Used for misuse that
+/// cannot be reported as an error (see DESIGN.md invariant 7).
+#[cold]
+pub(crate) fn abort(msg: &str) -> ! {
+    let line = format!("{msg}\n");
+    // SAFETY: writes initialised bytes to fd 2; no allocation can fail here
+    // that would matter, and no lock is taken.
+    unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+    std::process::abort()
+}

@@ -1,0 +1,95 @@
+//! bdwgc's own test programs, compiled with exactly the defines we ship and
+//! linked against the collector archive this build produced.
+//!
+//! The C compiler is `$CC`, or `cc`.
+#![cfg(defergc_boehm)]
+
+use defergc::gc::build;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn compile(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("vendor/bdwgc/tests").join(format!("{name}.c"));
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bdwgc-upstream");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join(name);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let mut cmd = Command::new(&cc);
+    cmd.arg("-O2").arg("-w");
+    for (define, _) in build::DEFINES {
+        cmd.arg(format!("-D{define}"));
+    }
+    for dir in build::INCLUDE_DIRS {
+        cmd.arg(format!("-I{dir}"));
+    }
+    cmd.arg(&src).arg("-o").arg(&exe).args(build::LINK_ARGS);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling {name}.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Runs `exe` to completion (or kills it after `limit`) and returns its
+/// output; panics unless it exits with status 0.
+fn run(exe: &Path, limit: Duration) -> String {
+    let mut child = Command::new(exe)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{} ran longer than {limit:?}", exe.display());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{} failed ({}):\n{text}",
+        exe.display(),
+        out.status
+    );
+    text
+}
+
+#[test]
+fn gctest_torture_test_passes() {
+    let out = run(&compile("gctest"), Duration::from_secs(600));
+    assert!(out.contains("Collector appears to work"), "{out}");
+}
+
+#[test]
+fn threadkey_test_passes() {
+    let out = run(&compile("threadkey"), Duration::from_secs(120));
+    assert!(out.contains("SUCCEEDED"), "{out}");
+}
+
+#[test]
+fn subthreadcreate_test_passes() {
+    let out = run(&compile("subthreadcreate"), Duration::from_secs(120));
+    assert!(out.contains("threads"), "{out}");
+}
+
+#[test]
+fn initfromthread_test_passes() {
+    let out = run(&compile("initfromthread"), Duration::from_secs(120));
+    assert!(out.contains("SUCCEEDED"), "{out}");
+}
