@@ -1,0 +1,70 @@
+//! Report helpers: a one-line JSON object builder and process memory.
+
+use std::fmt;
+
+/// Builds a flat JSON object, one key at a time, in insertion order.
+pub struct Json {
+    fields: Vec<(String, String)>,
+}
+
+impl Json {
+    pub fn new() -> Json {
+        Json { fields: Vec::new() }
+    }
+
+    fn raw(mut self, key: &str, value: String) -> Json {
+        self.fields.push((key.to_string(), value));
+        self
+    }
+
+    pub fn str(self, key: &str, value: &str) -> Json {
+        self.raw(key, quote(value))
+    }
+
+    pub fn strs(self, key: &str, values: &[&str]) -> Json {
+        let items: Vec<String> = values.iter().map(|v| quote(v)).collect();
+        self.raw(key, format!("[{}]", items.join(",")))
+    }
+
+    pub fn num(self, key: &str, value: f64) -> Json {
+        let text = if value.fract() == 0.0 && value.abs() < 1e15 {
+            format!("{}", value as i64)
+        } else {
+            format!("{value:.3}")
+        };
+        self.raw(key, text)
+    }
+
+    pub fn bool(self, key: &str, value: bool) -> Json {
+        self.raw(key, value.to_string())
+    }
+}
+
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+impl fmt::Display for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (k, v)) in self.fields.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{}:{}", quote(k), v)?;
+        }
+        f.write_str("}")
+    }
+}

@@ -1,0 +1,8 @@
+//! The `defergc` command: stress and benchmark drivers with human and JSON
+//! reports. `defergc` with no arguments runs `defergc stress`.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::run());
+}
