@@ -3,12 +3,16 @@
 //!
 //! - [`gc`]: the Boehm collector (vendored bdwgc) behind a safe API, with
 //!   automatic thread registration; malloc/free under the `nogc` feature.
+//! - [`tls`]: per-thread slots that the collector scans, with destructors
+//!   at thread exit.
 //!
 //! See `README.md` for the features, the C ABI and the performance figures.
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
 pub mod gc;
+pub(crate) mod roots;
+pub mod tls;
 
 /// Writes `msg` to stderr and aborts the process. Used for misuse that
 /// cannot be reported as an error (see DESIGN.md invariant 7).

@@ -64,7 +64,6 @@ static HOOKS: [AtomicUsize; MAX_HOOKS] = [const { AtomicUsize::new(0) }; MAX_HOO
 
 /// Adds `hook` to the thread-exit sequence, before unregistration. Hooks run
 /// in the order they were added. Each layer adds its hook once.
-#[allow(dead_code)] // the tls layer is its first user
 pub(crate) fn add_exit_hook(hook: fn()) {
     for slot in &HOOKS {
         if slot
@@ -89,7 +88,9 @@ fn exit_key() -> libc::pthread_key_t {
     })
 }
 
-fn arm_exit_sequence() {
+/// Makes sure the exit sequence runs when this thread exits (again, if it
+/// already ran: glibc re-runs key destructors whose value was set anew).
+pub(crate) fn arm_exit_sequence() {
     // Any non-null value makes glibc call the destructor at thread exit.
     // SAFETY: the key was created by exit_key.
     if unsafe { libc::pthread_setspecific(exit_key(), 1 as *const c_void) } != 0 {
