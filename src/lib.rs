@@ -5,11 +5,14 @@
 //!   automatic thread registration; malloc/free under the `nogc` feature.
 //! - [`tls`]: per-thread slots that the collector scans, with destructors
 //!   at thread exit.
+//! - [`defer`]: Go's defer / panic / recover / Goexit, with deferred-call
+//!   records and panic values in memory the collector scans.
 //!
 //! See `README.md` for the features, the C ABI and the performance figures.
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
+pub mod defer;
 pub mod gc;
 pub(crate) mod roots;
 pub mod tls;
