@@ -2,6 +2,7 @@
 
 mod info;
 mod report;
+mod stress;
 
 use clap::{Parser, Subcommand};
 
@@ -9,15 +10,22 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "defergc",
     version,
-    about = "defergc stress and benchmark drivers"
+    about = "defergc stress and benchmark drivers",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Without a command: `stress` with these options.
+    #[command(flatten)]
+    stress: stress::Args,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Defer a million calls capturing GC objects, verify every one (the
+    /// default command).
+    Stress(stress::Args),
     /// Print the backend, the collector version and its build configuration.
     Info(info::Args),
 }
@@ -26,7 +34,8 @@ enum Command {
 pub fn run() -> i32 {
     let cli = Cli::parse();
     match cli.command {
+        Some(Command::Stress(args)) => stress::run(&args),
         Some(Command::Info(args)) => info::run(&args),
-        None => info::run(&info::Args::default()),
+        None => stress::run(&cli.stress),
     }
 }
