@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod gcbench;
 mod info;
 mod report;
 
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Print the backend, the collector version and its build configuration.
     Info(info::Args),
+    /// Run GCBench (Ellis, Kovac, Boehm) on a collector backend and time it.
+    Gcbench(gcbench::Args),
 }
 
 /// Parses the command line, runs the command and returns the exit code.
@@ -27,6 +30,7 @@ pub fn run() -> i32 {
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Gcbench(args)) => gcbench::run(&args),
         None => info::run(&info::Args::default()),
     }
 }
