@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod gcbench;
 mod info;
 mod report;
 mod stress;
@@ -28,6 +29,8 @@ enum Command {
     Stress(stress::Args),
     /// Print the backend, the collector version and its build configuration.
     Info(info::Args),
+    /// Run GCBench (Ellis, Kovac, Boehm) on a collector backend and time it.
+    Gcbench(gcbench::Args),
 }
 
 /// Parses the command line, runs the command and returns the exit code.
@@ -36,6 +39,7 @@ pub fn run() -> i32 {
     match cli.command {
         Some(Command::Stress(args)) => stress::run(&args),
         Some(Command::Info(args)) => info::run(&args),
+        Some(Command::Gcbench(args)) => gcbench::run(&args),
         None => stress::run(&cli.stress),
     }
 }
