@@ -29,9 +29,14 @@ pub fn clear_head() {
     set_head(std::ptr::null_mut());
 }
 
+/// Bytes in front of a record: its state word and its size.
 const HEADER: usize = 16;
 const LIVE: u64 = 0x6466_6772_6563_4c56; // "dfgrecLV"
 const FREED: u64 = 0x6466_6772_6563_4644; // "dfgrecFD"
+/// Freed records wait here before their memory goes back to the
+/// allocator, which would overwrite the state word with its own links:
+/// until then, a second free is recognised for certain.
+pub const QUARANTINE: usize = 64;
 
 /// Why [`record_free`] refused a pointer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,17 +67,22 @@ pub fn record_alloc(size: usize) -> NonNull<u8> {
     let block = roots::alloc_block(HEADER + size);
     // SAFETY: the block has HEADER + size bytes, 16-aligned.
     unsafe {
-        block.cast::<u64>().as_ptr().write(LIVE);
+        let words = block.cast::<u64>().as_ptr();
+        words.write(LIVE);
+        words.add(1).write(size as u64);
         NonNull::new_unchecked(block.as_ptr().add(HEADER))
     }
 }
 
-/// Frees a record from [`record_alloc`], right after its call has run.
+/// Frees a record from [`record_alloc`], right after its call has run:
+/// its bytes are cleared at once (it keeps nothing alive), and its memory
+/// goes back to the allocator once [`QUARANTINE`] later frees have passed.
 ///
-/// Detects a null pointer, a second free of the same record and a pointer
-/// that is not a record, as long as the memory has not been handed out
-/// again in between (a second free after the memory was reused by another
-/// record frees that record: no pointer-based API can tell the two apart).
+/// Reports a null pointer, a pointer that is not a record, and a second
+/// free of a record: for certain while the record is in quarantine, and
+/// as "not a record" at worst after that, unless a new record has reused
+/// the memory (then the second free frees that record: no pointer-based API
+/// can tell the two apart).
 ///
 /// # Safety
 /// `record` is null, or points `HEADER` bytes into readable memory (any
@@ -82,17 +92,19 @@ pub unsafe fn record_free(record: *mut u8) -> Result<(), RecordError> {
     let Some(record) = NonNull::new(record) else {
         return Err(RecordError::Null);
     };
-    // SAFETY: the caller guarantees the header word is readable.
-    let word = unsafe { record.as_ptr().sub(HEADER).cast::<u64>() };
+    // SAFETY: the caller guarantees the header is readable.
+    let words = unsafe { record.as_ptr().sub(HEADER).cast::<u64>() };
     // SAFETY: as above.
-    match unsafe { word.read() } {
+    match unsafe { words.read() } {
         LIVE => {
-            // SAFETY: a live record's block starts at the header; mark it
-            // freed first so a second free is recognised until reuse.
+            // SAFETY: a live record: HEADER + size bytes from `words`.
             unsafe {
-                word.write(FREED);
-                roots::free_block(NonNull::new_unchecked(word.cast()));
+                let size = words.add(1).read() as usize;
+                std::ptr::write_bytes(record.as_ptr(), 0, size);
+                words.write(FREED);
             }
+            // SAFETY: words is the non-null start of the record's block.
+            ThreadState::current().quarantine(unsafe { NonNull::new_unchecked(words.cast()) });
             Ok(())
         }
         FREED => Err(RecordError::DoubleFree),

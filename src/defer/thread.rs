@@ -10,7 +10,8 @@
 use super::panic::PanicRec;
 use crate::roots::{self, RootStack};
 use crate::tls::StaticSlot;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +41,9 @@ pub(crate) struct ThreadState {
     pub(crate) head: Cell<*mut c_void>,
     /// Unique for the life of the process, unlike the state's address.
     pub(crate) id: u64,
+    /// Blocks of low-level records freed lately, oldest first (see
+    /// `lowlevel::record_free`).
+    quarantine: RefCell<VecDeque<NonNull<u8>>>,
 }
 
 static STATE: StaticSlot<usize> = StaticSlot::new(Some(destroy));
@@ -76,11 +80,30 @@ impl ThreadState {
                 goexiting: Cell::new(false),
                 head: Cell::new(ptr::null_mut()),
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                quarantine: RefCell::new(VecDeque::new()),
             })
         };
         STATE.set(block.as_ptr() as usize);
         // SAFETY: just written; lives until the slot destructor.
         unsafe { &*block.as_ptr() }
+    }
+}
+
+impl ThreadState {
+    /// Holds the block of a freed low-level record until `QUARANTINE` later
+    /// frees have passed, then gives it back to the allocator.
+    pub(crate) fn quarantine(&self, block: NonNull<u8>) {
+        let evicted = {
+            let mut q = self.quarantine.borrow_mut();
+            q.push_back(block);
+            (q.len() > super::lowlevel::QUARANTINE)
+                .then(|| q.pop_front())
+                .flatten()
+        };
+        if let Some(old) = evicted {
+            // SAFETY: a record block from alloc_block, freed exactly once.
+            unsafe { roots::free_block(old) };
+        }
     }
 }
 
@@ -91,6 +114,9 @@ fn destroy(state: usize) {
     // code any more (teardown comes after the thread's own code).
     unsafe {
         super::panic::free_all((*state).panics.replace(ptr::null_mut()));
+        for block in (*state).quarantine.borrow_mut().drain(..) {
+            roots::free_block(block);
+        }
         ptr::drop_in_place(state);
         roots::free_block(NonNull::new_unchecked(state.cast()));
     }
