@@ -23,13 +23,16 @@ use std::mem::{align_of, size_of};
 /// (and consumes) the closure stored below `top`.
 pub(crate) type Shim = unsafe fn(top: *mut u8, call: &Call);
 
-/// What a running deferred call knows about itself.
-pub(crate) struct Call {
+/// What a running deferred call knows about itself. C code sees it as an
+/// opaque `defergc_call` token.
+pub struct Call {
     /// Where the record begins; written by the shim before the call runs.
     pub(crate) start: Cell<*mut u8>,
     /// The panic (or Goexit) whose unwinding runs this call, or null when
     /// the frame is returning normally. `recover` compares against it.
     pub(crate) panic: *mut PanicRec,
+    /// The call this one runs inside, if any (the thread's running chain).
+    pub(crate) outer: *const Call,
 }
 
 /// Bytes a record of closure type `F` occupies: the closure rounded up to
@@ -109,4 +112,53 @@ pub(crate) unsafe fn run_with<F: FnOnce(&super::Deferred<'_>)>(top: *mut u8, cal
 pub(crate) unsafe fn run_nil(top: *mut u8, call: &Call) {
     call.start.set(top.wrapping_sub(record_size::<()>()));
     panic::panic_runtime_error(panic::NIL_DEREF)
+}
+
+/// A deferred function of compiled code: called with its argument bytes
+/// (in the record, so in root memory for the whole call) and its token.
+pub(crate) type CFn = unsafe extern "C-unwind" fn(args: *mut u8, call: *const Call);
+
+/// Bytes a C record with `len` argument bytes occupies: the arguments
+/// rounded up to words, then the function, the length and the shim.
+pub(crate) const fn c_record_size(len: usize) -> usize {
+    len.div_ceil(8) * 8 + 24
+}
+
+/// Writes a C record into `space` (from a push of `c_record_size(len)`).
+///
+/// # Safety
+/// `space` holds `c_record_size(len)` writable bytes and `args` `len`
+/// readable ones.
+pub(crate) unsafe fn write_c(space: *mut u8, f: Option<CFn>, args: *const u8, len: usize) {
+    let top = space.wrapping_add(c_record_size(len));
+    // SAFETY: every write lies inside the space; args do not overlap it
+    // (the space is fresh stack memory).
+    unsafe {
+        std::ptr::copy_nonoverlapping(args, space, len);
+        top.sub(24).cast::<Option<CFn>>().write(f);
+        top.sub(16).cast::<usize>().write(len);
+        top.sub(8).cast::<Shim>().write(run_c);
+    }
+}
+
+/// The shim of a C record: the function gets a pointer to the argument
+/// bytes in the record, and a nil function panics as Go's does.
+///
+/// # Safety
+/// The record ending at `top` is a C record.
+unsafe fn run_c(top: *mut u8, call: &Call) {
+    // SAFETY: write_c laid the record out this way.
+    let (f, len) = unsafe {
+        (
+            top.sub(24).cast::<Option<CFn>>().read(),
+            top.sub(16).cast::<usize>().read(),
+        )
+    };
+    let start = top.wrapping_sub(c_record_size(len));
+    call.start.set(start);
+    match f {
+        // SAFETY: compiled code handed us this function for these bytes.
+        Some(f) => unsafe { f(start, call) },
+        None => panic::panic_runtime_error(panic::NIL_DEREF),
+    }
 }
