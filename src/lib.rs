@@ -7,12 +7,14 @@
 //!   at thread exit.
 //! - [`defer`]: Go's defer / panic / recover / Goexit, with deferred-call
 //!   records and panic values in memory the collector scans.
+//! - [`ffi`]: the C ABI for compiler-generated code (`include/defergc.h`).
 //!
 //! See `README.md` for the features, the C ABI and the performance figures.
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
 pub mod defer;
+pub mod ffi;
 pub mod gc;
 pub(crate) mod roots;
 pub mod tls;
