@@ -349,7 +349,57 @@ static void test_goexit_runs_defers_and_ends_the_thread(void) {
     CHECK(goexit_after == 0);
 }
 
+/* ---- argument bytes are copied at the defer statement ---------------- */
+
+struct sized {
+    Log *log;
+    unsigned char bytes[92]; /* 100 bytes in all on 64-bit: a long record */
+};
+
+static void check_sized(void *args, const defergc_call *call) {
+    struct sized *a = args;
+    (void)call;
+    int ok = 1;
+    for (int i = 0; i < 92; i++) {
+        ok &= a->bytes[i] == (unsigned char)(i * 3);
+    }
+    a->log->items[a->log->n++] = ok ? 100 : -100;
+}
+
+static void check_three(void *args, const defergc_call *call) {
+    unsigned char *b = args;
+    (void)call;
+    /* Only the first three bytes were copied; they must be intact. */
+    CHECK(b[0] == 'a' && b[1] == 'b' && b[2] == 'c');
+}
+
+static void test_arguments_are_copied_when_deferred(void) {
+    Log log = {{0}, 0};
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        CHECK(0);
+    }
+    struct sized s = {&log, {0}};
+    for (int i = 0; i < 92; i++) {
+        s.bytes[i] = (unsigned char)(i * 3);
+    }
+    defergc_defer(&fr, check_sized, &s, sizeof s);
+    unsigned char three[3] = {'a', 'b', 'c'};
+    defergc_defer(&fr, check_three, three, sizeof three);
+    struct log_args word = {&log, 7};
+    defergc_defer(&fr, log_add, &word, sizeof word);
+    /* Changing the originals after the defer changes nothing. */
+    memset(s.bytes, 0, sizeof s.bytes);
+    memset(three, 0, sizeof three);
+    word.value = -7;
+    defergc_frame_leave(&fr);
+    CHECK(log.n == 2 && log.items[0] == 7 && log.items[1] == 100);
+}
+
 int main(void) {
+    test_arguments_are_copied_when_deferred();
     test_lifo_at_return();
     test_recover_only_at_the_right_level();
     test_repanic_and_aborted_panics();
