@@ -435,3 +435,21 @@ fn rust_panic_from_a_deferred_c_call_lands_back_in_the_same_frame() {
     assert_eq!(o.message(), "rust boom");
     assert_eq!(take_rust_log(), "rr");
 }
+
+/// The C example in examples/c builds as the README says and runs.
+#[test]
+fn the_c_example_builds_and_runs() {
+    let exe = out_dir().join("generated");
+    let out = cc()
+        .args(["-O2", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(root().join("examples/c/generated.c"))
+        .arg(static_lib())
+        .args(SYSTEM_LIBS)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    check_compiled(out, "examples/c/generated.c");
+    assert_ok(&run(&exe, &[]), "recovered the node holding -500");
+}
