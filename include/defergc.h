@@ -4,7 +4,8 @@
  *
  * Link the static library with
  *     -ldefergc -lgcc_s -lutil -lrt -lpthread -lm -ldl
- * (the shared library needs only -ldefergc). `cargo build --release`
+ * (add -lgc for a build with the system-bdwgc feature; the shared
+ * library needs only -ldefergc). `cargo build --release`
  * builds both: target/release/libdefergc.a and libdefergc.so.
  *
  * Include this header first, or compile with -D_POSIX_C_SOURCE=200809L
@@ -89,7 +90,8 @@ typedef struct defergc_stats {
     uint64_t collections;              /* collections completed */
     uint64_t markers;                  /* marker threads */
     uint64_t gc_time_ns;               /* total time in collections */
-    uint64_t stopped_time_ns;          /* total world-stopped marking */
+    uint64_t stopped_time_ns;          /* total time the world was stopped */
+    uint64_t max_pause_ns;             /* the longest stop of the world */
     uint64_t warnings;                 /* collector warnings */
 } defergc_stats;
 

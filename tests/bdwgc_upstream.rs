@@ -1,8 +1,9 @@
 //! bdwgc's own test programs, compiled with exactly the defines we ship and
 //! linked against the collector archive this build produced.
 //!
-//! The C compiler is `$CC`, or `cc`.
-#![cfg(defergc_boehm)]
+//! The C compiler is `$CC`, or `cc`. Only for the vendored build: these
+//! are the vendored version's own tests.
+#![cfg(defergc_vendored)]
 
 use defergc::gc::build;
 use std::path::{Path, PathBuf};

@@ -11,6 +11,17 @@ use std::process::{Command, Output};
 
 const SYSTEM_LIBS: &[&str] = &["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"];
 
+/// What links after the static library: the vendored collector is inside
+/// it, a system one (feature `system-bdwgc`) is not.
+fn link_args() -> Vec<&'static str> {
+    let mut args = Vec::new();
+    if defergc::gc::build::SOURCE == "system" {
+        args.extend_from_slice(defergc::gc::build::LINK_ARGS);
+    }
+    args.extend_from_slice(SYSTEM_LIBS);
+    args
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -63,7 +74,7 @@ fn compile(name: &str) -> PathBuf {
         .arg("-o")
         .arg(&exe)
         .arg(static_lib())
-        .args(SYSTEM_LIBS)
+        .args(link_args())
         .output()
         .unwrap();
     check_compiled(out, name);
@@ -445,7 +456,7 @@ fn the_c_example_builds_and_runs() {
         .arg(format!("-I{}", root().join("include").display()))
         .arg(root().join("examples/c/generated.c"))
         .arg(static_lib())
-        .args(SYSTEM_LIBS)
+        .args(link_args())
         .arg("-o")
         .arg(&exe)
         .output()

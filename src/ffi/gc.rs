@@ -17,6 +17,7 @@ pub struct CStats {
     markers: u64,
     gc_time_ns: u64,
     stopped_time_ns: u64,
+    max_pause_ns: u64,
     warnings: u64,
 }
 
@@ -102,6 +103,7 @@ pub unsafe extern "C" fn defergc_get_stats(out: *mut CStats) -> c_int {
             markers: s.markers as u64,
             gc_time_ns: s.gc_time.as_nanos() as u64,
             stopped_time_ns: s.stopped_time.as_nanos() as u64,
+            max_pause_ns: s.max_pause.as_nanos() as u64,
             warnings: s.warnings,
         };
         // SAFETY: out is non-null and writable per the caller.
