@@ -27,9 +27,13 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Allocates `size` zeroed bytes of root memory: scanned by the collector,
-/// never collected, released only by [`free_block`].
+/// never collected, released only by [`free_block`]. Under `precise` the
+/// block belongs to the calling thread, whose root scan covers it.
 pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
-    crate::gc::alloc_uncollectable(size)
+    let block = crate::gc::alloc_uncollectable(size);
+    #[cfg(feature = "precise")]
+    by_thread::add_block(block.as_ptr(), size);
+    block
 }
 
 /// Releases a block from [`alloc_block`].
@@ -37,6 +41,8 @@ pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
 /// # Safety
 /// `block` came from [`alloc_block`], is live, and is not used afterwards.
 pub(crate) unsafe fn free_block(block: NonNull<u8>) {
+    #[cfg(feature = "precise")]
+    by_thread::remove_block(block.as_ptr());
     // SAFETY: forwarded from the caller.
     unsafe { crate::gc::free(block.as_ptr()) }
 }
@@ -141,6 +147,8 @@ impl RootStack {
         // SAFETY: Box::into_raw never returns null.
         let head = unsafe { NonNull::new_unchecked(head) };
         registry::insert(head.as_ptr());
+        #[cfg(feature = "precise")]
+        by_thread::add_stack(head.as_ptr());
         RootStack {
             head,
             // SAFETY: chunk is live.
@@ -307,8 +315,8 @@ impl StackHead {
     /// # Safety
     /// The owner is stopped (or is the caller), so no chunk is freed while
     /// this runs.
-    // Under nogc no collector scans; the unit tests still do.
-    #[cfg_attr(not(defergc_boehm), allow(dead_code))]
+    // Under nogc (without precise) no collector scans; the unit tests do.
+    #[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))]
     unsafe fn for_each_range(&self, mut f: impl FnMut(*mut u8, *mut u8)) {
         let mut chunk = self.chunk.load(Ordering::Acquire);
         let top = self.top.load(Ordering::Acquire);
@@ -333,6 +341,8 @@ impl StackHead {
 impl Drop for RootStack {
     fn drop(&mut self) {
         registry::remove(self.head.as_ptr());
+        #[cfg(feature = "precise")]
+        by_thread::remove_stack(self.head.as_ptr());
         // SAFETY: the head is out of the registry, so nothing else reads it
         // or its chunks; we own them all.
         unsafe {
@@ -432,6 +442,162 @@ mod registry {
                     }
                 });
                 head = (*head).next;
+            }
+        }
+    }
+}
+
+/// Root memory by owner thread, for the precise collector: it scans each
+/// thread's root memory when that thread reaches its handshake (or on its
+/// behalf while it is parked in native code), so it needs one thread's
+/// blocks and stacks at a time.
+///
+/// Every root block and stack is written only by the thread that allocated
+/// it (tls pages, panic values, the defer state and records), which is what
+/// makes a per-thread snapshot complete. Blocks still alive when their
+/// thread exits become *orphans*, scanned with every thread's.
+///
+/// The registry's lock is never taken by bdwgc's world-stopped callback,
+/// and never held across a call into a collector.
+#[cfg(feature = "precise")]
+pub(crate) mod by_thread {
+    use super::StackHead;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Mutex, MutexGuard, Once};
+
+    /// The owner of blocks whose thread has exited.
+    pub(crate) const ORPHANS: u64 = 0;
+
+    #[derive(Default)]
+    struct Owned {
+        /// Block address to its length.
+        blocks: HashMap<usize, usize>,
+        stacks: Vec<usize>,
+    }
+
+    #[derive(Default)]
+    struct Registry {
+        owners: HashMap<u64, Owned>,
+        /// Block address to its owner.
+        owner_of: HashMap<usize, u64>,
+    }
+
+    static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+    fn registry() -> MutexGuard<'static, Option<Registry>> {
+        REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+        f(registry().get_or_insert_with(Registry::default))
+    }
+
+    /// The calling thread's owner id (never [`ORPHANS`]).
+    pub(crate) fn owner() -> u64 {
+        crate::gc::thread::id()
+    }
+
+    fn at_exit_hook() {
+        static ADDED: Once = Once::new();
+        ADDED.call_once(|| {
+            crate::gc::thread::add_exit_hook(crate::gc::thread::ExitStage::Roots, orphan_mine)
+        });
+    }
+
+    /// Thread exit (after the tls teardown freed what it owned): whatever
+    /// the thread still owns becomes an orphan.
+    fn orphan_mine() {
+        let me = owner();
+        with(|r| {
+            let Some(mine) = r.owners.remove(&me) else {
+                return;
+            };
+            debug_assert!(mine.stacks.is_empty(), "a root stack outlived its thread");
+            for &block in mine.blocks.keys() {
+                r.owner_of.insert(block, ORPHANS);
+            }
+            r.owners
+                .entry(ORPHANS)
+                .or_default()
+                .blocks
+                .extend(mine.blocks);
+        });
+    }
+
+    pub(super) fn add_block(block: *mut u8, len: usize) {
+        at_exit_hook();
+        let me = owner();
+        with(|r| {
+            r.owners
+                .entry(me)
+                .or_default()
+                .blocks
+                .insert(block as usize, len);
+            r.owner_of.insert(block as usize, me);
+        });
+    }
+
+    pub(super) fn remove_block(block: *mut u8) {
+        with(|r| {
+            if let Some(owner) = r.owner_of.remove(&(block as usize)) {
+                if let Some(owned) = r.owners.get_mut(&owner) {
+                    owned.blocks.remove(&(block as usize));
+                }
+            }
+        });
+    }
+
+    pub(super) fn add_stack(head: *mut StackHead) {
+        at_exit_hook();
+        let me = owner();
+        with(|r| r.owners.entry(me).or_default().stacks.push(head as usize));
+    }
+
+    pub(super) fn remove_stack(head: *mut StackHead) {
+        let me = owner();
+        with(|r| {
+            if let Some(owned) = r.owners.get_mut(&me) {
+                owned.stacks.retain(|&h| h != head as usize);
+            }
+        });
+    }
+
+    /// Offers every word of `owner`'s root memory (its blocks and the live
+    /// part of its stacks) to `f`, as a candidate reference. `None` offers
+    /// every thread's (and the orphans').
+    ///
+    /// # Safety
+    /// Each owner whose stacks are scanned is the caller, or is stopped (at
+    /// a safepoint, or parked in native code) so that its stacks do not
+    /// change meanwhile. Block words may change concurrently: they are read
+    /// with relaxed atomic loads.
+    #[allow(dead_code)] // the precise collector's root scan calls it
+    pub(crate) unsafe fn for_each_word(owner: Option<u64>, f: &mut dyn FnMut(usize)) {
+        let guard = registry();
+        let Some(r) = guard.as_ref() else {
+            return;
+        };
+        let mut scan = |lo: *mut u8, hi: *mut u8| {
+            let mut p = (lo as usize).next_multiple_of(8);
+            while p + 8 <= hi as usize {
+                // SAFETY: p is an aligned word inside live root memory; an
+                // atomic load tolerates a concurrent owner write.
+                f(unsafe { (*(p as *const AtomicUsize)).load(Ordering::Relaxed) });
+                p += 8;
+            }
+        };
+        for (&id, owned) in &r.owners {
+            if owner.is_some_and(|o| o != id) {
+                continue;
+            }
+            for (&block, &len) in &owned.blocks {
+                scan(block as *mut u8, (block + len) as *mut u8);
+            }
+            for &head in &owned.stacks {
+                // SAFETY: the stack is registered, so live; its owner does
+                // not change it meanwhile (the caller's obligation).
+                unsafe { (*(head as *const StackHead)).for_each_range(&mut scan) };
             }
         }
     }
@@ -566,5 +732,72 @@ mod tests {
             stack.pop_to(big);
         }
         assert_eq!(scanned(&stack), 0);
+    }
+}
+
+#[cfg(all(test, feature = "precise"))]
+mod by_thread_tests {
+    use super::*;
+
+    /// The words `owner`'s root memory offers.
+    fn words_of(owner: Option<u64>) -> Vec<usize> {
+        let mut words = Vec::new();
+        // SAFETY: every owner scanned here is either this thread or has
+        // exited (its stacks are gone).
+        unsafe { by_thread::for_each_word(owner, &mut |w| words.push(w)) };
+        words
+    }
+
+    const MARK: usize = 0x00DE_F6C0_0000_0001;
+
+    #[test]
+    fn a_threads_blocks_and_stacks_are_scanned_as_its_own() {
+        let me = by_thread::owner();
+        let block = alloc_block(64);
+        // SAFETY: 64 fresh bytes.
+        unsafe { block.cast::<usize>().as_ptr().add(3).write(MARK + 1) };
+        let stack = RootStack::new();
+        let at = stack.push(16);
+        // SAFETY: 16 fresh bytes.
+        unsafe { at.cast::<usize>().write(MARK + 2) };
+        let mine = words_of(Some(me));
+        assert!(mine.contains(&(MARK + 1)), "block word missing");
+        assert!(mine.contains(&(MARK + 2)), "stack word missing");
+        // Another thread's scan does not see them.
+        let other = std::thread::spawn(|| {
+            let _b = alloc_block(8);
+            words_of(Some(by_thread::owner()))
+        })
+        .join()
+        .unwrap();
+        assert!(!other.contains(&(MARK + 1)) && !other.contains(&(MARK + 2)));
+        // Popped stack words and freed blocks are no longer offered.
+        // SAFETY: LIFO pop of our own push; the block is freed once.
+        unsafe {
+            stack.pop_to(at);
+            free_block(block);
+        }
+        let mine = words_of(Some(me));
+        assert!(!mine.contains(&(MARK + 1)) && !mine.contains(&(MARK + 2)));
+    }
+
+    #[test]
+    fn blocks_left_at_thread_exit_become_orphans() {
+        let word = MARK + 3;
+        let (owner, block) = std::thread::spawn(move || {
+            let block = alloc_block(8);
+            // SAFETY: 8 fresh bytes.
+            unsafe { block.cast::<usize>().as_ptr().write(word) };
+            (by_thread::owner(), block.as_ptr() as usize)
+        })
+        .join()
+        .unwrap();
+        assert!(!words_of(Some(owner)).contains(&word));
+        assert!(words_of(Some(by_thread::ORPHANS)).contains(&word));
+        assert!(words_of(None).contains(&word));
+        // Freed from another thread, an orphan is gone.
+        // SAFETY: the block is live and freed once.
+        unsafe { free_block(NonNull::new(block as *mut u8).unwrap()) };
+        assert!(!words_of(None).contains(&word));
     }
 }

@@ -438,7 +438,7 @@ fn grow_directory(area: &Area, min_len: usize) {
 
 fn add_teardown_hook() {
     static ADDED: Once = Once::new();
-    ADDED.call_once(|| gc_thread::add_exit_hook(teardown));
+    ADDED.call_once(|| gc_thread::add_exit_hook(gc_thread::ExitStage::Mutator, teardown));
 }
 
 /// The thread-exit hook: empties every slot of the exiting thread, calling

@@ -8,8 +8,9 @@
 //! starts the collector, registers the thread and arms a pthread key whose
 //! destructor is the thread-exit sequence:
 //!
-//! 1. the exit hooks added by the layers above (the `tls` teardown, which
-//!    runs slot destructors and so may still use GC memory);
+//! 1. the exit hooks added by the layers above, by stage: first the `tls`
+//!    teardown, which runs slot destructors and so may still use GC memory,
+//!    then the bookkeeping of root memory left over;
 //! 2. unregistration from the collector.
 //!
 //! glibc runs pthread-key destructors after all `thread_local!` (and C++
@@ -25,7 +26,7 @@ use super::backend;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const UNREGISTERED: u8 = 0;
@@ -59,13 +60,25 @@ pub fn is_thread_registered() -> bool {
     STATE.with(Cell::get) == REGISTERED
 }
 
-const MAX_HOOKS: usize = 8;
-static HOOKS: [AtomicUsize; MAX_HOOKS] = [const { AtomicUsize::new(0) }; MAX_HOOKS];
+/// When an exit hook runs, in this order, before unregistration.
+#[derive(Clone, Copy)]
+pub(crate) enum ExitStage {
+    /// Code that may still use GC memory and slots: the tls teardown.
+    Mutator = 0,
+    /// Bookkeeping of root memory left over after the mutator stage.
+    #[cfg_attr(not(feature = "precise"), allow(dead_code))]
+    Roots = 1,
+}
 
-/// Adds `hook` to the thread-exit sequence, before unregistration. Hooks run
-/// in the order they were added. Each layer adds its hook once.
-pub(crate) fn add_exit_hook(hook: fn()) {
-    for slot in &HOOKS {
+const STAGES: usize = 2;
+const MAX_HOOKS: usize = 4;
+static HOOKS: [[AtomicUsize; MAX_HOOKS]; STAGES] =
+    [const { [const { AtomicUsize::new(0) }; MAX_HOOKS] }; STAGES];
+
+/// Adds `hook` to the thread-exit sequence at `stage`. Hooks of a stage
+/// run in the order they were added. Each layer adds its hook once.
+pub(crate) fn add_exit_hook(stage: ExitStage, hook: fn()) {
+    for slot in &HOOKS[stage as usize] {
         if slot
             .compare_exchange(0, hook as usize, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
@@ -74,6 +87,21 @@ pub(crate) fn add_exit_hook(hook: fn()) {
         }
     }
     crate::abort("defergc: too many thread-exit hooks");
+}
+
+/// A process-unique, non-zero id of the calling thread.
+#[cfg_attr(not(feature = "precise"), allow(dead_code))]
+pub(crate) fn id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static ID: Cell<u64> = const { Cell::new(0) };
+    }
+    ID.with(|id| {
+        if id.get() == 0 {
+            id.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        id.get()
+    })
 }
 
 fn exit_key() -> libc::pthread_key_t {
@@ -100,14 +128,16 @@ pub(crate) fn arm_exit_sequence() {
 
 extern "C" fn on_thread_exit(_value: *mut c_void) {
     let run = std::panic::catch_unwind(|| {
-        for slot in &HOOKS {
-            let hook = slot.load(Ordering::Acquire);
-            if hook == 0 {
-                break;
+        for stage in &HOOKS {
+            for slot in stage {
+                let hook = slot.load(Ordering::Acquire);
+                if hook == 0 {
+                    break;
+                }
+                // SAFETY: only add_exit_hook stores here, and it stores fns.
+                let hook: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
+                hook();
             }
-            // SAFETY: only add_exit_hook stores here, and it stores `fn()`s.
-            let hook: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
-            hook();
         }
         unregister_now();
     });
