@@ -5,12 +5,16 @@
 //!   automatic thread registration; malloc/free under the `nogc` feature.
 //! - [`tls`]: per-thread slots that the collector scans, with destructors
 //!   at thread exit.
+//! - `precise` (feature `precise`): a second allocator, a precise
+//!   handle-based collector with per-thread shadow stacks.
 //!
 //! See `README.md` for the features, the C ABI and the performance figures.
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
 pub mod gc;
+#[cfg(feature = "precise")]
+pub mod precise;
 pub(crate) mod roots;
 pub mod tls;
 

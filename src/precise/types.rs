@@ -1,0 +1,200 @@
+//! The type registry: what the collector knows about an object's layout.
+//!
+//! Three kinds, each registered once and named by a [`TypeId`]:
+//!
+//! - **struct** ([`register_type`]): a fixed size and the byte offsets of
+//!   its handle fields (8-byte aligned, inside the size, distinct);
+//! - **handle array** ([`register_handle_array_type`]): variable length,
+//!   every 8-byte word a handle;
+//! - **pointer-free** ([`register_bytes_type`]): variable length bytes that
+//!   the collector never looks into.
+//!
+//! Descriptions are immutable once registered and live until the process
+//! exits, in a never-moving [`Segmented`] array of pointers, so lookups
+//! (on every allocation, access and traced object) take no lock. Type id 0
+//! is never given out: a header with type id 0 is a free heap cell.
+
+use super::error::{Error, Result};
+use super::heap;
+use super::segmented::Segmented;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
+
+/// The largest object payload, in bytes: the header keeps sizes in 32 bits.
+pub const MAX_OBJECT_SIZE: usize = u32::MAX as usize - heap::HEADER;
+
+/// A registered type. Cheap to copy; valid for the life of the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(transparent)]
+pub struct TypeId(NonZeroU32);
+
+impl TypeId {
+    /// The type with this raw id, if it was registered
+    /// ([`Error::UnknownType`] otherwise, 0 included).
+    pub fn from_raw(raw: u32) -> Result<TypeId> {
+        if info_raw(raw).is_some() {
+            // SAFETY: info_raw(0) is None, so raw is non-zero here.
+            Ok(TypeId(unsafe { NonZeroU32::new_unchecked(raw) }))
+        } else {
+            Err(Error::UnknownType)
+        }
+    }
+
+    /// The raw id (what the C ABI passes around).
+    pub const fn to_raw(self) -> u32 {
+        self.0.get()
+    }
+}
+
+/// How the collector traces an object of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Struct,
+    HandleArray,
+    Bytes,
+}
+
+/// One registered type.
+pub(crate) struct TypeInfo {
+    pub(crate) kind: Kind,
+    /// Payload size for structs (0 for variable-length kinds).
+    pub(crate) size: u32,
+    /// Size class of a struct ([`heap::LARGE`] for large ones).
+    pub(crate) class: u8,
+    /// Handle field offsets in bytes, ascending (structs only).
+    pub(crate) offsets: Box<[u32]>,
+    /// Bit `i` set when the word at byte offset `8 * i` is a handle field
+    /// (structs only).
+    bitmap: Box<[u64]>,
+}
+
+impl TypeInfo {
+    /// Whether the 8-byte word at `word` (offset / 8) is a handle field of a
+    /// struct; the caller has checked the word is inside the object.
+    #[inline(always)]
+    pub(crate) fn is_handle_word(&self, word: usize) -> bool {
+        self.bitmap
+            .get(word / 64)
+            .is_some_and(|bits| bits & (1 << (word % 64)) != 0)
+    }
+
+    /// Whether any word in `first..=last` is a handle field (structs only).
+    pub(crate) fn any_handle_word(&self, first: usize, last: usize) -> bool {
+        (first..=last).any(|w| self.is_handle_word(w))
+    }
+}
+
+/// 2^22 types, in chunks of 1024 pointers.
+static TYPES: Segmented<AtomicPtr<TypeInfo>, 10, 4096> = Segmented::new();
+/// The next id to give out; ids are dense from 1.
+static NEXT: Mutex<u32> = Mutex::new(1);
+
+/// The registered type with this raw id.
+#[inline(always)]
+pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
+    let p = TYPES.get(raw as usize)?.load(Ordering::Acquire);
+    // SAFETY: non-null entries are leaked boxes that are never freed or
+    // changed after publication (release store in register).
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// The description of a registered type.
+#[inline(always)]
+pub(crate) fn info(id: TypeId) -> &'static TypeInfo {
+    match info_raw(id.to_raw()) {
+        Some(info) => info,
+        // A TypeId only exists for registered ids, which stay registered.
+        None => unreachable!("defergc: precise: TypeId {} not registered", id.to_raw()),
+    }
+}
+
+fn register(info: TypeInfo) -> Result<TypeId> {
+    let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
+    let id = *next;
+    if !TYPES.ensure(id as usize) {
+        // The registry is full (2^22 types) or the chunk allocation failed.
+        return Err(Error::OutOfMemory);
+    }
+    let leaked = Box::into_raw(Box::new(info));
+    match TYPES.get(id as usize) {
+        Some(slot) => slot.store(leaked, Ordering::Release),
+        None => unreachable!("ensure succeeded"),
+    }
+    *next += 1;
+    // SAFETY: ids start at 1 and only grow.
+    Ok(TypeId(unsafe { NonZeroU32::new_unchecked(id) }))
+}
+
+/// Registers a fixed-size type of `size` payload bytes whose handle fields
+/// are at the byte offsets `handle_offsets` (in any order).
+///
+/// Errors: [`Error::TooLarge`] above [`MAX_OBJECT_SIZE`];
+/// [`Error::InvalidLayout`] for an offset that is not a multiple of 8, does
+/// not leave room for 8 bytes inside `size`, or is repeated.
+pub fn register_type(size: usize, handle_offsets: &[usize]) -> Result<TypeId> {
+    if size > MAX_OBJECT_SIZE {
+        return Err(Error::TooLarge);
+    }
+    let mut offsets: Vec<u32> = Vec::with_capacity(handle_offsets.len());
+    let mut bitmap = vec![0u64; size.div_ceil(8).div_ceil(64)];
+    for &off in handle_offsets {
+        match off.checked_add(8) {
+            Some(end) if end <= size && off % 8 == 0 => {}
+            _ => return Err(Error::InvalidLayout),
+        }
+        let word = off / 8;
+        if bitmap[word / 64] & (1 << (word % 64)) != 0 {
+            return Err(Error::InvalidLayout);
+        }
+        bitmap[word / 64] |= 1 << (word % 64);
+        offsets.push(off as u32);
+    }
+    offsets.sort_unstable();
+    register(TypeInfo {
+        kind: Kind::Struct,
+        size: size as u32,
+        class: heap::class_of(size),
+        offsets: offsets.into_boxed_slice(),
+        bitmap: bitmap.into_boxed_slice(),
+    })
+}
+
+/// Registers a variable-length array-of-handles type: allocate it with
+/// [`alloc_array`](crate::precise::alloc_array) and a length in elements.
+pub fn register_handle_array_type() -> Result<TypeId> {
+    register(TypeInfo {
+        kind: Kind::HandleArray,
+        size: 0,
+        class: heap::LARGE,
+        offsets: Box::new([]),
+        bitmap: Box::new([]),
+    })
+}
+
+/// Registers a variable-length pointer-free type: allocate it with
+/// [`alloc_array`](crate::precise::alloc_array) and a length in bytes.
+pub fn register_bytes_type() -> Result<TypeId> {
+    register(TypeInfo {
+        kind: Kind::Bytes,
+        size: 0,
+        class: heap::LARGE,
+        offsets: Box::new([]),
+        bitmap: Box::new([]),
+    })
+}
+
+/// The payload size of an array of `len` elements of a variable-length
+/// type: [`Error::WrongTypeKind`] for a struct, [`Error::TooLarge`] when it
+/// does not fit.
+pub(crate) fn array_size(info: &TypeInfo, len: usize) -> Result<usize> {
+    let bytes = match info.kind {
+        Kind::Struct => return Err(Error::WrongTypeKind),
+        Kind::HandleArray => len.checked_mul(8).ok_or(Error::TooLarge)?,
+        Kind::Bytes => len,
+    };
+    if bytes > MAX_OBJECT_SIZE {
+        return Err(Error::TooLarge);
+    }
+    Ok(bytes)
+}
