@@ -39,6 +39,12 @@
 //! thread's buffers are retired ([`retire`]), so no block is owned while the
 //! sweep runs.
 //!
+//! Free blocks beyond the next cycle's allocation budget are given back to
+//! the system at the end of a cycle (`MADV_DONTNEED`: the address range
+//! stays ours and reads as zeros), and all of them before a large object
+//! would fail the heap limit; the heap size counts only blocks that are
+//! not given back.
+//!
 //! The heap grows on demand. A new block or large object that would take
 //! the heap past the configured limit triggers a full collection; if that
 //! does not make room the allocation fails with [`Error::HeapLimit`]. A
@@ -189,6 +195,10 @@ impl LocalHeap {
 enum BlockState {
     /// Every cell free; in `Inner::free`, usable by any class.
     Free,
+    /// Every cell free and its memory given back to the system (so all
+    /// zero again when touched); in `Inner::released`, not counted in the
+    /// heap size.
+    Released,
     /// A thread allocates in it.
     Owned,
     /// Some cells free; in `Inner::partial[class]`.
@@ -212,6 +222,7 @@ struct Inner {
     blocks: Vec<Block>,
     partial: [Vec<u32>; CLASSES],
     free: Vec<u32>,
+    released: Vec<u32>,
     /// Unused rest of the current mapping.
     arena_next: usize,
     arena_end: usize,
@@ -230,6 +241,7 @@ static HEAP: Mutex<Inner> = Mutex::new(Inner {
     blocks: Vec::new(),
     partial: [const { Vec::new() }; CLASSES],
     free: Vec::new(),
+    released: Vec::new(),
     arena_next: 0,
     arena_end: 0,
     large: Vec::new(),
@@ -293,6 +305,11 @@ impl Inner {
         if self.size().saturating_add(BLOCK) > LIMIT.load(Ordering::Relaxed) {
             return Err(Error::HeapLimit);
         }
+        if let Some(id) = self.released.pop() {
+            self.block_bytes += BLOCK;
+            self.blocks[id as usize].class = class;
+            return Ok(id);
+        }
         if self.arena_next == self.arena_end {
             // SAFETY: an anonymous private mapping; no existing memory is
             // touched.
@@ -324,6 +341,21 @@ impl Inner {
             state: BlockState::Free,
         });
         Ok(self.blocks.len() as u32 - 1)
+    }
+
+    /// Gives the memory of free blocks back to the system until at most
+    /// `keep` bytes of free blocks are left.
+    fn release_free_blocks(&mut self, keep: usize) {
+        while self.free.len() * BLOCK > keep {
+            let Some(id) = self.free.pop() else { break };
+            let block = &mut self.blocks[id as usize];
+            // SAFETY: the block is free (no object, no owner) and inside one
+            // of our mappings; the range stays mapped and reads as zeros.
+            unsafe { libc::madvise(block.base as *mut libc::c_void, BLOCK, libc::MADV_DONTNEED) };
+            block.state = BlockState::Released;
+            self.block_bytes -= BLOCK;
+            self.released.push(id);
+        }
     }
 }
 
@@ -561,6 +593,9 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
             continue;
         }
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
+            heap.release_free_blocks(0);
+        }
+        if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
             drop(heap);
             if collected_for_limit {
                 return Err(Error::HeapLimit);
@@ -629,7 +664,7 @@ pub(crate) unsafe fn sweep(cycle: u32, freed: &mut Freed) -> Swept {
     }
     for (id, block) in heap.blocks.iter_mut().enumerate() {
         match block.state {
-            BlockState::Free => continue,
+            BlockState::Free | BlockState::Released => continue,
             BlockState::Owned => {
                 debug_assert!(false, "defergc: precise: block {id} still owned at sweep")
             }
@@ -723,28 +758,31 @@ unsafe fn free_object(hdr: *mut Header, used: usize, freed: &mut Freed) {
     }
 }
 
-/// Ends a cycle for the heap: releases the large objects it freed and sets
-/// the pacer's next trigger from the heap bytes found live.
+/// Ends a cycle for the heap: releases the large objects it freed, sets
+/// the pacer's next trigger from the heap bytes found live, and gives back
+/// the memory of free blocks beyond what the next cycle's allocation needs.
 pub(crate) fn end_cycle(live_heap_bytes: usize) {
+    let percent = GC_PERCENT.load(Ordering::Relaxed);
+    let min = MIN_TRIGGER.load(Ordering::Relaxed);
+    let trigger = if percent == u32::MAX {
+        min
+    } else {
+        let trigger = (live_heap_bytes.saturating_mul(percent as usize) / 100).max(min);
+        TRIGGER.store(trigger, Ordering::Relaxed);
+        trigger
+    };
+    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
     let pending = {
         let mut heap = heap();
         let pending = std::mem::take(&mut heap.pending_large);
         heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
+        heap.release_free_blocks(trigger);
         pending
     };
     for large in pending {
         // SAFETY: allocated by calloc in large_cell, dead and unlisted.
         unsafe { libc::free(large.hdr.cast()) };
     }
-    let percent = GC_PERCENT.load(Ordering::Relaxed);
-    if percent != u32::MAX {
-        let growth = live_heap_bytes.saturating_mul(percent as usize) / 100;
-        TRIGGER.store(
-            growth.max(MIN_TRIGGER.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
-    }
-    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
 }
 
 #[cfg(test)]

@@ -72,6 +72,8 @@ mod roots;
 mod segmented;
 mod shadow;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod threads;
 mod types;
 
