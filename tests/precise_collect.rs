@@ -1,8 +1,8 @@
-#![cfg(feature = "precise")]
 //! The precise collector's core promise: unreachable objects are freed,
 //! reachable ones are kept intact (shadow stacks, global roots, heap
 //! fields), cycles die, a 10,000,000-node list survives, and handles are
 //! reused only after the cycle that freed them, under a new generation.
+#![cfg(feature = "precise")]
 
 use defergc::precise::{self, Error, Frame, GlobalRoot, Handle, TypeId};
 use serial_test::serial;

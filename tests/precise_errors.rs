@@ -1,8 +1,8 @@
-#![cfg(feature = "precise")]
 //! Every kind of bad input gets its exact error, never a crash or silent
 //! corruption: null, invalid and stale handles, unknown types, offsets
 //! outside the object or off its handle fields, bad layouts, oversized
 //! objects, the heap limit, frame and native-state misuse.
+#![cfg(feature = "precise")]
 
 use defergc::precise::{self, Config, Error, Frame, Handle, TypeId};
 use serial_test::serial;

@@ -1,7 +1,7 @@
-#![cfg(feature = "precise")]
 //! Shadow stacks have no fixed capacity (100,000 nested frames, 1,000,000
 //! roots in one frame), keep exactly what is rooted, and reject frames
 //! popped out of order.
+#![cfg(feature = "precise")]
 
 use defergc::precise::{self, Error, Frame, Handle, TypeId};
 use serial_test::serial;

@@ -1,8 +1,8 @@
-#![cfg(feature = "precise")]
 //! Threads: mutators that allocate and move handles around while another
 //! thread collects in a loop (every reachable object keeps its checksum),
 //! table growth under concurrent dereferencing, native code that is not
 //! waited for, and registration that follows the thread's life.
+#![cfg(feature = "precise")]
 
 use defergc::precise::{self, Frame, GlobalRoot, Handle, TypeId};
 use serial_test::serial;

@@ -181,7 +181,6 @@ pub(crate) unsafe fn publish(index: u32, obj: *mut Header) -> Handle {
 
 /// Whether the live entry at `index` names the object at `hdr` (a
 /// consistency check for debug builds).
-#[cfg(debug_assertions)]
 pub(crate) fn names(index: u32, hdr: *mut Header) -> bool {
     TABLE.get(index as usize).is_some_and(|e| {
         e.word.load(Ordering::Relaxed) & INDEX_MASK == index as u64 + 1

@@ -283,11 +283,19 @@ fn over_trigger() -> bool {
         && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
 }
 
-/// Bytes of heap: small-object blocks (free ones included) and large
-/// objects.
-pub(crate) fn size() -> usize {
+/// The largest [`size`] so far.
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of heap: small-object blocks (free ones included, given-back ones
+/// not) and large objects; and the largest that has been.
+pub(crate) fn size() -> (usize, usize) {
     let heap = heap();
-    heap.block_bytes + heap.large_bytes
+    (heap.size(), PEAK.load(Ordering::Relaxed))
+}
+
+/// Sets the pacer's growth percentage (`None`: no automatic collections).
+pub(crate) fn set_gc_percent(percent: Option<u32>) {
+    GC_PERCENT.store(percent.unwrap_or(u32::MAX), Ordering::Relaxed);
 }
 
 impl Inner {
@@ -307,6 +315,7 @@ impl Inner {
         }
         if let Some(id) = self.released.pop() {
             self.block_bytes += BLOCK;
+            PEAK.fetch_max(self.size(), Ordering::Relaxed);
             self.blocks[id as usize].class = class;
             return Ok(id);
         }
@@ -335,6 +344,7 @@ impl Inner {
         let base = self.arena_next;
         self.arena_next += BLOCK;
         self.block_bytes += BLOCK;
+        PEAK.fetch_max(self.size(), Ordering::Relaxed);
         self.blocks.push(Block {
             base,
             class,
@@ -607,6 +617,7 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
         }
         // Reserve the bytes, then zero-allocate without the lock.
         heap.large_bytes += bytes;
+        PEAK.fetch_max(heap.size(), Ordering::Relaxed);
         drop(heap);
         ALLOCATED_SINCE_GC.fetch_add(bytes, Ordering::Relaxed);
         // SAFETY: plain allocation; 16-byte alignment is glibc's on 64-bit.
@@ -689,7 +700,7 @@ pub(crate) unsafe fn sweep(cycle: u32, freed: &mut Freed) -> Swept {
                 swept.live_objects += 1;
                 swept.live_bytes += u64::from(size);
             } else {
-                let used = (HEADER + size as usize).next_multiple_of(8).min(cell);
+                let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
                 // SAFETY: a dead object in a stopped world; its handle entry
                 // is live and points here.
                 unsafe { free_object(hdr, used, freed) };
@@ -750,11 +761,20 @@ unsafe fn free_handle(hdr: *mut Header, freed: &mut Freed) {
 /// # Safety
 /// The world is stopped and `hdr` is a dead object whose handle entry is
 /// live.
+#[inline(always)]
 unsafe fn free_object(hdr: *mut Header, used: usize, freed: &mut Freed) {
     // SAFETY: forwarded from the caller; the cell has `used` bytes.
     unsafe {
         free_handle(hdr, freed);
-        ptr::write_bytes(hdr.cast::<u8>(), 0, used);
+        if used <= 64 {
+            // Most dead objects are small: 16-byte stores, no memset call.
+            let words = hdr.cast::<[u64; 2]>();
+            for i in 0..used.div_ceil(16) {
+                words.add(i).write([0; 2]);
+            }
+        } else {
+            ptr::write_bytes(hdr.cast::<u8>(), 0, used);
+        }
     }
 }
 

@@ -173,6 +173,14 @@ pub fn init_with(config: Config) -> Result<()> {
     register_thread()
 }
 
+/// Sets the pacer's growth percentage at run time (see
+/// [`Config::gc_percent`]; `None` turns automatic collections off). Takes
+/// effect from the next collection's trigger on.
+pub fn set_gc_percent(percent: Option<u32>) {
+    ensure_started();
+    heap::set_gc_percent(percent);
+}
+
 /// Sets or lifts the heap limit at run time (see [`Config::heap_limit`]).
 /// Lowering it below the current heap size makes allocations that need new
 /// memory fail until collections bring the heap back under it.

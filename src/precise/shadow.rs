@@ -8,6 +8,12 @@
 //! any other frame is [`Error::FrameNotTop`], with no frame open
 //! [`Error::NoFrame`]. The Rust guard [`Frame`] pops on drop.
 //!
+//! [`pop_frame`] polls its safepoint *before* it releases the frame's
+//! roots, so a function may root its result in its own frame, pop the
+//! frame and return the handle: no collection can run between the pop and
+//! the caller rooting it, as long as the caller does so before its next
+//! safepoint.
+//!
 //! The collector reads a thread's stack only while the thread is stopped
 //! at a safepoint or in native code (see `threads.rs`), so pushing and
 //! popping take no lock and no atomic read-modify-write. Frame push and pop
@@ -160,7 +166,8 @@ pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
     unsafe { stack_of(ts) }.root(raw)
 }
 
-/// Closes `frame`, which must be the innermost one (a safepoint).
+/// Closes `frame`, which must be the innermost one. A safepoint, taken
+/// before the frame's roots are released (see the module docs).
 #[inline]
 pub fn pop_frame(frame: FrameId) -> Result<()> {
     let ts = threads::current()?;

@@ -24,6 +24,8 @@ pub struct Stats {
     /// Bytes of heap: small-object blocks (including free ones) and large
     /// objects.
     pub heap_size: usize,
+    /// The largest `heap_size` so far.
+    pub peak_heap_size: usize,
     /// Handles naming an object now: allocated and not yet freed.
     pub handles_in_use: u64,
     /// Handle-table indices ever handed out (reuse keeps this flat).
@@ -153,12 +155,13 @@ pub(crate) fn record_cycle(swept: &Swept, pause: Duration) {
 /// for a running collection to finish.
 pub fn stats() -> Stats {
     let (objects_allocated, bytes_allocated, threads) = threads::allocation_totals();
-    let heap_size = heap::size();
+    let (heap_size, peak_heap_size) = heap::size();
     let t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
     Stats {
         live_objects: t.live_objects,
         live_bytes: t.live_bytes,
         heap_size,
+        peak_heap_size,
         handles_in_use: objects_allocated.saturating_sub(t.objects_freed),
         handle_capacity: handles::capacity_used(),
         objects_allocated,
