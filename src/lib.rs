@@ -5,6 +5,8 @@
 //!   automatic thread registration; malloc/free under the `nogc` feature.
 //! - [`tls`]: per-thread slots that the collector scans, with destructors
 //!   at thread exit.
+//! - [`defer`]: Go's defer / panic / recover / Goexit, with deferred-call
+//!   records and panic values in memory the collector scans.
 //! - `precise` (feature `precise`): a second allocator, a precise
 //!   handle-based collector with per-thread shadow stacks.
 //!
@@ -12,6 +14,7 @@
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
+pub mod defer;
 pub mod gc;
 #[cfg(feature = "precise")]
 pub mod precise;

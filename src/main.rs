@@ -1,5 +1,6 @@
 //! The `defergc` command: stress and benchmark drivers with human and JSON
-//! reports. `defergc` with no arguments runs `defergc stress`.
+//! reports. `defergc` with no arguments runs `defergc stress` (a million
+//! defers capturing GC objects, verified).
 
 mod cli;
 

@@ -35,6 +35,11 @@ impl Json {
         self.raw(key, text)
     }
 
+    pub fn nums(self, key: &str, values: &[f64]) -> Json {
+        let items: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
+        self.raw(key, format!("[{}]", items.join(",")))
+    }
+
     pub fn bool(self, key: &str, value: bool) -> Json {
         self.raw(key, value.to_string())
     }
@@ -67,4 +72,14 @@ impl fmt::Display for Json {
         }
         f.write_str("}")
     }
+}
+
+/// The process's peak resident set size (VmHWM), in bytes; 0 if unknown.
+pub fn peak_rss_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
 }

@@ -171,7 +171,9 @@ fn start_finalizer_thread() {
                 {
                     let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
                     while !*ready {
-                        ready = FINALIZERS_WAKE.wait(ready).unwrap_or_else(|e| e.into_inner());
+                        ready = FINALIZERS_WAKE
+                            .wait(ready)
+                            .unwrap_or_else(|e| e.into_inner());
                     }
                     *ready = false;
                 }

@@ -1,0 +1,62 @@
+//! Small-object allocation through `defergc::gc`: `alloc(32)` on the main
+//! thread and on a second thread that registered itself on first use, and
+//! `alloc_atomic(32)`. The objects die at once, so the figures include the
+//! collections (and sweeping) that the allocation rate pays for.
+//!
+//! Skipped under `nogc`, where these functions are malloc and every object
+//! would leak.
+
+use criterion::Criterion;
+use defergc::gc;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const SIZE: usize = 32;
+
+fn alloc_main_thread(c: &mut Criterion) {
+    c.bench_function("alloc(32) main thread", |b| {
+        b.iter(|| gc::alloc(black_box(SIZE)))
+    });
+}
+
+fn alloc_second_thread(c: &mut Criterion) {
+    c.bench_function("alloc(32) second thread", |b| {
+        b.iter_custom(|iters| {
+            // A fresh thread each time, registered by its first allocation
+            // (not by gc::spawn); that one-off registration is not timed.
+            std::thread::spawn(move || -> Duration {
+                black_box(gc::alloc(SIZE));
+                let start = Instant::now();
+                for _ in 0..iters {
+                    black_box(gc::alloc(black_box(SIZE)));
+                }
+                start.elapsed()
+            })
+            .join()
+            .expect("the benchmark thread panicked")
+        })
+    });
+}
+
+fn alloc_atomic_main_thread(c: &mut Criterion) {
+    c.bench_function("alloc_atomic(32) main thread", |b| {
+        b.iter(|| gc::alloc_atomic(black_box(SIZE)))
+    });
+}
+
+fn main() {
+    if gc::BACKEND != "bdwgc" {
+        println!(
+            "alloc: skipped, bdwgc is not built (backend \"{}\")",
+            gc::BACKEND
+        );
+        return;
+    }
+    // What criterion_group!/criterion_main! expand to, written out so that
+    // no undocumented public function is generated.
+    let mut c = Criterion::default().configure_from_args();
+    alloc_main_thread(&mut c);
+    alloc_second_thread(&mut c);
+    alloc_atomic_main_thread(&mut c);
+    c.final_summary();
+}

@@ -1,0 +1,166 @@
+//! GCBench in Rust (`defergc gcbench`) against the same program in C
+//! (`benches/c/gcbench.c`), both on the bdwgc build this crate ships.
+//!
+//! The C program is compiled like the upstream bdwgc tests in
+//! `tests/bdwgc_upstream.rs`: `$CC` (or `cc`), `-O2`, a `-D` for each of
+//! `gc::build::DEFINES`, `-I` for its include directories, then its link
+//! arguments. Every run is a fresh process, C and Rust alternating, so that
+//! neither inherits a warm heap and drift on a shared machine hits both.
+//!
+//! `GCBENCH_RUNS` sets the number of runs of each (default 7). Skipped (exit
+//! 0) under `nogc` and when the `defergc` binary is not built.
+
+use defergc::gc;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_RUNS: usize = 7;
+
+fn main() {
+    if gc::BACKEND != "bdwgc" {
+        println!(
+            "gcbench: skipped, bdwgc is not built (backend \"{}\")",
+            gc::BACKEND
+        );
+        return;
+    }
+    let Some(defergc) = option_env!("CARGO_BIN_EXE_defergc") else {
+        println!("gcbench: skipped, the defergc binary is not built (feature `cli`)");
+        return;
+    };
+    let runs = match std::env::var("GCBENCH_RUNS") {
+        Ok(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| panic!("GCBENCH_RUNS={v:?} is not a positive number")),
+        Err(_) => DEFAULT_RUNS,
+    };
+
+    let c_exe = compile_c();
+    let config = gc::Config::DEFAULT;
+    let mut c_cmd = Command::new(&c_exe);
+    c_cmd
+        .arg(config.initial_heap_bytes.to_string())
+        .arg(config.free_space_divisor.to_string());
+    let mut rust_cmd = Command::new(defergc);
+    rust_cmd.args(["gcbench", "--backend", "bdwgc", "--runs", "1", "--json"]);
+
+    let (mut c, mut rust) = (Samples::default(), Samples::default());
+    for n in 1..=runs {
+        let c_line = run(&mut c_cmd);
+        c.push(&c_line, "elapsed_ms");
+        let rust_line = run(&mut rust_cmd);
+        rust.push(&rust_line, "median_ms");
+        println!(
+            "run {n}/{runs}: C {:8.1} ms ({} collections)   Rust {:8.1} ms ({} collections)",
+            c.ms[n - 1],
+            c.collections[n - 1],
+            rust.ms[n - 1],
+            rust.collections[n - 1]
+        );
+    }
+
+    let (c_ms, rust_ms) = (median(&mut c.ms), median(&mut rust.ms));
+    let (c_gcs, rust_gcs) = (median(&mut c.collections), median(&mut rust.collections));
+    println!(
+        "C    median {c_ms:8.1} ms, {c_gcs} collections, peak heap {} bytes",
+        c.peak
+    );
+    println!(
+        "Rust median {rust_ms:8.1} ms, {rust_gcs} collections, peak heap {} bytes",
+        rust.peak
+    );
+    println!("Rust/C {:.3}", rust_ms / c_ms);
+}
+
+/// Times, collection counts and the largest heap seen over the runs of one
+/// program.
+#[derive(Default)]
+struct Samples {
+    ms: Vec<f64>,
+    collections: Vec<f64>,
+    peak: u64,
+}
+
+impl Samples {
+    fn push(&mut self, line: &str, ms_key: &str) {
+        self.ms.push(field(line, ms_key));
+        self.collections.push(field(line, "collections"));
+        self.peak = self.peak.max(field(line, "peak_heap_bytes") as u64);
+    }
+}
+
+fn compile_c() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("benches/c/gcbench.c");
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gcbench");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let exe = out_dir.join("gcbench");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let mut cmd = Command::new(&cc);
+    cmd.arg("-O2").arg("-w");
+    for (define, _) in gc::build::DEFINES {
+        cmd.arg(format!("-D{define}"));
+    }
+    for dir in gc::build::INCLUDE_DIRS {
+        cmd.arg(format!("-I{dir}"));
+    }
+    cmd.arg(&src).arg("-o").arg(&exe).args(gc::build::LINK_ARGS);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling gcbench.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// Runs `cmd` to completion and returns its last line of output; panics
+/// unless it exits with status 0.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("{cmd:?} printed nothing"))
+        .to_string()
+}
+
+/// The number after `"key":` in a flat one-line JSON object.
+fn field(line: &str, key: &str) -> f64 {
+    let tag = format!("\"{key}\":");
+    let start = line
+        .find(&tag)
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + tag.len();
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end]
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{key} in {line}: {e}"))
+}
+
+/// Sorts `values` and returns their median (the mean of the middle two for
+/// an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}

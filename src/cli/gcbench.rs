@@ -1,0 +1,398 @@
+//! `defergc gcbench`: the GCBench of Ellis, Kovac and Boehm on a collector
+//! backend, timed over several runs, with a human summary and one JSON line.
+//!
+//! The workload (a stretch tree of depth 18, a long-lived tree of depth 16
+//! and an array of 500,000 doubles that stay live throughout, then trees of
+//! depth 4..=16 built top-down and bottom-up) is written once against the
+//! [`Heap`] trait; each backend is one small implementation of it, chosen
+//! with `--backend`. The long-lived data is checked after every run, so a
+//! collector that frees live objects fails the benchmark instead of timing
+//! it.
+//!
+//! `benches/c/gcbench.c` is the same program in C against `gc.h`, and
+//! `benches/gcbench.rs` compares it with `defergc gcbench --runs 1 --json`.
+
+use super::report::Json;
+use defergc::gc;
+use std::hint::black_box;
+use std::ptr::NonNull;
+use std::time::{Duration, Instant};
+
+const STRETCH_TREE_DEPTH: u32 = 18;
+const LONG_LIVED_TREE_DEPTH: u32 = 16;
+const ARRAY_SIZE: usize = 500_000;
+const MIN_TREE_DEPTH: u32 = 4;
+const MAX_TREE_DEPTH: u32 = 16;
+
+/// The collector the workload runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// The Boehm collector (vendored bdwgc), through `defergc::gc`.
+    Bdwgc,
+}
+
+impl Backend {
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Bdwgc => "bdwgc",
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Collector to run the workload on.
+    #[arg(long, value_enum, default_value_t = Backend::Bdwgc)]
+    backend: Backend,
+    /// Timed runs, one after another in this process.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// Print only the JSON line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &Args) -> i32 {
+    match args.backend {
+        Backend::Bdwgc => {
+            if gc::BACKEND != "bdwgc" {
+                eprintln!(
+                    "defergc gcbench: the bdwgc backend is not built into this binary \
+                     (it was built with the `nogc` feature, backend \"{}\"); \
+                     rebuild without `--features nogc`",
+                    gc::BACKEND
+                );
+                return 2;
+            }
+            bench(args, &mut Bdwgc::new())
+        }
+    }
+}
+
+/// Counters a backend reports after a run.
+#[derive(Clone, Copy)]
+struct Counters {
+    /// Collections since the process started.
+    collections: u64,
+    /// The largest the heap has been so far, in bytes.
+    peak_heap_bytes: usize,
+}
+
+/// What the workload needs from a collector.
+///
+/// References are `Copy` values that the workload keeps in local variables
+/// and passes down the recursion; a collector that does not scan the native
+/// stack conservatively must make them roots itself (for example by making
+/// `Node` a rooted handle).
+trait Heap {
+    /// A reference to a tree node.
+    type Node: Copy;
+    /// A reference to an array of `f64`.
+    type Array: Copy;
+
+    /// A new node with no children.
+    fn node(&mut self) -> Self::Node;
+    /// A new node with the given children.
+    fn node_with(&mut self, left: Self::Node, right: Self::Node) -> Self::Node;
+    /// Stores `child` as the left child of the older object `node`.
+    fn set_left(&mut self, node: Self::Node, child: Self::Node);
+    /// Stores `child` as the right child of the older object `node`.
+    fn set_right(&mut self, node: Self::Node, child: Self::Node);
+    /// The children of `node`, or `None` for a leaf.
+    fn children(&self, node: Self::Node) -> Option<(Self::Node, Self::Node)>;
+    /// A new pointer-free array of `len` doubles (contents unspecified).
+    fn array(&mut self, len: usize) -> Self::Array;
+    /// Sets element `i` of `array`.
+    fn array_set(&mut self, array: Self::Array, i: usize, value: f64);
+    /// Reads element `i` of `array`.
+    fn array_get(&self, array: Self::Array, i: usize) -> f64;
+    /// The collector's counters now.
+    fn counters(&self) -> Counters;
+}
+
+/// A tree node as the classic C program declares it.
+#[repr(C)]
+struct Node {
+    left: *mut Node,
+    right: *mut Node,
+    // Never read: they give a node the classic program's size (24 bytes).
+    #[allow(dead_code)]
+    i: i32,
+    #[allow(dead_code)]
+    j: i32,
+}
+
+/// An array of doubles on the bdwgc heap.
+#[derive(Clone, Copy)]
+struct GcArray {
+    ptr: NonNull<f64>,
+    len: usize,
+}
+
+/// The bdwgc backend: nodes from `gc::alloc`, the array from
+/// `gc::alloc_atomic`. The calling thread stays registered while it lives.
+struct Bdwgc {
+    _registered: gc::ThreadGuard,
+}
+
+impl Bdwgc {
+    fn new() -> Bdwgc {
+        // Start the collector and register this thread before any timing.
+        gc::init();
+        Bdwgc {
+            _registered: gc::ThreadGuard::new(),
+        }
+    }
+}
+
+impl Heap for Bdwgc {
+    type Node = NonNull<Node>;
+    type Array = GcArray;
+
+    #[inline(always)]
+    fn node(&mut self) -> NonNull<Node> {
+        // gc::alloc memory is zeroed: both children null, i = j = 0.
+        gc::alloc(std::mem::size_of::<Node>()).cast()
+    }
+
+    #[inline(always)]
+    fn node_with(&mut self, left: NonNull<Node>, right: NonNull<Node>) -> NonNull<Node> {
+        let node = self.node();
+        // SAFETY: node is a fresh, granule-aligned allocation of a Node.
+        unsafe {
+            (*node.as_ptr()).left = left.as_ptr();
+            (*node.as_ptr()).right = right.as_ptr();
+        }
+        node
+    }
+
+    #[inline(always)]
+    fn set_left(&mut self, node: NonNull<Node>, child: NonNull<Node>) {
+        // SAFETY: node is a live Node: the workload holds it on its stack.
+        unsafe { (*node.as_ptr()).left = child.as_ptr() }
+    }
+
+    #[inline(always)]
+    fn set_right(&mut self, node: NonNull<Node>, child: NonNull<Node>) {
+        // SAFETY: node is a live Node: the workload holds it on its stack.
+        unsafe { (*node.as_ptr()).right = child.as_ptr() }
+    }
+
+    fn children(&self, node: NonNull<Node>) -> Option<(NonNull<Node>, NonNull<Node>)> {
+        // SAFETY: node is a live Node reached from a root the workload holds.
+        let (left, right) = unsafe { ((*node.as_ptr()).left, (*node.as_ptr()).right) };
+        Some((NonNull::new(left)?, NonNull::new(right)?))
+    }
+
+    fn array(&mut self, len: usize) -> GcArray {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<f64>())
+            .expect("array size overflows usize");
+        GcArray {
+            ptr: gc::alloc_atomic(bytes).cast(),
+            len,
+        }
+    }
+
+    #[inline(always)]
+    fn array_set(&mut self, array: GcArray, i: usize, value: f64) {
+        assert!(i < array.len, "index {i} out of bounds ({})", array.len);
+        // SAFETY: i is in bounds of a live, 16-byte aligned block of len f64s.
+        unsafe { array.ptr.as_ptr().add(i).write(value) }
+    }
+
+    fn array_get(&self, array: GcArray, i: usize) -> f64 {
+        assert!(i < array.len, "index {i} out of bounds ({})", array.len);
+        // SAFETY: i is in bounds, and the workload only reads what it wrote.
+        unsafe { array.ptr.as_ptr().add(i).read() }
+    }
+
+    fn counters(&self) -> Counters {
+        let stats = gc::stats();
+        Counters {
+            collections: stats.collections,
+            // bdwgc's heap never shrinks (unmapped blocks still count), so
+            // its size now is the largest it has been.
+            peak_heap_bytes: stats.heap_size,
+        }
+    }
+}
+
+/// Nodes in a complete tree of `depth`.
+fn tree_size(depth: u32) -> u64 {
+    (1 << (depth + 1)) - 1
+}
+
+/// Trees of `depth` to build so that each depth allocates as much as
+/// two stretch trees.
+fn num_iters(depth: u32) -> u64 {
+    2 * tree_size(STRETCH_TREE_DEPTH) / tree_size(depth)
+}
+
+/// Builds a tree top down, storing each new node into an older one.
+fn populate<H: Heap>(heap: &mut H, depth: u32, node: H::Node) {
+    if depth == 0 {
+        return;
+    }
+    let left = heap.node();
+    heap.set_left(node, left);
+    let right = heap.node();
+    heap.set_right(node, right);
+    populate(heap, depth - 1, left);
+    populate(heap, depth - 1, right);
+}
+
+/// Builds a tree bottom up: children first, then the node that holds them.
+fn make_tree<H: Heap>(heap: &mut H, depth: u32) -> H::Node {
+    if depth == 0 {
+        return heap.node();
+    }
+    let left = make_tree(heap, depth - 1);
+    let right = make_tree(heap, depth - 1);
+    heap.node_with(left, right)
+}
+
+fn time_construction<H: Heap>(heap: &mut H, depth: u32) {
+    let iters = num_iters(depth);
+    for _ in 0..iters {
+        let tree = heap.node();
+        populate(heap, depth, tree);
+    }
+    for _ in 0..iters {
+        make_tree(heap, depth);
+    }
+}
+
+/// Nodes reachable from `node`.
+fn count_nodes<H: Heap>(heap: &H, node: H::Node) -> u64 {
+    match heap.children(node) {
+        None => 1,
+        Some((left, right)) => 1 + count_nodes(heap, left) + count_nodes(heap, right),
+    }
+}
+
+/// One run's figures.
+struct Run {
+    elapsed: Duration,
+    collections: u64,
+    peak_heap_bytes: usize,
+}
+
+/// Runs the whole program once; fails when the live data did not survive.
+fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
+    let before = heap.counters();
+    let start = Instant::now();
+
+    // Stretch the heap with a tree that dies at once. Dead trees are not
+    // passed to black_box: it would spill them to a stack slot, where the
+    // conservative collector would find and keep them.
+    make_tree(heap, STRETCH_TREE_DEPTH);
+
+    // Live for the whole run: a tree and a half-filled array.
+    let long_lived = heap.node();
+    populate(heap, LONG_LIVED_TREE_DEPTH, long_lived);
+    let array = heap.array(ARRAY_SIZE);
+    for i in 0..ARRAY_SIZE / 2 {
+        heap.array_set(array, i, 1.0 / i as f64);
+    }
+
+    for depth in (MIN_TREE_DEPTH..=MAX_TREE_DEPTH).step_by(2) {
+        time_construction(heap, depth);
+    }
+    let elapsed = start.elapsed();
+    let after = heap.counters();
+
+    let nodes = count_nodes(heap, black_box(long_lived));
+    if nodes != tree_size(LONG_LIVED_TREE_DEPTH) {
+        return Err(format!(
+            "the long-lived tree has {nodes} nodes, expected {}",
+            tree_size(LONG_LIVED_TREE_DEPTH)
+        ));
+    }
+    let probe = heap.array_get(black_box(array), 1000);
+    if probe != 1.0 / 1000.0 {
+        return Err(format!("the long-lived array holds {probe} at 1000"));
+    }
+    Ok(Run {
+        elapsed,
+        collections: after.collections - before.collections,
+        peak_heap_bytes: after.peak_heap_bytes,
+    })
+}
+
+fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
+    let backend = args.backend.name();
+    if !args.json {
+        println!(
+            "GCBench (Ellis, Kovac, Boehm) on {backend}: stretch tree depth \
+             {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
+             array of {ARRAY_SIZE} doubles, trees of depth \
+             {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}"
+        );
+    }
+    let mut runs = Vec::new();
+    for n in 1..=args.runs {
+        let run = match run_once(heap) {
+            Ok(run) => run,
+            Err(why) => {
+                eprintln!("defergc gcbench: run {n} failed: {why}");
+                return 1;
+            }
+        };
+        if !args.json {
+            println!(
+                "run {n}/{}: {:9.1} ms, {:3} collections, heap {:.1} MiB",
+                args.runs,
+                ms(run.elapsed),
+                run.collections,
+                mib(run.peak_heap_bytes)
+            );
+        }
+        runs.push(run);
+    }
+
+    let mut times: Vec<f64> = runs.iter().map(|r| ms(r.elapsed)).collect();
+    let mut collections: Vec<f64> = runs.iter().map(|r| r.collections as f64).collect();
+    let median_ms = median(&mut times);
+    let (min_ms, max_ms) = (times[0], times[times.len() - 1]);
+    let median_collections = median(&mut collections);
+    let peak = runs.iter().map(|r| r.peak_heap_bytes).max().unwrap_or(0);
+    if !args.json {
+        println!(
+            "median {median_ms:.1} ms (min {min_ms:.1}, max {max_ms:.1}), \
+             {median_collections} collections per run, peak heap {:.1} MiB",
+            mib(peak)
+        );
+    }
+    let json = Json::new()
+        .str("bench", "gcbench")
+        .str("backend", backend)
+        .num("runs", f64::from(args.runs))
+        .num("median_ms", median_ms)
+        .num("min_ms", min_ms)
+        .num("max_ms", max_ms)
+        .num("collections", median_collections)
+        .num("peak_heap_bytes", peak as f64);
+    println!("{json}");
+    0
+}
+
+/// Sorts `values` and returns their median (the mean of the middle two for
+/// an even count). `values` is not empty.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0)
+}

@@ -1,0 +1,314 @@
+//! Frames: a function body that may defer calls, and the loop that runs
+//! them.
+//!
+//! [`named`] links a [`Frame`] into the thread's chain, runs the body under
+//! `catch_unwind`, then drains the frame's records newest first in a plain
+//! loop (a million records never recurse), each call under its own
+//! `catch_unwind`. A record is popped right after its call, whether the
+//! call returned or panicked, so a panicking call is never run again.
+//! After the loop the frame either returns (normally, or after a recovery,
+//! with its named result's current value) or passes the unwinding on to
+//! its caller's frame; the outermost frame of a thread (or of a
+//! [`goroutine`]) turns it into an ordinary Rust panic or [`Goexit`].
+
+use super::panic::{self, Goexit, PanicRec, Unwind};
+use super::record::{self, Call, Shim};
+use super::thread::{FrameLink, ThreadState};
+use super::PanicValue;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::ptr;
+
+/// A function activation that can defer calls. Deferred closures may
+/// borrow anything that outlives the frame (`'f`); they run, newest first,
+/// when the body returns or unwinds.
+pub struct Frame<'f, 'env: 'f> {
+    link: FrameLink,
+    th: &'static ThreadState,
+    _scope: PhantomData<(&'f mut &'f (), &'env mut &'env ())>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+/// A function's named result: deferred calls may read and change it, and
+/// it is what the function returns, after a recovery too.
+pub struct Named<R> {
+    value: RefCell<R>,
+}
+
+impl<R> Named<R> {
+    fn new(value: R) -> Named<R> {
+        Named {
+            value: RefCell::new(value),
+        }
+    }
+
+    /// Replaces the result.
+    pub fn set(&self, value: R) {
+        *self.value.borrow_mut() = value;
+    }
+
+    /// A copy of the result.
+    pub fn get(&self) -> R
+    where
+        R: Clone,
+    {
+        self.value.borrow().clone()
+    }
+
+    /// Changes the result in place.
+    pub fn update<T>(&self, f: impl FnOnce(&mut R) -> T) -> T {
+        f(&mut self.value.borrow_mut())
+    }
+
+    fn into_inner(self) -> R {
+        self.value.into_inner()
+    }
+}
+
+/// The token of a running deferred call: the only way to recover, so only
+/// the deferred call itself (or code it hands the token to) can.
+pub struct Deferred<'a> {
+    call: &'a Call,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl<'a> Deferred<'a> {
+    pub(crate) fn new(call: &'a Call) -> Deferred<'a> {
+        Deferred {
+            call,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Go's `recover()`: the value of the panic whose unwinding runs this
+    /// call, which then counts as recovered; `None` when the call runs for
+    /// a normal return or for Goexit, when the panic was already recovered,
+    /// or when a newer panic is in flight.
+    pub fn recover(&self) -> Option<PanicValue> {
+        panic::recover(ThreadState::current(), self.call.panic)
+    }
+
+    /// Whether this call runs because of a panic (not a return or Goexit).
+    pub fn is_panicking(&self) -> bool {
+        // SAFETY: the record is live while the call that holds it runs.
+        unsafe { self.call.panic.as_ref() }.is_some_and(|r| !r.goexit)
+    }
+}
+
+impl<'f, 'env> Frame<'f, 'env> {
+    /// Defers `f`: it runs when the frame returns or unwinds.
+    #[inline(always)]
+    pub fn defer<F: FnOnce() + 'f>(&self, f: F) {
+        self.push(f, record::run_plain::<F>);
+    }
+
+    /// Defers `f`, which gets the call's [`Deferred`] token (to recover).
+    #[inline(always)]
+    pub fn defer_with<F: FnOnce(&Deferred<'_>) + 'f>(&self, f: F) {
+        self.push(f, record::run_with::<F>);
+    }
+
+    /// Defers a function that may be nil: a nil one panics with Go's nil
+    /// dereference run-time error when the call would run, not now.
+    pub fn defer_opt<F: FnOnce() + 'f>(&self, f: Option<F>) {
+        match f {
+            Some(f) => self.defer(f),
+            None => self.push((), record::run_nil),
+        }
+    }
+
+    #[inline(always)]
+    fn push<F>(&self, f: F, shim: Shim) {
+        if !ptr::eq(self.th.frame.get(), &self.link) || self.link.draining.get() {
+            misuse_not_innermost();
+        }
+        let space = self.th.stack.push(record::record_size::<F>());
+        // SAFETY: push returned exactly record_size::<F>() bytes.
+        unsafe { record::write(space, f, shim) };
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn misuse_not_innermost() -> ! {
+    std::panic::panic_any(
+        "defergc: defer on a frame that is not the innermost active one (or is already returning)",
+    )
+}
+
+/// Runs `body` as a function with a named result, initially `init`:
+/// `body`'s return value is assigned to it, deferred calls run (and may
+/// change it), and its final value is returned, after a recovery too.
+///
+/// ```
+/// use defergc::defer;
+/// let r = defer::named(0, |f, out| {
+///     f.defer_with(move |d| {
+///         if d.recover().is_some() {
+///             out.set(-1);
+///         }
+///     });
+///     defer::panic("boom")
+/// });
+/// assert_eq!(r, -1);
+/// ```
+#[inline]
+pub fn named<'env, R, F>(init: R, body: F) -> R
+where
+    F: for<'f> FnOnce(&'f Frame<'f, 'env>, &'f Named<R>) -> R,
+{
+    let th = ThreadState::current();
+    let out = Named::new(init);
+    let frame = Frame {
+        link: FrameLink {
+            prev: th.frame.get(),
+            base: th.stack.mark(),
+            draining: Cell::new(false),
+        },
+        th,
+        _scope: PhantomData,
+        _not_send: PhantomData,
+    };
+    th.frame.set(&frame.link);
+    let unwinding = match catch_unwind(AssertUnwindSafe(|| body(&frame, &out))) {
+        Ok(value) => {
+            out.set(value);
+            false
+        }
+        Err(payload) => {
+            panic::adopt(th, payload);
+            true
+        }
+    };
+    frame.finish(unwinding);
+    out.into_inner()
+}
+
+/// Runs `body` as a function whose result is unnamed: after a recovery it
+/// returns `R::default()` (Go's zero value).
+///
+/// ```
+/// use defergc::defer;
+/// let order = std::cell::RefCell::new(Vec::new());
+/// defer::call(|f| {
+///     for i in 0..3 {
+///         let order = &order;
+///         f.defer(move || order.borrow_mut().push(i));
+///     }
+/// });
+/// assert_eq!(*order.borrow(), [2, 1, 0]);
+/// ```
+#[inline]
+pub fn call<'env, R: Default, F>(body: F) -> R
+where
+    F: for<'f> FnOnce(&'f Frame<'f, 'env>) -> R,
+{
+    named(R::default(), |f, _| body(f))
+}
+
+impl Frame<'_, '_> {
+    /// Runs the frame's records, unlinks it, and returns or passes the
+    /// unwinding on.
+    #[inline]
+    fn finish(&self, mut unwinding: bool) {
+        let th = self.th;
+        self.link.draining.set(true);
+        while th.stack.mark() != self.link.base {
+            unwinding = drain_one(th, unwinding);
+        }
+        th.frame.set(self.link.prev);
+        if unwinding {
+            if self.link.prev.is_null() {
+                panic::leave_outermost(th)
+            }
+            Unwind::raise(th)
+        }
+    }
+}
+
+/// Runs the newest record and pops it; returns whether the frame is (still)
+/// unwinding afterwards.
+#[inline(always)]
+fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
+    let top = th.stack.mark();
+    let call = Call {
+        start: Cell::new(ptr::null_mut()),
+        panic: if unwinding {
+            th.panics.get()
+        } else {
+            ptr::null_mut()
+        },
+    };
+    // SAFETY: a record of this frame ends at the top.
+    let outcome = catch_unwind(AssertUnwindSafe(|| unsafe {
+        let shim = record::shim_at(top);
+        shim(top, &call)
+    }));
+    // SAFETY: the shim reported the record's start before running it, and
+    // every frame the call opened has been closed again.
+    unsafe { th.stack.pop_to(call.start.get()) };
+    match outcome {
+        Ok(()) => {
+            if unwinding && panic::finish_recovery(th, call.panic) {
+                // Recovered: the frame returns normally, unless Goexit is
+                // under way, which a recovery never cancels.
+                th.goexiting.get()
+            } else {
+                unwinding
+            }
+        }
+        Err(payload) => {
+            panic::adopt(th, payload);
+            panic::abort_older(th, call.panic);
+            true
+        }
+    }
+}
+
+/// Go's `panic(value)`: unwinds through the frames of this thread, running
+/// their deferred calls, until one recovers. Any `T` will do; a recovered
+/// [`PanicValue`] is re-raised as it is.
+pub fn panic<T: Any>(value: T) -> ! {
+    panic::start(PanicValue::new(value))
+}
+
+/// Go's `panic(nil)`: panics with [`super::PanicNilError`].
+pub fn panic_nil() -> ! {
+    panic(super::PanicNilError)
+}
+
+/// Go's `runtime.Goexit()`: runs every deferred call of every frame of the
+/// thread (or of the enclosing [`goroutine`]), then ends it by unwinding
+/// with [`Goexit`]. Recover returns `None` in those calls, and a panic
+/// raised and recovered on the way does not stop it.
+pub fn goexit() -> ! {
+    panic::start_goexit()
+}
+
+/// Runs `f` as a goroutine on this thread: its frames are the outermost
+/// ones of a fresh defer context (whatever frames and panics surround the
+/// call stay untouched). Returns `None` if `f` called [`goexit`]; an
+/// unrecovered panic propagates as an ordinary Rust panic, with Go's
+/// report as its message.
+pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
+    let th = ThreadState::current();
+    let saved = (
+        th.frame.replace(ptr::null()),
+        th.panics.replace(ptr::null_mut::<PanicRec>()),
+        th.goexiting.replace(false),
+    );
+    let outcome = catch_unwind(AssertUnwindSafe(f));
+    // The goroutine's outermost frames leave nothing behind; clear anyway
+    // in case foreign code swallowed an unwinding half-way.
+    panic::clear(th);
+    th.frame.set(saved.0);
+    th.panics.set(saved.1);
+    th.goexiting.set(saved.2);
+    match outcome {
+        Ok(value) => Some(value),
+        Err(payload) if payload.is::<Goexit>() => None,
+        Err(payload) => resume_unwind(payload),
+    }
+}

@@ -1,0 +1,555 @@
+//! Panics, Goexit and recover.
+//!
+//! Each thread keeps a stack of panic records, newest first (Go's
+//! `g._panic` chain). A record is pushed when a panic (or Goexit) starts and
+//! popped when a recovery completes or the thread's outermost frame gives
+//! up. Rules, after Go's runtime:
+//!
+//! - A deferred call remembers the record whose unwinding runs it (null on
+//!   a normal return). `recover` succeeds only with that call's own token,
+//!   while that record is the newest one, live, not recovered, not aborted
+//!   and not a Goexit. Helpers never get the token, so recover "called
+//!   directly by a deferred call" holds by construction.
+//! - A panic that escapes a deferred call run by an older record aborts the
+//!   older one: it can never be recovered, but stays for the report.
+//! - When a recovering call returns, its record is popped, and so are the
+//!   aborted records beneath it, up to a Goexit record, which is never
+//!   cancelled: the frame then keeps unwinding for Goexit.
+//!
+//! Values live in root memory (DESIGN.md invariant 2), so a GC pointer in a
+//! panic value stays alive while the panic is in flight. Frames unwind from
+//! one to the next with a private payload ([`Unwind`]); only the thread's
+//! outermost frame turns an unrecovered panic into an ordinary Rust panic
+//! whose message is the Go-style chain.
+
+use super::thread::ThreadState;
+use crate::roots;
+use std::any::{Any, TypeId};
+use std::cell::Cell;
+use std::fmt;
+use std::ptr::{self, NonNull};
+
+/// The message of a nil-function call, Go's nil dereference runtime error.
+pub(crate) const NIL_DEREF: &str = "invalid memory address or nil pointer dereference";
+
+/// The value of `panic(nil)` since Go 1.21: a distinct, non-nil value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PanicNilError;
+
+impl fmt::Display for PanicNilError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("panic called with nil argument")
+    }
+}
+
+impl std::error::Error for PanicNilError {}
+
+/// A run-time error raised by the runtime itself, such as calling a nil
+/// deferred function. Displays as `runtime error: <message>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeError(pub &'static str);
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "runtime error: {}", self.0)
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+/// The payload a thread's unwinding ends with when Goexit reaches the top
+/// of the thread (see [`super::goroutine`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Goexit;
+
+/// A value in root memory, of a type known only at run time.
+struct RootBox {
+    ptr: NonNull<dyn Any>,
+    /// The block holding the value, or null for a zero-sized value.
+    block: *mut u8,
+}
+
+impl RootBox {
+    fn new<T: Any>(value: T) -> RootBox {
+        let size = std::mem::size_of::<T>();
+        if std::mem::align_of::<T>() > 16 {
+            crate::abort(&format!(
+                "defergc: panic values aligned to more than 16 bytes are not supported ({})",
+                std::any::type_name::<T>()
+            ));
+        }
+        let (raw, block) = if size == 0 {
+            (NonNull::<T>::dangling(), ptr::null_mut())
+        } else {
+            let block = roots::alloc_block(size);
+            (block.cast::<T>(), block.as_ptr())
+        };
+        // SAFETY: raw is aligned and sized for T (or dangling for a ZST).
+        unsafe { raw.as_ptr().write(value) };
+        let ptr: NonNull<dyn Any> = raw;
+        RootBox { ptr, block }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        // SAFETY: the box owns a live value until dropped or taken.
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// Moves the value out if it is a `T`.
+    fn take<T: Any>(self) -> Result<T, RootBox> {
+        if !self.as_any().is::<T>() {
+            return Err(self);
+        }
+        // SAFETY: the value is a T; reading it moves it out, and the block
+        // is freed below without dropping the value again.
+        let value = unsafe { self.ptr.cast::<T>().as_ptr().read() };
+        self.free_block();
+        std::mem::forget(self);
+        Ok(value)
+    }
+
+    fn free_block(&self) {
+        if let Some(block) = NonNull::new(self.block) {
+            // SAFETY: the block came from alloc_block and is released once.
+            unsafe { roots::free_block(block) };
+        }
+    }
+}
+
+impl Drop for RootBox {
+    fn drop(&mut self) {
+        // SAFETY: the box owns a live value; drop it, then its block.
+        unsafe { ptr::drop_in_place(self.ptr.as_ptr()) };
+        self.free_block();
+    }
+}
+
+enum Value {
+    /// A value given to `panic`, kept in root memory.
+    Root(RootBox),
+    /// The payload of an ordinary Rust panic that unwound into a frame.
+    Rust(Box<dyn Any + Send>),
+}
+
+/// The value of a panic, as returned by [`super::Deferred::recover`].
+pub struct PanicValue {
+    value: Value,
+    type_name: &'static str,
+}
+
+impl PanicValue {
+    /// Wraps any value; a `PanicValue` is passed through unchanged (so
+    /// re-panicking with a recovered value does not nest it).
+    pub fn new<T: Any>(value: T) -> PanicValue {
+        if TypeId::of::<T>() == TypeId::of::<PanicValue>() {
+            let value = std::mem::ManuallyDrop::new(value);
+            // SAFETY: T is PanicValue (same TypeId); the original is not
+            // dropped, so the value moves exactly once.
+            return unsafe { ptr::read((&*value as *const T).cast::<PanicValue>()) };
+        }
+        PanicValue {
+            value: Value::Root(RootBox::new(value)),
+            type_name: std::any::type_name::<T>(),
+        }
+    }
+
+    pub(crate) fn from_rust(payload: Box<dyn Any + Send>) -> PanicValue {
+        PanicValue {
+            value: Value::Rust(payload),
+            type_name: "rust panic",
+        }
+    }
+
+    /// The value as `&dyn Any`.
+    pub fn as_any(&self) -> &dyn Any {
+        match &self.value {
+            Value::Root(b) => b.as_any(),
+            Value::Rust(b) => &**b,
+        }
+    }
+
+    /// Whether the value is a `T`.
+    pub fn is<T: Any>(&self) -> bool {
+        self.as_any().is::<T>()
+    }
+
+    /// The value as a `T`, if it is one.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.as_any().downcast_ref()
+    }
+
+    /// Takes the value out as a `T`, or gives the `PanicValue` back.
+    pub fn downcast<T: Any>(self) -> Result<T, PanicValue> {
+        let type_name = self.type_name;
+        match self.value {
+            Value::Root(b) => b.take::<T>().map_err(|b| PanicValue {
+                value: Value::Root(b),
+                type_name,
+            }),
+            Value::Rust(b) => b.downcast::<T>().map(|b| *b).map_err(|b| PanicValue {
+                value: Value::Rust(b),
+                type_name,
+            }),
+        }
+    }
+
+    /// Whether this came from an ordinary Rust panic (`panic!`, an index
+    /// out of bounds, ...) rather than [`super::panic`].
+    pub fn is_rust_panic(&self) -> bool {
+        matches!(self.value, Value::Rust(_))
+    }
+
+    /// The Rust type name of a value given to [`super::panic`].
+    pub fn type_name(&self) -> &'static str {
+        self.type_name
+    }
+
+    fn into_rust_payload(self) -> Box<dyn Any + Send> {
+        match self.value {
+            Value::Rust(b) => b,
+            Value::Root(_) => Box::new(self.to_string()),
+        }
+    }
+}
+
+impl fmt::Display for PanicValue {
+    /// Go's rendering: strings as they are, errors by their message,
+    /// numbers and booleans in decimal, anything else as `(type)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.as_any();
+        macro_rules! try_display {
+            ($($t:ty),*) => {$(
+                if let Some(x) = v.downcast_ref::<$t>() {
+                    return fmt::Display::fmt(x, f);
+                }
+            )*};
+        }
+        try_display!(
+            &'static str,
+            String,
+            PanicNilError,
+            RuntimeError,
+            i8,
+            i16,
+            i32,
+            i64,
+            i128,
+            isize,
+            u8,
+            u16,
+            u32,
+            u64,
+            u128,
+            usize,
+            f32,
+            f64,
+            bool,
+            char
+        );
+        if let Some(e) = v.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
+            return fmt::Display::fmt(e, f);
+        }
+        write!(f, "({})", self.type_name)
+    }
+}
+
+impl fmt::Debug for PanicValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PanicValue({self})")
+    }
+}
+
+/// One panic or Goexit in flight on a thread.
+pub(crate) struct PanicRec {
+    /// The next older record.
+    pub(crate) link: Cell<*mut PanicRec>,
+    /// The value, until a recover takes it.
+    value: Option<PanicValue>,
+    /// The value's rendering, kept when recover takes the value, for the
+    /// report of a later unrecovered panic.
+    text: String,
+    pub(crate) recovered: bool,
+    pub(crate) aborted: bool,
+    pub(crate) goexit: bool,
+}
+
+/// Frees a chain of records (thread exit).
+///
+/// # Safety
+/// `rec` heads a chain of records that nothing else references.
+pub(crate) unsafe fn free_all(mut rec: *mut PanicRec) {
+    while !rec.is_null() {
+        // SAFETY: every record came from Box::into_raw in push.
+        let boxed = unsafe { Box::from_raw(rec) };
+        rec = boxed.link.get();
+    }
+}
+
+fn push(th: &ThreadState, value: Option<PanicValue>, goexit: bool) -> *mut PanicRec {
+    let rec = Box::into_raw(Box::new(PanicRec {
+        link: Cell::new(th.panics.get()),
+        value,
+        text: String::new(),
+        recovered: false,
+        aborted: false,
+        goexit,
+    }));
+    th.panics.set(rec);
+    rec
+}
+
+/// Pops the newest record.
+fn pop(th: &ThreadState) {
+    let rec = th.panics.get();
+    if !rec.is_null() {
+        // SAFETY: the newest record is ours; unlink then free it.
+        unsafe {
+            th.panics.set((*rec).link.get());
+            drop(Box::from_raw(rec));
+        }
+    }
+}
+
+/// The payload frames unwind each other with. It names nothing: the state
+/// is in the thread's panic stack. If foreign code catches and drops it, the
+/// records it stood for are popped, so the thread stays consistent.
+pub(crate) struct Unwind {
+    thread: u64,
+    rec: *mut PanicRec,
+    armed: bool,
+}
+
+// SAFETY: the pointer is only dereferenced on the thread named by `thread`.
+unsafe impl Send for Unwind {}
+
+impl Unwind {
+    /// Starts (or continues) unwinding for the newest record.
+    pub(crate) fn raise(th: &ThreadState) -> ! {
+        let unwind = Unwind {
+            thread: th.id,
+            rec: th.panics.get(),
+            armed: true,
+        };
+        std::panic::resume_unwind(Box::new(unwind))
+    }
+
+    /// Takes over the unwinding: the frame now handles the records.
+    pub(crate) fn defuse(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for Unwind {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let Some(th) = ThreadState::existing() else {
+            return;
+        };
+        if th.id != self.thread {
+            return;
+        }
+        // Foreign code stopped the unwinding: forget the record it stood
+        // for (and the panics it had aborted), wherever it now sits in the
+        // chain; newer records stay. If a goroutine boundary swapped the
+        // chain, the record is not found and nothing changes.
+        let mut link: &Cell<*mut PanicRec> = &th.panics;
+        loop {
+            let cur = link.get();
+            if cur.is_null() {
+                return;
+            }
+            if cur == self.rec {
+                break;
+            }
+            // SAFETY: cur is a live record of this thread.
+            link = unsafe { &(*cur).link };
+        }
+        // SAFETY: self.rec is a live record of this thread, linked by `link`.
+        unsafe {
+            if (*self.rec).goexit {
+                th.goexiting.set(false);
+            }
+            let mut below = (*self.rec).link.get();
+            drop(Box::from_raw(self.rec));
+            while let Some(r) = below.as_ref() {
+                if !r.aborted || r.goexit {
+                    break;
+                }
+                let next = r.link.get();
+                drop(Box::from_raw(below));
+                below = next;
+            }
+            link.set(below);
+        }
+    }
+}
+
+/// Starts a Go panic with `value` on this thread.
+pub(crate) fn start(value: PanicValue) -> ! {
+    let th = ThreadState::current();
+    push(th, Some(value), false);
+    raise_or_leave(th)
+}
+
+/// Unwinds to the innermost frame, or, with no frame to run deferred calls,
+/// leaves at once as the outermost frame would.
+fn raise_or_leave(th: &ThreadState) -> ! {
+    if th.frame.get().is_null() {
+        leave_outermost(th)
+    }
+    Unwind::raise(th)
+}
+
+/// Raises Go's run-time error for `message`.
+pub(crate) fn panic_runtime_error(message: &'static str) -> ! {
+    start(PanicValue::new(RuntimeError(message)))
+}
+
+/// Starts Goexit on this thread.
+pub(crate) fn start_goexit() -> ! {
+    let th = ThreadState::current();
+    th.goexiting.set(true);
+    push(th, None, true);
+    raise_or_leave(th)
+}
+
+/// Turns whatever a frame caught into the thread's newest record: ours
+/// already is; an ordinary Rust panic gets a record now.
+pub(crate) fn adopt(th: &ThreadState, payload: Box<dyn Any + Send>) -> *mut PanicRec {
+    match payload.downcast::<Unwind>() {
+        Ok(unwind) => unwind.defuse(),
+        Err(foreign) => {
+            push(th, Some(PanicValue::from_rust(foreign)), false);
+        }
+    }
+    th.panics.get()
+}
+
+/// `recover` for a call run by `rec`'s unwinding: the rule above.
+pub(crate) fn recover(th: &ThreadState, rec: *mut PanicRec) -> Option<PanicValue> {
+    if rec.is_null() || rec != th.panics.get() {
+        return None;
+    }
+    // SAFETY: rec is this thread's newest, live record.
+    let rec = unsafe { &mut *rec };
+    if rec.recovered || rec.aborted || rec.goexit {
+        return None;
+    }
+    rec.recovered = true;
+    let value = rec.value.take()?;
+    rec.text = value.to_string();
+    Some(value)
+}
+
+/// A panic escaped a deferred call that `ran_for`'s unwinding was running:
+/// that older panic (or Goexit) is aborted.
+pub(crate) fn abort_older(th: &ThreadState, ran_for: *mut PanicRec) {
+    if !ran_for.is_null() && ran_for != th.panics.get() {
+        // SAFETY: ran_for is still on the stack: records below the newest
+        // are only popped by recovery, which cannot have happened while a
+        // newer panic was unwinding out of the call.
+        unsafe { (*ran_for).aborted = true };
+    }
+}
+
+/// After a call returned normally while `rec` unwound: if it recovered
+/// `rec`, pop it and the aborted records beneath, keeping a Goexit record
+/// (un-aborted, so Goexit goes on). Returns whether a recovery completed.
+pub(crate) fn finish_recovery(th: &ThreadState, rec: *mut PanicRec) -> bool {
+    // SAFETY: rec is this thread's newest record when non-null.
+    if rec.is_null() || rec != th.panics.get() || unsafe { !(*rec).recovered } {
+        return false;
+    }
+    pop(th);
+    loop {
+        let cur = th.panics.get();
+        // SAFETY: cur is a live record of this thread.
+        match unsafe { cur.as_mut() } {
+            Some(r) if r.goexit => {
+                r.aborted = false;
+                break;
+            }
+            Some(r) if r.aborted => pop(th),
+            _ => break,
+        }
+    }
+    true
+}
+
+/// The Go-style report of the thread's panic chain, oldest first:
+/// `panic: v [recovered]`, later lines tab-indented, Goexit records silent
+/// (and the line after one not indented).
+pub(crate) fn report(th: &ThreadState) -> String {
+    let mut chain = Vec::new();
+    let mut cur = th.panics.get();
+    // SAFETY: walking this thread's live records.
+    while let Some(r) = unsafe { cur.as_ref() } {
+        chain.push(r);
+        cur = r.link.get();
+    }
+    let mut out = String::new();
+    let mut after_goexit = true;
+    for r in chain.iter().rev() {
+        if r.goexit {
+            after_goexit = true;
+            continue;
+        }
+        if !after_goexit {
+            out.push_str("\n\t");
+        }
+        after_goexit = false;
+        out.push_str("panic: ");
+        match &r.value {
+            Some(v) => out.push_str(&indent_lines(&v.to_string())),
+            None => out.push_str(&indent_lines(&r.text)),
+        }
+        if r.recovered {
+            out.push_str(" [recovered]");
+        }
+    }
+    out
+}
+
+/// Go prints a tab after each newline inside a panic message.
+fn indent_lines(s: &str) -> String {
+    s.replace('\n', "\n\t")
+}
+
+/// What the thread's outermost frame does once its records ran and the
+/// thread is still unwinding: reset the thread's panic state and raise the
+/// ordinary Rust panic (or Goexit) that leaves the frames behind.
+pub(crate) fn leave_outermost(th: &ThreadState) -> ! {
+    let newest = th.panics.get();
+    // SAFETY: newest is this thread's live newest record.
+    let goexit_only = unsafe { newest.as_ref() }.is_some_and(|r| r.goexit);
+    if goexit_only {
+        clear(th);
+        std::panic::resume_unwind(Box::new(Goexit));
+    }
+    // A lone, untouched Rust panic leaves as it came, payload and all.
+    // SAFETY: as above.
+    let lone_rust = unsafe { newest.as_ref() }.is_some_and(|r| {
+        r.link.get().is_null()
+            && !r.recovered
+            && !r.aborted
+            && r.value.as_ref().is_some_and(PanicValue::is_rust_panic)
+    });
+    if lone_rust {
+        // SAFETY: as above; we take the value before the record is freed.
+        let value = unsafe { (*newest).value.take() }.expect("checked above");
+        clear(th);
+        std::panic::resume_unwind(value.into_rust_payload());
+    }
+    let message = report(th);
+    clear(th);
+    std::panic::panic_any(message)
+}
+
+/// Empties the thread's panic stack and ends Goexit.
+pub(crate) fn clear(th: &ThreadState) {
+    // SAFETY: the chain belongs to this thread and is unlinked first.
+    unsafe { free_all(th.panics.replace(ptr::null_mut())) };
+    th.goexiting.set(false);
+}

@@ -1,0 +1,123 @@
+//! The per-thread defer chain: the record stack, the innermost frame, the
+//! panic stack, and the low-level head word.
+//!
+//! One [`ThreadState`] per thread, created on first use, lives in a block of
+//! root memory (so the low-level head word is a GC root) and is found
+//! through a `tls` slot, whose destructor frees it at thread exit. Only its
+//! own thread touches it; the collectors read the record stack through
+//! [`crate::roots::RootStack`]'s registry.
+
+use super::panic::PanicRec;
+use crate::roots::{self, RootStack};
+use crate::tls::StaticSlot;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::ffi::c_void;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a frame in the chain looks like to the rest of the thread: enough
+/// to find its records and its caller.
+pub(crate) struct FrameLink {
+    /// The caller's frame, or null for the thread's outermost frame.
+    pub(crate) prev: *const FrameLink,
+    /// The record stack's top when the frame was entered: its records lie
+    /// between here and the top.
+    pub(crate) base: roots::Mark,
+    /// Set once the frame runs its deferred calls; deferring is over then.
+    pub(crate) draining: Cell<bool>,
+}
+
+pub(crate) struct ThreadState {
+    /// Deferred-call records of every active frame, innermost on top.
+    pub(crate) stack: RootStack,
+    /// The innermost active frame, or null.
+    pub(crate) frame: Cell<*const FrameLink>,
+    /// The newest panic (or Goexit) record, linked to older ones.
+    pub(crate) panics: Cell<*mut PanicRec>,
+    /// Set by Goexit; only the thread's outermost frame clears it.
+    pub(crate) goexiting: Cell<bool>,
+    /// The low-level head word of runtimes that manage their own frames.
+    pub(crate) head: Cell<*mut c_void>,
+    /// Unique for the life of the process, unlike the state's address.
+    pub(crate) id: u64,
+    /// Blocks of low-level records freed lately, oldest first (see
+    /// `lowlevel::record_free`).
+    quarantine: RefCell<VecDeque<NonNull<u8>>>,
+}
+
+static STATE: StaticSlot<usize> = StaticSlot::new(Some(destroy));
+
+impl ThreadState {
+    /// This thread's state, created on first use.
+    #[inline(always)]
+    pub(crate) fn current() -> &'static ThreadState {
+        match STATE.get() {
+            // SAFETY: the slot holds a live state of this thread, freed only
+            // by the slot's destructor at thread exit.
+            Some(state) => unsafe { &*(state as *const ThreadState) },
+            None => ThreadState::create(),
+        }
+    }
+
+    /// This thread's state if it has one (never creates it).
+    pub(crate) fn existing() -> Option<&'static ThreadState> {
+        // SAFETY: as in current.
+        STATE.get().map(|s| unsafe { &*(s as *const ThreadState) })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn create() -> &'static ThreadState {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let block = roots::alloc_block(std::mem::size_of::<ThreadState>()).cast::<ThreadState>();
+        // SAFETY: a fresh, suitably aligned block of the right size.
+        unsafe {
+            block.as_ptr().write(ThreadState {
+                stack: RootStack::new(),
+                frame: Cell::new(ptr::null()),
+                panics: Cell::new(ptr::null_mut()),
+                goexiting: Cell::new(false),
+                head: Cell::new(ptr::null_mut()),
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                quarantine: RefCell::new(VecDeque::new()),
+            })
+        };
+        STATE.set(block.as_ptr() as usize);
+        // SAFETY: just written; lives until the slot destructor.
+        unsafe { &*block.as_ptr() }
+    }
+}
+
+impl ThreadState {
+    /// Holds the block of a freed low-level record until `QUARANTINE` later
+    /// frees have passed, then gives it back to the allocator.
+    pub(crate) fn quarantine(&self, block: NonNull<u8>) {
+        let evicted = {
+            let mut q = self.quarantine.borrow_mut();
+            q.push_back(block);
+            (q.len() > super::lowlevel::QUARANTINE)
+                .then(|| q.pop_front())
+                .flatten()
+        };
+        if let Some(old) = evicted {
+            // SAFETY: a record block from alloc_block, freed exactly once.
+            unsafe { roots::free_block(old) };
+        }
+    }
+}
+
+/// The slot destructor: frees the state at thread exit.
+fn destroy(state: usize) {
+    let state = state as *mut ThreadState;
+    // SAFETY: the slot owned the state; nothing on this thread runs frame
+    // code any more (teardown comes after the thread's own code).
+    unsafe {
+        super::panic::free_all((*state).panics.replace(ptr::null_mut()));
+        for block in (*state).quarantine.borrow_mut().drain(..) {
+            roots::free_block(block);
+        }
+        ptr::drop_in_place(state);
+        roots::free_block(NonNull::new_unchecked(state.cast()));
+    }
+}
