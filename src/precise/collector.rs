@@ -91,6 +91,7 @@ fn begin(world: &World) -> u32 {
     cycle
 }
 
+#[inline(never)]
 fn mark(world: &World, cycle: u32) {
     let mut marker = Marker::new(cycle);
     for ts in world.threads() {

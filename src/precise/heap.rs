@@ -666,6 +666,7 @@ pub(crate) struct Swept {
 /// # Safety
 /// The world is stopped, marking for `cycle` is complete, and every
 /// thread's buffers were retired since the world stopped.
+#[inline(never)]
 pub(crate) unsafe fn sweep(cycle: u32, freed: &mut Freed) -> Swept {
     let mut guard = heap();
     let heap = &mut *guard;
