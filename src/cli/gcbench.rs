@@ -277,6 +277,8 @@ mod precise_heap {
         pub fn new() -> Precise {
             // Start the collector and register this thread before timing.
             precise::init().unwrap_or_else(|e| fail("init", e));
+            if std::env::var_os("XNOGC").is_some() { precise::set_gc_percent(None); }
+            if let Some(p) = std::env::var("XGOGC").ok().and_then(|v| v.parse().ok()) { precise::set_gc_percent(Some(p)); }
             Precise {
                 node: precise::register_type(24, &[0, 8])
                     .unwrap_or_else(|e| fail("register_type", e)),

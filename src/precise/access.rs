@@ -36,7 +36,7 @@ fn object(obj: Handle) -> Result<*mut Header> {
 fn type_of_header(hdr: *mut Header) -> &'static TypeInfo {
     // SAFETY: a live object's header is initialised and its type id was
     // registered (allocation takes a TypeId).
-    let raw = unsafe { (*hdr).type_id };
+    let raw = unsafe { (*hdr).type_id() };
     match types::info_raw(raw) {
         Some(info) => info,
         None => unreachable!("defergc: precise: live object with unknown type {raw}"),
@@ -69,7 +69,7 @@ pub fn size_of(obj: Handle) -> Result<usize> {
 pub fn type_of(obj: Handle) -> Result<TypeId> {
     let hdr = object(obj)?;
     // SAFETY: a live object's header is initialised.
-    TypeId::from_raw(unsafe { (*hdr).type_id })
+    TypeId::from_raw(unsafe { (*hdr).type_id() })
 }
 
 /// The handle field at byte `offset` of the object at `hdr`, checked.
@@ -81,7 +81,7 @@ fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
     }
     let info = type_of_header(hdr);
     let ok = offset % 8 == 0
-        && match info.kind {
+        && match info.kind() {
             Kind::HandleArray => true,
             Kind::Struct => info.is_handle_word(offset / 8),
             Kind::Bytes => false,
@@ -200,7 +200,7 @@ fn check_no_handles(hdr: *mut Header, offset: usize, len: usize) -> Result<()> {
         return Ok(());
     }
     let info = type_of_header(hdr);
-    let overlap = match info.kind {
+    let overlap = match info.kind() {
         Kind::Bytes => false,
         Kind::HandleArray => true,
         Kind::Struct => info.any_handle_word(offset / 8, (offset + len - 1) / 8),

@@ -12,16 +12,19 @@
 //!    root memory (candidates, validated), then transitively through the
 //!    types' handle fields, with an explicit growable mark stack: no
 //!    recursion, whatever the shape of the heap;
-//! 3. **sweep** ([`heap::sweep`]): unmarked objects are freed, their
-//!    handles go to the cycle's pending list;
+//! 3. **sweep**: unmarked large objects are freed at once
+//!    ([`heap::after_mark`]), their handles to the cycle's pending list;
+//!    blocks are swept lazily by the threads that allocate in them next,
+//!    and what is left by the start of the next cycle
+//!    ([`heap::finish_sweep`]);
 //! 4. **end of cycle**: freed handles and large objects become reusable,
 //!    statistics and the pacer are updated, the world resumes.
 //!
 //! # Mark words
 //!
 //! [`CYCLE`] is the id of the latest cycle. An object is marked in cycle
-//! `c` when its mark word is `c`; new objects are born with the current
-//! value ([`birth_mark`]). Outside a cycle that is the previous id, i.e.
+//! `c` when its mark byte is `c`'s low byte; new objects are born with the
+//! current value ([`birth_mark`]). Outside a cycle that is the previous id, i.e.
 //! white for the next cycle; once a concurrent cycle publishes its id
 //! before mutators resume, the same line allocates black. After a sweep
 //! every object in the heap carries the id of the cycle that swept it, so
@@ -38,10 +41,17 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// The id of the latest cycle.
 static CYCLE: AtomicU32 = AtomicU32::new(0);
 
-/// The mark word of a new object.
+/// The mark byte of a new object.
 #[inline(always)]
-pub(crate) fn birth_mark() -> u32 {
-    CYCLE.load(Ordering::Relaxed)
+pub(crate) fn birth_mark() -> u8 {
+    CYCLE.load(Ordering::Relaxed) as u8
+}
+
+/// The mark byte every live object has outside a cycle: the last cycle's.
+/// A dead object that is not swept yet has an older one.
+#[inline(always)]
+pub(crate) fn live_mark() -> u8 {
+    CYCLE.load(Ordering::Relaxed) as u8
 }
 
 /// Runs a full stop-the-world collection. Every registered thread is
@@ -70,29 +80,37 @@ fn run(me: &ThreadState, force: bool) {
         return;
     };
     let cycle = begin(&world);
-    mark(&world, cycle);
+    let marked = mark(&world, cycle);
     let mut freed = Freed::new();
-    // SAFETY: the world is stopped, marking for `cycle` is complete, and
-    // begin retired every thread's buffers.
-    let swept = unsafe { heap::sweep(cycle, &mut freed) };
-    debug_assert_eq!(freed.len() as u64, swept.freed_objects);
-    end(world, swept, freed);
+    // SAFETY: the world is stopped and marking for `cycle` is complete.
+    let large = unsafe { heap::after_mark(cycle, &mut freed) };
+    debug_assert_eq!(freed.len() as u64, large.freed);
+    end(world, marked, freed);
 }
 
-/// Handshake epilogue: publishes the new cycle id and takes every block
-/// away from the threads.
-fn begin(world: &World) -> u32 {
-    let cycle = CYCLE.load(Ordering::Relaxed).wrapping_add(1);
-    CYCLE.store(cycle, Ordering::Relaxed);
+/// Handshake epilogue: takes every block away from the threads, sweeps
+/// what the previous cycle left unswept, and publishes the new cycle id.
+fn begin(world: &World) -> u8 {
     for ts in world.threads() {
         // SAFETY: the thread is stopped (or is us, with no borrow live).
         heap::retire(&mut unsafe { ts.local() }.heap);
     }
-    cycle
+    // SAFETY: the world is stopped and every buffer retired.
+    unsafe { heap::finish_sweep(live_mark()) };
+    let cycle = CYCLE.load(Ordering::Relaxed).wrapping_add(1);
+    CYCLE.store(cycle, Ordering::Relaxed);
+    cycle as u8
+}
+
+/// What marking found live.
+struct Marked {
+    objects: u64,
+    bytes: u64,
+    heap_bytes: usize,
 }
 
 #[inline(never)]
-fn mark(world: &World, cycle: u32) {
+fn mark(world: &World, cycle: u8) -> Marked {
     let mut marker = Marker::new(cycle);
     for ts in world.threads() {
         // SAFETY: the thread is stopped (or is us, with no borrow live).
@@ -103,27 +121,39 @@ fn mark(world: &World, cycle: u32) {
     roots::for_each_global(&mut |raw| marker.visit(raw));
     roots::scan_root_memory(&mut |raw| marker.visit(raw));
     marker.drain();
+    Marked {
+        objects: marker.objects,
+        bytes: marker.bytes,
+        heap_bytes: marker.heap_bytes,
+    }
 }
 
-fn end(world: World, swept: heap::Swept, freed: Freed) {
+fn end(world: World, marked: Marked, freed: Freed) {
     handles::release(freed);
-    heap::end_cycle(swept.live_heap_bytes);
+    heap::end_cycle(marked.heap_bytes);
+    let allocated = world.allocated_objects();
     let pause = world.requested.elapsed();
-    stats::record_cycle(&swept, pause);
+    stats::record_cycle(marked.objects, marked.bytes, allocated, pause);
     drop(world);
 }
 
 /// The marking state of one cycle.
 struct Marker {
-    cycle: u32,
+    cycle: u8,
     stack: Vec<*mut Header>,
+    objects: u64,
+    bytes: u64,
+    heap_bytes: usize,
 }
 
 impl Marker {
-    fn new(cycle: u32) -> Marker {
+    fn new(cycle: u8) -> Marker {
         Marker {
             cycle,
             stack: Vec::with_capacity(1024),
+            objects: 0,
+            bytes: 0,
+            heap_bytes: 0,
         }
     }
 
@@ -147,15 +177,29 @@ impl Marker {
     fn drain(&mut self) {
         while let Some(hdr) = self.stack.pop() {
             // SAFETY: pushed by visit, so a live, initialised object.
-            let (type_id, size) = unsafe { ((*hdr).type_id, (*hdr).size as usize) };
+            let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
+            self.objects += 1;
+            self.bytes += size as u64;
+            self.heap_bytes += heap::footprint(size);
             let Some(info) = types::info_raw(type_id) else {
                 debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
                 continue;
             };
             let words = Header::payload(hdr).cast::<AtomicU64>();
-            match info.kind {
+            match info.kind() {
+                Kind::Struct if info.small_bitmap().is_some() => {
+                    let mut bits = info.small_bitmap().unwrap_or(0);
+                    while bits != 0 {
+                        let word = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        // SAFETY: registered handle words are inside the
+                        // payload.
+                        let raw = unsafe { &*words.add(word) }.load(Ordering::Relaxed);
+                        self.visit(raw);
+                    }
+                }
                 Kind::Struct => {
-                    for &off in info.offsets.iter() {
+                    for &off in info.offsets() {
                         // SAFETY: registered offsets are aligned and inside
                         // the payload.
                         let raw = unsafe { &*words.add(off as usize / 8) }.load(Ordering::Relaxed);

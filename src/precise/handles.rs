@@ -3,68 +3,73 @@
 //! # Format
 //!
 //! A handle is a non-zero `u64`; 0 is null. The low [`INDEX_BITS`] (40)
-//! bits hold the table index plus one, the high 24 bits a generation. A
-//! table [`Entry`] holds the handle value that is currently live at its
-//! index (or, while free, the next generation with index bits 0) and the
-//! object's header address. Validating a handle is: index in range, chunk
-//! allocated, `entry.word == handle` (one compare), which is cheap enough
-//! to do on every access in release builds. A handle that fails only the
-//! compare is stale ([`Error::StaleHandle`]); a generation wraps after 2^24
-//! reuses of one index (skipping 0), so a stale handle kept that long could
-//! alias a new object. That is the only way a stale handle escapes detection.
+//! bits hold the table index plus one, the high 24 bits a generation. The
+//! table entry at an index holds the address of the object's header (null
+//! if the index was never used), and the header holds the object's full
+//! handle value. Validating a handle is: index in range, chunk allocated,
+//! entry non-null, `header.handle == handle` (one compare), cheap enough for
+//! every access in release builds. A handle that fails only the compare is
+//! stale ([`Error::StaleHandle`]): its object was freed, and its cell may
+//! hold another object by now. A generation wraps after 2^24 reuses of one
+//! index, so a stale handle kept that long could alias a new object. That
+//! is the only way a stale handle escapes detection.
+//!
+//! Freeing an object therefore does not touch the table: the sweep clears
+//! the header (which it reads anyway) and the entry goes on pointing at the
+//! cell, whose header no longer matches. Between the end of the marking
+//! that found an object dead and the (lazy) sweep of its cell, its header
+//! still holds its handle; validation also requires the object's mark to
+//! be the last cycle's ([`collector::live_mark`]), which a dead object's is
+//! not, so its handle is stale from the end of marking on. Small-object cells stay mapped for
+//! the life of the process, so the entry can always be read through. A
+//! large object's memory is returned to the allocator, so its entry is
+//! pointed at a static tombstone header first.
 //!
 //! # Storage
 //!
-//! Entries live in a [`Segmented`] array: 2^14 chunks of 2^16 entries
+//! Entries live in a [`Segmented`] array: 2^13 chunks of 2^17 entries
 //! (1 MiB each), allocated on demand and never moved or freed, so a reader
 //! on any thread can never see freed table memory. Capacity: 2^30 handles.
 //!
 //! # Allocation and reuse
 //!
-//! Each thread takes handles from its own cache ([`LocalHandles`]: a
+//! Each thread takes handle values from its own cache ([`LocalHandles`]: a
 //! `Vec` pop, no atomics), refilled in batches of [`BATCH`] from a global
 //! pool or, when the pool is empty, from never-used indices. A handle freed
-//! by a sweep goes to that cycle's pending list ([`Freed`]) and reaches the
-//! pool only through [`release`], which the collector calls when the cycle
-//! that freed it has completed; then its entry holds a new generation.
+//! by a collection goes, with its generation advanced, to that cycle's
+//! pending list ([`Freed`]) and reaches the pool only through [`release`],
+//! which the collector calls when the cycle that freed it has completed; a
+//! handle freed by a lazy sweep after its cycle completed goes straight to
+//! the sweeping thread's cache ([`LocalHandles::push`]).
 //!
-//! Entry publication: an allocating thread writes `obj` then `word`
-//! (release); readers load `word` (acquire) then `obj`.
+//! Publication: an allocating thread writes the header (the handle last,
+//! release) and then the entry (release); readers load the entry, then the
+//! header's handle (both acquire).
 
 use super::error::{Error, Result};
+use super::collector;
 use super::heap::Header;
-use super::segmented::{Segmented, Zeroed};
+use super::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
-use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Bits of a handle that hold the table index plus one.
 pub(crate) const INDEX_BITS: u32 = 40;
 const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
-/// Generations are 24 bits; 0 is only ever the first.
-const GEN_LIMIT: u64 = 1 << (64 - INDEX_BITS);
+/// Added to a handle to advance its generation (wrapping, index intact).
+const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 
 /// Handles moved between a thread cache and the pool at once.
 pub(crate) const BATCH: usize = 256;
 
-type Table = Segmented<Entry, 16, { 1 << 14 }>;
+type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
 static TABLE: Table = Table::new();
 
-/// One table slot. 16-byte aligned so that an entry never straddles a
-/// cache line.
-#[repr(C, align(16))]
-pub(crate) struct Entry {
-    /// The live handle at this index, or `next_generation << 40` while free
-    /// (0 if never used).
-    word: AtomicU64,
-    /// The object's header while live, null while free.
-    obj: AtomicPtr<Header>,
-}
-
-// SAFETY: an all-zero Entry is a never-used entry (two zeroed atomics).
-unsafe impl Zeroed for Entry {}
+/// Where the entry of a freed large object points: a header that matches
+/// no handle.
+static TOMBSTONE: Header = Header::FREE;
 
 /// A reference to an object of the precise heap: a non-zero 64-bit value
 /// (table index and generation), valid until the object is collected.
@@ -105,7 +110,8 @@ impl Handle {
         (self.0.get() & INDEX_MASK).wrapping_sub(1)
     }
 
-    /// The handle's generation: how many times its index was reused before.
+    /// The handle's generation: how many times its index was reused before
+    /// (modulo 2^24).
     pub const fn generation(self) -> u32 {
         (self.0.get() >> INDEX_BITS) as u32
     }
@@ -119,7 +125,7 @@ impl fmt::Debug for Handle {
 
 /// The entry for a raw handle value, if the value can name one.
 #[inline(always)]
-fn entry(raw: u64) -> Option<&'static Entry> {
+fn entry(raw: u64) -> Option<&'static AtomicPtr<Header>> {
     // A value with index bits 0 wraps to an index far above the capacity.
     TABLE.get((raw & INDEX_MASK).wrapping_sub(1) as usize)
 }
@@ -131,20 +137,19 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     let Some(e) = entry(raw) else {
         return Err(Error::InvalidHandle);
     };
-    let word = e.word.load(Ordering::Acquire);
-    if word == raw {
-        Ok(e.obj.load(Ordering::Relaxed))
-    } else {
-        Err(mismatch(word))
+    let hdr = e.load(Ordering::Acquire);
+    if hdr.is_null() {
+        return Err(Error::InvalidHandle);
     }
-}
-
-#[cold]
-fn mismatch(word: u64) -> Error {
-    if word == 0 {
-        Error::InvalidHandle
+    // SAFETY: a non-null entry points to a small-object cell (never
+    // unmapped), a live large object, or the tombstone. The mark is read
+    // only once the handle matches, so it is this object's.
+    if unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw
+        && unsafe { (*hdr).mark.load(Ordering::Relaxed) } == collector::live_mark()
+    {
+        Ok(hdr)
     } else {
-        Error::StaleHandle
+        Err(Error::StaleHandle)
     }
 }
 
@@ -152,81 +157,81 @@ fn mismatch(word: u64) -> Error {
 /// memory, fields written through raw pointers): any value is safe.
 #[inline(always)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
-    let e = entry(raw)?;
-    if e.word.load(Ordering::Acquire) == raw && raw != 0 {
-        Some(e.obj.load(Ordering::Relaxed))
-    } else {
-        None
-    }
+    let hdr = entry(raw)?.load(Ordering::Acquire);
+    // SAFETY: as in resolve; raw is non-zero here (0 has no entry), so a
+    // free cell (handle 0) never matches.
+    (!hdr.is_null() && unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
 }
 
-/// Makes the entry at `index` (taken from a [`LocalHandles`]) name `obj`
-/// and returns the new handle.
+/// Points the entry of `handle` (taken from a [`LocalHandles`]) at `hdr`,
+/// whose header already holds `handle`.
 ///
 /// # Safety
-/// `index` came from [`LocalHandles::pop`] on this thread and has not been
-/// published since; `obj` is an initialised header.
+/// `handle` came from [`LocalHandles::pop`] on this thread and has not been
+/// published since; `hdr` is an initialised header.
 #[inline(always)]
-pub(crate) unsafe fn publish(index: u32, obj: *mut Header) -> Handle {
+pub(crate) unsafe fn publish(handle: u64, hdr: *mut Header) -> Handle {
+    let index = ((handle & INDEX_MASK) - 1) as usize;
     // SAFETY: indices in a cache were ensured by refill (through the pool
     // mutex or this thread's own refill, so happens-before holds).
-    let e = unsafe { TABLE.get_unchecked(index as usize) };
-    let generation = e.word.load(Ordering::Relaxed) & !INDEX_MASK;
-    let raw = generation | (index as u64 + 1);
-    e.obj.store(obj, Ordering::Relaxed);
-    e.word.store(raw, Ordering::Release);
-    // SAFETY: the index bits are index + 1 >= 1.
-    Handle(unsafe { NonZeroU64::new_unchecked(raw) })
+    unsafe { TABLE.get_unchecked(index) }.store(hdr, Ordering::Release);
+    // SAFETY: the index bits of a cached handle are index + 1 >= 1.
+    Handle(unsafe { NonZeroU64::new_unchecked(handle) })
 }
 
-/// Whether the live entry at `index` names the object at `hdr` (a
-/// consistency check for debug builds).
-pub(crate) fn names(index: u32, hdr: *mut Header) -> bool {
-    TABLE.get(index as usize).is_some_and(|e| {
-        e.word.load(Ordering::Relaxed) & INDEX_MASK == index as u64 + 1
-            && e.obj.load(Ordering::Relaxed) == hdr
-    })
+/// Whether the entry of `handle` points at `hdr` (a consistency check for
+/// debug builds).
+pub(crate) fn names(handle: u64, hdr: *mut Header) -> bool {
+    entry(handle).is_some_and(|e| e.load(Ordering::Relaxed) == hdr)
 }
 
 /// Handles freed by one cycle, waiting for it to complete.
 pub(crate) struct Freed {
-    indices: Vec<u32>,
+    handles: Vec<u64>,
 }
 
 impl Freed {
     pub(crate) fn new() -> Freed {
         Freed {
-            indices: Vec::new(),
+            handles: Vec::new(),
         }
     }
 
     /// How many handles this cycle freed.
     pub(crate) fn len(&self) -> usize {
-        self.indices.len()
+        self.handles.len()
+    }
+
+    /// Frees `handle`, the handle of an object the collector is freeing: it
+    /// becomes reusable, with the next generation, at [`release`].
+    #[inline(always)]
+    pub(crate) fn push(&mut self, handle: u64) {
+        self.handles.push(next_generation(handle));
+    }
+
+    /// Adds a handle value that already has its next generation.
+    pub(crate) fn push_next(&mut self, next: u64) {
+        self.handles.push(next);
     }
 }
 
-/// Frees the live entry at `index`: its handle becomes stale at once, and
-/// the index waits in `freed` until [`release`].
-///
-/// # Safety
-/// `index` is a live entry whose object is being freed by the collector.
-pub(crate) unsafe fn free(index: u32, freed: &mut Freed) {
-    // SAFETY: the caller guarantees the entry is live, so its chunk exists.
-    let e = unsafe { TABLE.get_unchecked(index as usize) };
-    let word = e.word.load(Ordering::Relaxed);
-    debug_assert_eq!(word & INDEX_MASK, index as u64 + 1, "freeing a free handle");
-    let mut generation = (word >> INDEX_BITS) + 1;
-    if generation == GEN_LIMIT {
-        generation = 1;
+/// The value a freed `handle` is reused with: same index, next generation.
+#[inline(always)]
+pub(crate) fn next_generation(handle: u64) -> u64 {
+    handle.wrapping_add(NEXT_GENERATION)
+}
+
+/// Frees the handle of a large object whose memory is about to be released:
+/// its entry must stop pointing there.
+pub(crate) fn free_large(handle: u64, freed: &mut Freed) {
+    if let Some(e) = entry(handle) {
+        e.store(std::ptr::addr_of!(TOMBSTONE).cast_mut(), Ordering::Release);
     }
-    e.word.store(generation << INDEX_BITS, Ordering::Release);
-    e.obj.store(ptr::null_mut(), Ordering::Relaxed);
-    freed.indices.push(index);
+    freed.push(handle);
 }
 
 struct Pool {
-    batches: Vec<Vec<u32>>,
+    batches: Vec<Vec<u64>>,
 }
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
@@ -241,16 +246,16 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
 
 /// Makes the handles of a completed cycle available for reuse.
 pub(crate) fn release(freed: Freed) {
-    let mut indices = freed.indices;
-    if indices.is_empty() {
+    let mut handles = freed.handles;
+    if handles.is_empty() {
         return;
     }
     let mut pool = pool();
-    while indices.len() > BATCH {
-        let rest = indices.split_off(indices.len() - BATCH);
+    while handles.len() > BATCH {
+        let rest = handles.split_off(handles.len() - BATCH);
         pool.batches.push(rest);
     }
-    pool.batches.push(indices);
+    pool.batches.push(handles);
 }
 
 /// How many table indices have ever been handed out (the table's high-water
@@ -259,9 +264,9 @@ pub(crate) fn capacity_used() -> usize {
     FRESH.load(Ordering::Relaxed)
 }
 
-/// A thread's cache of free handle indices.
+/// A thread's cache of free handle values (next generation included).
 pub(crate) struct LocalHandles {
-    free: Vec<u32>,
+    free: Vec<u64>,
 }
 
 impl LocalHandles {
@@ -269,14 +274,33 @@ impl LocalHandles {
         LocalHandles { free: Vec::new() }
     }
 
-    /// A free index, if the cache has one.
+    /// A free handle value, if the cache has one.
     #[inline(always)]
-    pub(crate) fn pop(&mut self) -> Option<u32> {
+    pub(crate) fn pop(&mut self) -> Option<u64> {
         self.free.pop()
     }
 
     pub(crate) fn is_empty(&self) -> bool {
         self.free.is_empty()
+    }
+
+    /// Adds a handle freed by this thread's sweep (its cycle is over, so it
+    /// may be reused at once); an overfull cache gives half to the pool.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, next: u64) {
+        self.free.push(next);
+        if self.free.len() >= 64 * BATCH {
+            self.spill();
+        }
+    }
+
+    #[cold]
+    fn spill(&mut self) {
+        let mut pool = pool();
+        while self.free.len() > 32 * BATCH {
+            let batch = self.free.split_off(self.free.len() - BATCH);
+            pool.batches.push(batch);
+        }
     }
 
     /// Fills an empty cache from the pool, or with never-used indices.
@@ -299,12 +323,13 @@ impl LocalHandles {
         }
         FRESH.store(end, Ordering::Relaxed);
         drop(pool);
-        // Popped from the back: hand out ascending indices.
-        self.free.extend((start as u32..end as u32).rev());
+        // Popped from the back: hand out ascending indices, generation 0.
+        self.free
+            .extend((start as u64 + 1..end as u64 + 1).rev());
         Ok(())
     }
 
-    /// Returns the cached indices to the pool (thread exit). They were never
+    /// Returns the cached handles to the pool (thread exit). They were never
     /// published since they were last released, so no cycle is involved.
     pub(crate) fn give_back(&mut self) {
         let batch = std::mem::take(&mut self.free);
@@ -317,6 +342,7 @@ impl LocalHandles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, AtomicU8};
 
     #[test]
     fn null_and_garbage_values_never_resolve() {
@@ -329,56 +355,75 @@ mod tests {
         assert_eq!(resolve_candidate(0), None);
     }
 
+    /// A leaked header holding `handle`, as the heap would write it.
+    fn header(handle: u64) -> *mut Header {
+        let h = Box::leak(Box::new(Header::FREE));
+        h.handle = AtomicU64::new(handle);
+        h.mark = AtomicU8::new(collector::live_mark());
+        h
+    }
+
     #[test]
     #[serial_test::serial(precise)]
     fn freed_handles_are_reused_only_after_release_and_with_a_new_generation() {
-        let dummy = 0x1000 as *mut Header;
         let mut cache = LocalHandles::new();
         let take = |cache: &mut LocalHandles| loop {
-            if let Some(i) = cache.pop() {
-                break i;
+            if let Some(h) = cache.pop() {
+                break h;
             }
             cache.refill().unwrap();
         };
-        let first: Vec<Handle> = (0..3 * BATCH)
-            // SAFETY: fresh indices from our cache; dummy is never read.
-            .map(|_| unsafe { publish(take(&mut cache), dummy) })
+        let first: Vec<(Handle, *mut Header)> = (0..3 * BATCH)
+            .map(|_| {
+                let raw = take(&mut cache);
+                let hdr = header(raw);
+                // SAFETY: a fresh handle from our cache, its header ready.
+                (unsafe { publish(raw, hdr) }, hdr)
+            })
             .collect();
         let mut freed = Freed::new();
-        for h in &first {
-            // SAFETY: each entry is live and only this test knows it.
-            unsafe { free(h.index() as u32, &mut freed) };
+        for (h, hdr) in &first {
+            assert_eq!(resolve(*h), Ok(*hdr));
+            // What the sweep does: clear the header, pend the handle.
+            // SAFETY: our own leaked header.
+            unsafe { (**hdr).handle.store(0, Ordering::Relaxed) };
+            freed.push(h.to_raw());
             assert_eq!(resolve(*h), Err(Error::StaleHandle));
         }
         // Before release, a new cache never sees a pending index.
         cache.give_back();
         let mut other = LocalHandles::new();
-        let mut during: Vec<u32> = (0..4 * BATCH).map(|_| take(&mut other)).collect();
-        for i in &during {
+        let mut during: Vec<u64> = (0..4 * BATCH).map(|_| take(&mut other)).collect();
+        for raw in &during {
+            let i = Handle::from_raw(*raw).unwrap().index();
             assert!(
-                first.iter().all(|h| h.index() != *i as u64),
+                first.iter().all(|(h, _)| h.index() != i),
                 "index {i} reused before its cycle ended"
             );
         }
         release(freed);
-        let after: Vec<u32> = (0..4 * BATCH).map(|_| take(&mut other)).collect();
-        let (reused, unused): (Vec<u32>, Vec<u32>) = after
-            .iter()
-            .partition(|i| first.iter().any(|h| h.index() == **i as u64));
+        let after: Vec<u64> = (0..4 * BATCH).map(|_| take(&mut other)).collect();
+        let (reused, unused): (Vec<u64>, Vec<u64>) = after.iter().partition(|raw| {
+            let i = Handle::from_raw(**raw).unwrap().index();
+            first.iter().any(|(h, _)| h.index() == i)
+        });
         assert!(!reused.is_empty(), "released indices were not reused");
-        for i in reused {
-            // SAFETY: i came from our cache.
-            let h = unsafe { publish(i, dummy) };
-            let old = first.iter().find(|o| o.index() == i as u64).unwrap();
+        for raw in reused {
+            let hdr = header(raw);
+            // SAFETY: raw came from our cache.
+            let h = unsafe { publish(raw, hdr) };
+            let (old, _) = first.iter().find(|(o, _)| o.index() == h.index()).unwrap();
             assert_ne!(h, *old, "same value handed out twice");
             assert_eq!(h.generation(), old.generation() + 1);
             assert_eq!(resolve(*old), Err(Error::StaleHandle));
+            assert_eq!(resolve(h), Ok(hdr));
             let mut f = Freed::new();
-            // SAFETY: just published by us.
-            unsafe { free(i, &mut f) };
+            // SAFETY: our own leaked header.
+            unsafe { (*hdr).handle.store(0, Ordering::Relaxed) };
+            f.push(raw);
             release(f);
         }
-        // Indices never published go back as they are.
+        // Handles never published go back as they are.
         during.extend(unused);
         other.free.extend(during);
         other.give_back();

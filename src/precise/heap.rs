@@ -3,10 +3,10 @@
 //!
 //! # Objects
 //!
-//! Every object starts with a 16-byte [`Header`] (payload size, type id,
-//! mark word, handle index); the payload follows, 16-byte aligned. The mark
-//! word holds a cycle id: an object is marked in cycle `c` when its mark
-//! word equals `c`. Allocation writes [`collector::birth_mark`] there, in
+//! Every object starts with a 16-byte [`Header`] (its handle, payload size,
+//! type id, mark byte); the payload follows, 16-byte aligned. The mark
+//! byte holds the low byte of a cycle id: an object is marked in cycle `c`
+//! when its mark byte equals `c`. Allocation writes [`collector::birth_mark`] there, in
 //! one place ([`init_object`]), so that allocating black is a change to
 //! that one function.
 //!
@@ -23,7 +23,7 @@
 //!
 //! Invariant: a free cell is all zeros (fresh mappings are; the sweep
 //! zeroes what it frees), so allocation only writes the header and a free
-//! cell is recognised by its type id 0.
+//! cell is recognised by its handle word 0.
 //!
 //! # Large objects
 //!
@@ -31,13 +31,18 @@
 //!
 //! # Sweeping, limits, pacing
 //!
-//! [`sweep`] runs with the world stopped after marking: it frees every
-//! object whose mark word is not the cycle id (its handle goes to the
-//! cycle's pending list, its cell is zeroed), and rebuilds the lists of
-//! partly free and free blocks. Large objects freed by a cycle are released
-//! at [`end_cycle`], once the cycle is over. At the start of a cycle every
-//! thread's buffers are retired ([`retire`]), so no block is owned while the
-//! sweep runs.
+//! Sweeping is lazy. At the end of marking ([`after_mark`], world
+//! stopped) large objects the cycle did not mark are freed (memory released
+//! at [`end_cycle`], once the cycle is over), and every block that holds
+//! objects is filed as *unswept*. A thread that takes an unswept block for
+//! allocation sweeps it first: it zeroes the cells of objects whose mark is
+//! not the last cycle's, takes their handles (next generation) into its own
+//! cache, and allocates in the cells it just touched. Whatever is still
+//! unswept when the next cycle starts is swept in its pause
+//! ([`finish_sweep`]), so no dead object is ever reached by a marker. Until
+//! its cell is swept, a dead object's handle is rejected by validation
+//! through its stale mark (see `handles.rs`). At the start of a cycle every
+//! thread's buffers are retired ([`retire`]), so no block is owned then.
 //!
 //! Free blocks beyond the next cycle's allocation budget are given back to
 //! the system at the end of a cycle (`MADV_DONTNEED`: the address range
@@ -58,7 +63,7 @@ use super::handles::{self, Freed, Handle};
 use super::threads::{self, ThreadState};
 use super::types::{self, Kind, TypeId};
 use std::ptr;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Bytes of an object header.
@@ -73,28 +78,51 @@ const MAX_SMALL_CELL: usize = 8192;
 /// The size class of large objects.
 pub(crate) const LARGE: u8 = u8::MAX;
 
-/// The header in front of every object's payload.
+/// The header in front of every object's payload. All zero in a free cell.
 #[repr(C)]
 pub(crate) struct Header {
+    /// The object's handle (index and generation); 0 in a free cell. The
+    /// handle table validates handles against this.
+    pub(crate) handle: AtomicU64,
     /// Payload bytes.
     pub(crate) size: u32,
-    /// Registered type id; 0 marks a free cell.
-    pub(crate) type_id: u32,
-    /// The id of the last cycle that marked the object (or its birth mark).
-    pub(crate) mark: AtomicU32,
-    /// The object's index in the handle table.
-    pub(crate) index: u32,
+    /// Registered type id, low 16 bits.
+    type_lo: u16,
+    /// Registered type id, bits 16..24.
+    type_hi: u8,
+    /// The low byte of the id of the last cycle that marked the object (or
+    /// of its birth mark). A byte is enough: after a sweep every object
+    /// carries the sweeping cycle's id.
+    pub(crate) mark: AtomicU8,
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() == HEADER);
 
 impl Header {
+    /// A free cell's header.
+    pub(crate) const FREE: Header = Header {
+        handle: AtomicU64::new(0),
+        size: 0,
+        type_lo: 0,
+        type_hi: 0,
+        mark: AtomicU8::new(0),
+    };
+
     /// The payload of the object whose header is at `hdr`.
     #[inline(always)]
     pub(crate) fn payload(hdr: *mut Header) -> *mut u8 {
         hdr.cast::<u8>().wrapping_add(HEADER)
     }
+
+    /// The registered type id.
+    #[inline(always)]
+    pub(crate) fn type_id(&self) -> u32 {
+        u32::from(self.type_lo) | u32::from(self.type_hi) << 16
+    }
 }
+
+/// Type ids fit in the header's 24 bits.
+pub(crate) const MAX_TYPE_ID: u32 = (1 << 24) - 1;
 
 /// Number of small size classes.
 pub(crate) const CLASSES: usize = 36;
@@ -135,6 +163,16 @@ static CLASS_BY_GRANULES: [u8; MAX_SMALL_CELL / GRANULE + 1] = {
     }
     table
 };
+
+/// Heap bytes an object of `size` payload bytes occupies (its cell, or its
+/// large allocation).
+#[inline]
+pub(crate) fn footprint(size: usize) -> usize {
+    match class_of(size) {
+        LARGE => HEADER + size,
+        class => CELL[class as usize] as usize,
+    }
+}
 
 /// The size class for a payload of `size` bytes, or [`LARGE`].
 #[inline]
@@ -203,6 +241,10 @@ enum BlockState {
     Owned,
     /// Some cells free; in `Inner::partial[class]`.
     Partial,
+    /// Marked by the last cycle but not swept since: may hold dead objects,
+    /// which must be freed before its cells are allocated; in
+    /// `Inner::unswept[class]`.
+    Unswept,
     /// No free cell known; in no list until the next sweep.
     Full,
 }
@@ -221,6 +263,7 @@ struct Large {
 struct Inner {
     blocks: Vec<Block>,
     partial: [Vec<u32>; CLASSES],
+    unswept: [Vec<u32>; CLASSES],
     free: Vec<u32>,
     released: Vec<u32>,
     /// Unused rest of the current mapping.
@@ -240,6 +283,7 @@ unsafe impl Send for Inner {}
 static HEAP: Mutex<Inner> = Mutex::new(Inner {
     blocks: Vec::new(),
     partial: [const { Vec::new() }; CLASSES],
+    unswept: [const { Vec::new() }; CLASSES],
     free: Vec::new(),
     released: Vec::new(),
     arena_next: 0,
@@ -378,12 +422,12 @@ impl Inner {
 #[inline]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
     let info = types::info(ty);
-    if info.kind != Kind::Struct {
+    if info.kind() != Kind::Struct {
         return Err(Error::WrongTypeKind);
     }
     let ts = threads::current()?;
     threads::poll(ts);
-    alloc_object(ts, ty.to_raw(), info.size, info.class)
+    alloc_object(ts, ty.to_raw(), info.size(), info.class())
 }
 
 /// Allocates a zeroed object of the variable-length type `ty` (a
@@ -413,11 +457,11 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
         let cell = CELL[class as usize] as usize;
         let buf = &mut local.heap.bufs[class as usize];
         if buf.limit - buf.cursor >= cell {
-            if let Some(index) = local.handles.pop() {
+            if let Some(handle) = local.handles.pop() {
                 let p = buf.cursor;
                 buf.cursor = p + cell;
                 // SAFETY: p is a free, zeroed cell of this thread's run.
-                return Ok(unsafe { init_object(ts, p as *mut Header, type_id, size, index) });
+                return Ok(unsafe { init_object(ts, p as *mut Header, type_id, size, handle) });
             }
         }
     }
@@ -429,28 +473,29 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
 ///
 /// # Safety
 /// `hdr` is a free, zeroed cell (or large allocation) of at least
-/// `HEADER + size` bytes owned by this thread; `index` was just popped from
-/// this thread's handle cache.
+/// `HEADER + size` bytes owned by this thread; `handle` was just popped
+/// from this thread's handle cache.
 #[inline(always)]
 unsafe fn init_object(
     ts: &ThreadState,
     hdr: *mut Header,
     type_id: u32,
     size: u32,
-    index: u32,
+    handle: u64,
 ) -> Handle {
-    // SAFETY: the caller guarantees hdr is ours and large enough.
+    // SAFETY: the caller guarantees hdr is ours and large enough. Nobody
+    // reads these fields before the handle matches; a validator holding a
+    // stale handle reads only the (atomic) handle word.
     unsafe {
-        hdr.write(Header {
-            size,
-            type_id,
-            mark: AtomicU32::new(collector::birth_mark()),
-            index,
-        })
-    };
+        std::ptr::addr_of_mut!((*hdr).size).write(size);
+        std::ptr::addr_of_mut!((*hdr).type_lo).write(type_id as u16);
+        std::ptr::addr_of_mut!((*hdr).type_hi).write((type_id >> 16) as u8);
+        (*hdr).mark.store(collector::birth_mark(), Ordering::Relaxed);
+        (*hdr).handle.store(handle, Ordering::Release);
+    }
     ts.count_allocation(size);
-    // SAFETY: index is fresh from our cache; the header is initialised.
-    unsafe { handles::publish(index, hdr) }
+    // SAFETY: handle is fresh from our cache; the header is initialised.
+    unsafe { handles::publish(handle, hdr) }
 }
 
 #[cold]
@@ -465,11 +510,11 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
     // SAFETY: the calling thread is running and owns its state.
     let local = unsafe { ts.local() };
     // Collections (possibly run by small_cell) leave handle caches alone.
-    let Some(index) = local.handles.pop() else {
+    let Some(handle) = local.handles.pop() else {
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
-    // SAFETY: hdr is a fresh zeroed cell of ours, index a fresh handle.
-    Ok(unsafe { init_object(ts, hdr, type_id, size, index) })
+    // SAFETY: hdr is a fresh zeroed cell of ours, handle a fresh handle.
+    Ok(unsafe { init_object(ts, hdr, type_id, size, handle) })
 }
 
 /// Makes sure this thread's handle cache is not empty.
@@ -490,12 +535,15 @@ fn ensure_handles(ts: &ThreadState) -> Result<()> {
     }
 }
 
-/// A free cell of `class` for this thread, taking a new block if needed.
+/// A free cell of `class` for this thread, taking a new block if needed:
+/// a partly free one, else an unswept one (swept here, its dead objects'
+/// handles going to this thread's cache), else a wholly free or new one.
 fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
     let c = class as usize;
     let cell = CELL[c] as usize;
     let mut collected = false;
     let mut collected_for_limit = false;
+    let mut swept_all = false;
     loop {
         {
             // SAFETY: the calling thread is running and owns its state; the
@@ -525,25 +573,50 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             collector::collect_for_alloc(ts, false);
             continue;
         }
-        let (id, whole) = match heap.partial[c].pop() {
-            Some(id) => (id, false),
-            None => match heap.take_free_block(class) {
-                Ok(id) => (id, true),
+        let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
+            (id, Fresh::No)
+        } else if let Some(id) = heap.unswept[c].pop() {
+            (id, Fresh::Unswept)
+        } else {
+            match heap.take_free_block(class) {
+                Ok(id) => (id, Fresh::Whole),
+                Err(Error::HeapLimit) if !swept_all => {
+                    // Unswept blocks of other classes may be wholly free.
+                    drop(heap);
+                    swept_all = true;
+                    sweep_all_unswept(collector::live_mark(), &mut |h| {
+                        // SAFETY: as above; no other borrow is live.
+                        unsafe { ts.local() }.handles.push(h)
+                    });
+                    continue;
+                }
                 Err(Error::HeapLimit) if !collected_for_limit => {
                     drop(heap);
                     collected = true;
                     collected_for_limit = true;
+                    swept_all = false;
                     collector::collect_for_alloc(ts, true);
                     continue;
                 }
                 Err(e) => return Err(e),
-            },
+            }
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
         let base = block.base;
         drop(heap);
         let end = base + (BLOCK / cell) * cell;
+        let mut whole = fresh == Fresh::Whole;
+        if fresh == Fresh::Unswept {
+            // SAFETY: the block is ours now; the world is not stopped, but
+            // its dead objects are unreachable and fail validation.
+            let local = unsafe { ts.local() };
+            // SAFETY: as above.
+            let free = unsafe {
+                sweep_cells(base, cell, collector::live_mark(), |h| local.handles.push(h))
+            };
+            whole = free.free == BLOCK / cell;
+        }
         // SAFETY: as above.
         let buf = &mut unsafe { ts.local() }.heap.bufs[c];
         *buf = Bump {
@@ -562,13 +635,23 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
     }
 }
 
+/// Where a block taken for allocation comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// Partly free, swept: look for runs of free cells.
+    No,
+    /// Unswept: sweep it first.
+    Unswept,
+    /// Wholly free: one run.
+    Whole,
+}
+
 /// Moves `buf` to the next run of free cells in its block; false when the
 /// block has none left.
 fn next_run(buf: &mut Bump, cell: usize) -> bool {
     let is_free = |p: usize| {
-        // SAFETY: cells of an owned block are either free (zero) or objects
-        // whose headers nobody writes outside a stopped world.
-        unsafe { (*(p as *const Header)).type_id == 0 }
+        // SAFETY: a cell of an owned block: free (zero) or an object.
+        unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) == 0 }
     };
     let mut p = buf.scan;
     while p < buf.end && !is_free(p) {
@@ -603,6 +686,13 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
             continue;
         }
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
+            // Wholly free blocks, found by sweeping, can be given back.
+            drop(heap);
+            sweep_all_unswept(collector::live_mark(), &mut |h| {
+                // SAFETY: the calling thread's own state, no other borrow.
+                unsafe { ts.local() }.handles.push(h)
+            });
+            heap = self::heap();
             heap.release_free_blocks(0);
         }
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
@@ -650,133 +740,191 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     }
 }
 
-/// What a sweep found.
+/// What sweeping one block found.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Swept {
-    pub(crate) live_objects: u64,
-    /// Payload bytes of the live objects.
-    pub(crate) live_bytes: u64,
-    /// Heap bytes the live objects occupy (cells, large allocations).
-    pub(crate) live_heap_bytes: usize,
-    pub(crate) freed_objects: u64,
+struct Cells {
+    free: usize,
 }
 
-/// Frees every object not marked with `cycle`; freed handles go to `freed`.
+/// Frees every object in the block at `base` (cells of `cell` bytes) whose
+/// mark is not `live_mark`, giving each one's handle (next generation) to
+/// `freed`; returns how many cells are free afterwards.
 ///
 /// # Safety
-/// The world is stopped, marking for `cycle` is complete, and every
-/// thread's buffers were retired since the world stopped.
-#[inline(never)]
-pub(crate) unsafe fn sweep(cycle: u32, freed: &mut Freed) -> Swept {
-    let mut guard = heap();
-    let heap = &mut *guard;
-    let mut swept = Swept::default();
-    for list in &mut heap.partial {
-        list.clear();
+/// The caller owns the block (no thread allocates in it, and no collection
+/// marks meanwhile), every object in it was marked by the cycle whose mark
+/// is `live_mark` if reachable, and that cycle has completed marking.
+unsafe fn sweep_cells(
+    base: usize,
+    cell: usize,
+    live_mark: u8,
+    mut freed: impl FnMut(u64),
+) -> Cells {
+    let cells = BLOCK / cell;
+    let mut out = Cells::default();
+    for i in 0..cells {
+        let hdr = (base + i * cell) as *mut Header;
+        // SAFETY: a cell of an owned block.
+        let (handle, size, mark) = unsafe {
+            (
+                (*hdr).handle.load(Ordering::Relaxed),
+                (*hdr).size,
+                (*hdr).mark.load(Ordering::Relaxed),
+            )
+        };
+        if handle == 0 {
+            out.free += 1;
+        } else if mark != live_mark {
+            debug_assert!(
+                handles::names(handle, hdr),
+                "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
+            );
+            freed(handles::next_generation(handle));
+            let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
+            // SAFETY: a dead object's cell of at least `used` bytes; once
+            // its handle word is 0 the handle is stale.
+            unsafe { zero_cell(hdr, used) };
+            out.free += 1;
+        }
     }
-    for (id, block) in heap.blocks.iter_mut().enumerate() {
-        match block.state {
-            BlockState::Free | BlockState::Released => continue,
-            BlockState::Owned => {
-                debug_assert!(false, "defergc: precise: block {id} still owned at sweep")
+    out
+}
+
+/// Zeroes the first `used` bytes (a multiple of 16) of a dead cell.
+///
+/// # Safety
+/// `hdr` is a dead object's cell of at least `used` bytes, owned by the
+/// caller. Other threads may only read its handle word and, if that still
+/// matched, its mark (validating a stale handle): both are atomics and are
+/// cleared atomically; nothing else of a dead object is read by anyone.
+#[inline(always)]
+unsafe fn zero_cell(hdr: *mut Header, used: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        (*hdr).handle.store(0, Ordering::Relaxed);
+        (*hdr).mark.store(0, Ordering::Relaxed);
+        ptr::addr_of_mut!((*hdr).size).write(0);
+        ptr::addr_of_mut!((*hdr).type_lo).write(0);
+        ptr::addr_of_mut!((*hdr).type_hi).write(0);
+        let payload = used - HEADER;
+        if payload <= 48 {
+            // Most dead objects are small: 16-byte stores, no memset call.
+            let words = Header::payload(hdr).cast::<[u64; 2]>();
+            for i in 0..payload / 16 {
+                words.add(i).write([0; 2]);
             }
-            BlockState::Partial | BlockState::Full => {}
+        } else {
+            ptr::write_bytes(Header::payload(hdr), 0, payload);
         }
-        let cell = CELL[block.class as usize] as usize;
-        let cells = BLOCK / cell;
-        let mut free = 0;
-        for i in 0..cells {
-            let hdr = (block.base + i * cell) as *mut Header;
-            // SAFETY: a cell of a carved block, and nothing else runs.
-            let (type_id, size, mark) = unsafe {
-                (
-                    (*hdr).type_id,
-                    (*hdr).size,
-                    (*hdr).mark.load(Ordering::Relaxed),
-                )
-            };
-            if type_id == 0 {
-                free += 1;
-            } else if mark == cycle {
-                swept.live_objects += 1;
-                swept.live_bytes += u64::from(size);
-            } else {
-                let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
-                // SAFETY: a dead object in a stopped world; its handle entry
-                // is live and points here.
-                unsafe { free_object(hdr, used, freed) };
-                swept.freed_objects += 1;
-                free += 1;
-            }
-        }
-        swept.live_heap_bytes += (cells - free) * cell;
-        block.state = if free == cells {
-            heap.free.push(id as u32);
+    }
+}
+
+/// Sweeps every unswept block, one at a time (each owned while it is
+/// swept), with `live_mark`, and files it as free, partly free or full.
+pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
+    let mut class = 0;
+    while class < CLASSES {
+        let mut heap = heap();
+        let Some(id) = heap.unswept[class].pop() else {
+            class += 1;
+            continue;
+        };
+        let block = &mut heap.blocks[id as usize];
+        block.state = BlockState::Owned;
+        let base = block.base;
+        drop(heap);
+        let cell = CELL[class] as usize;
+        // SAFETY: the block is ours until we file it below; the caller
+        // passes the mark of the last completed marking.
+        let cells = unsafe { sweep_cells(base, cell, live_mark, &mut *freed) };
+        let mut heap = self::heap();
+        heap.file(id, cells.free == BLOCK / cell, cells.free > 0);
+    }
+}
+
+impl Inner {
+    /// Puts a swept block (owned by the caller) in the list its free cells
+    /// call for.
+    fn file(&mut self, id: u32, all_free: bool, some_free: bool) {
+        let block = &mut self.blocks[id as usize];
+        block.state = if all_free {
+            self.free.push(id);
             BlockState::Free
-        } else if free > 0 {
-            heap.partial[block.class as usize].push(id as u32);
+        } else if some_free {
+            self.partial[block.class as usize].push(id);
             BlockState::Partial
         } else {
             BlockState::Full
         };
     }
+}
+
+/// Start of a cycle, world stopped and buffers retired: sweeps what the
+/// previous cycle left unswept (with its mark, `live_mark`), so that no
+/// dead object is left for the new cycle's marker to reach. The handles
+/// freed here belong to a completed cycle and go straight to the pool.
+///
+/// # Safety
+/// The world is stopped and every thread's buffers were retired.
+pub(crate) unsafe fn finish_sweep(live_mark: u8) {
+    let mut freed = Freed::new();
+    sweep_all_unswept(live_mark, &mut |h| freed.push_next(h));
+    handles::release(freed);
+}
+
+/// What a cycle's sweep of large objects found.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LargeSwept {
+    pub(crate) freed: u64,
+}
+
+/// End of marking, world stopped: frees the large objects `cycle` did not
+/// mark (memory released at [`end_cycle`], handles to `freed`), and files
+/// every small-object block that holds objects as unswept: its dead objects
+/// are freed when a thread takes it for allocation, or by the next
+/// [`finish_sweep`].
+///
+/// # Safety
+/// The world is stopped and marking for `cycle` is complete.
+#[inline(never)]
+pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> LargeSwept {
+    let mut guard = heap();
+    let heap = &mut *guard;
+    let mut out = LargeSwept::default();
+    for list in &mut heap.partial {
+        list.clear();
+    }
+    for (id, block) in heap.blocks.iter_mut().enumerate() {
+        match block.state {
+            BlockState::Free | BlockState::Released => {}
+            BlockState::Owned | BlockState::Unswept => {
+                debug_assert!(false, "defergc: precise: block {id} is {:?} after marking", block.state)
+            }
+            BlockState::Partial | BlockState::Full => {
+                block.state = BlockState::Unswept;
+                heap.unswept[block.class as usize].push(id as u32);
+            }
+        }
+    }
     let mut i = 0;
     while i < heap.large.len() {
         let hdr = heap.large[i].hdr;
         // SAFETY: a listed large object, initialised by its allocation.
-        let (size, mark) = unsafe { ((*hdr).size, (*hdr).mark.load(Ordering::Relaxed)) };
+        let (handle, mark) =
+            unsafe { ((*hdr).handle.load(Ordering::Relaxed), (*hdr).mark.load(Ordering::Relaxed)) };
         if mark == cycle {
-            swept.live_objects += 1;
-            swept.live_bytes += u64::from(size);
-            swept.live_heap_bytes += heap.large[i].bytes;
             i += 1;
         } else {
             let large = heap.large.swap_remove(i);
-            // SAFETY: dead and in a stopped world; memory released later.
-            unsafe { free_handle(hdr, freed) };
-            swept.freed_objects += 1;
+            debug_assert!(handles::names(handle, hdr), "defergc: precise: heap corruption");
+            // Its entry stops pointing there now; its memory is released at
+            // the end of the cycle.
+            handles::free_large(handle, freed);
+            out.freed += 1;
             heap.pending_large.push(large);
         }
     }
-    swept
-}
-
-/// Frees the handle of the dead object at `hdr`.
-///
-/// # Safety
-/// As for [`free_object`].
-unsafe fn free_handle(hdr: *mut Header, freed: &mut Freed) {
-    // SAFETY: the caller guarantees hdr is a dead object with a live entry.
-    let index = unsafe { (*hdr).index };
-    debug_assert!(
-        handles::names(index, hdr),
-        "defergc: precise: heap corruption: header {hdr:p} and handle entry {index} disagree"
-    );
-    // SAFETY: see above.
-    unsafe { handles::free(index, freed) };
-}
-
-/// Frees the dead small object at `hdr` whose first `used` bytes may be
-/// non-zero: handle to `freed`, cell back to zeros.
-///
-/// # Safety
-/// The world is stopped and `hdr` is a dead object whose handle entry is
-/// live.
-#[inline(always)]
-unsafe fn free_object(hdr: *mut Header, used: usize, freed: &mut Freed) {
-    // SAFETY: forwarded from the caller; the cell has `used` bytes.
-    unsafe {
-        free_handle(hdr, freed);
-        if used <= 64 {
-            // Most dead objects are small: 16-byte stores, no memset call.
-            let words = hdr.cast::<[u64; 2]>();
-            for i in 0..used.div_ceil(16) {
-                words.add(i).write([0; 2]);
-            }
-        } else {
-            ptr::write_bytes(hdr.cast::<u8>(), 0, used);
-        }
-    }
+    out
 }
 
 /// Ends a cycle for the heap: releases the large objects it freed, sets

@@ -8,7 +8,7 @@
 //! so within 25%), from which percentiles can be read.
 
 use super::handles;
-use super::heap::{self, Swept};
+use super::heap;
 use super::threads;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -34,7 +34,8 @@ pub struct Stats {
     pub objects_allocated: u64,
     /// Payload bytes allocated since the process started.
     pub bytes_allocated: u64,
-    /// Objects freed by collections.
+    /// Objects found dead by collections (the memory of small ones is
+    /// reclaimed lazily, by the next allocations in their blocks).
     pub objects_freed: u64,
     /// Completed collections.
     pub collections: u64,
@@ -138,12 +139,15 @@ static TOTALS: Mutex<Totals> = Mutex::new(Totals {
     pauses: PauseHistogram::new(),
 });
 
-/// Records a completed collection.
-pub(crate) fn record_cycle(swept: &Swept, pause: Duration) {
+/// Records a completed collection that found `live_objects` objects of
+/// `live_bytes` payload bytes live when `allocated` objects had been
+/// allocated in all: every other object is freed by it (the memory of
+/// small ones lazily).
+pub(crate) fn record_cycle(live_objects: u64, live_bytes: u64, allocated: u64, pause: Duration) {
     let mut t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
-    t.live_objects = swept.live_objects;
-    t.live_bytes = swept.live_bytes;
-    t.objects_freed += swept.freed_objects;
+    t.live_objects = live_objects;
+    t.live_bytes = live_bytes;
+    t.objects_freed = allocated.saturating_sub(live_objects).max(t.objects_freed);
     t.collections += 1;
     t.pause_total += pause;
     t.pause_max = t.pause_max.max(pause);

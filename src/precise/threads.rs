@@ -409,6 +409,15 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// Objects allocated by all threads, past and present, so far.
+    pub(crate) fn allocated_objects(&self) -> u64 {
+        let mut n = self.reg.exited_objects;
+        for t in self.threads() {
+            n += t.objects_allocated.load(Ordering::Relaxed);
+        }
+        n
+    }
+
     /// Every registered thread, the collector's own included.
     pub(crate) fn threads(&self) -> impl Iterator<Item = &ThreadState> + '_ {
         // SAFETY: registered states stay allocated while listed, and the

@@ -10,15 +10,17 @@
 //!   the collector never looks into.
 //!
 //! Descriptions are immutable once registered and live until the process
-//! exits, in a never-moving [`Segmented`] array of pointers, so lookups
-//! (on every allocation, access and traced object) take no lock. Type id 0
+//! exits, inline in a never-moving [`Segmented`] array, so a lookup (on
+//! every allocation, access and traced object) takes no lock and two
+//! dependent loads; a struct of up to 64 words carries its handle-field
+//! bitmap in its slot. Type id 0
 //! is never given out: a header with type id 0 is a free heap cell.
 
 use super::error::{Error, Result};
 use super::heap;
-use super::segmented::Segmented;
+use super::segmented::{Segmented, Zeroed};
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// The largest object payload, in bytes: the header keeps sizes in 32 bits.
@@ -55,28 +57,86 @@ pub(crate) enum Kind {
     Bytes,
 }
 
-/// One registered type.
+/// One registered type, stored inline in the registry so that a lookup is
+/// two dependent loads (chunk pointer, slot). Immutable once `meta` is
+/// published (release; read with acquire by [`info_raw`]).
 pub(crate) struct TypeInfo {
-    pub(crate) kind: Kind,
-    /// Payload size for structs (0 for variable-length kinds).
-    pub(crate) size: u32,
-    /// Size class of a struct ([`heap::LARGE`] for large ones).
-    pub(crate) class: u8,
-    /// Handle field offsets in bytes, ascending (structs only).
-    pub(crate) offsets: Box<[u32]>,
-    /// Bit `i` set when the word at byte offset `8 * i` is a handle field
-    /// (structs only).
+    /// 0 while unregistered; else kind (1 struct, 2 handle array, 3 bytes)
+    /// in bits 0..8, size class in 8..16, struct payload size in 32..64.
+    meta: AtomicU64,
+    /// Bit `i` set when the word at byte offset `8 * i` (`i < 64`) is a
+    /// handle field of a struct.
+    bits: AtomicU64,
+    /// Handle field offsets and the full bitmap (structs only).
+    ext: AtomicPtr<StructLayout>,
+}
+
+// SAFETY: all-zero is an unregistered slot (three zeroed atomics).
+unsafe impl Zeroed for TypeInfo {}
+
+/// The layout of a struct type beyond what fits in its slot.
+struct StructLayout {
+    /// Handle field offsets in bytes, ascending.
+    offsets: Box<[u32]>,
+    /// Bit `i` set when the word at byte offset `8 * i` is a handle field.
     bitmap: Box<[u64]>,
 }
 
 impl TypeInfo {
+    #[inline(always)]
+    fn meta(&self) -> u64 {
+        self.meta.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn kind(&self) -> Kind {
+        match self.meta() & 0xFF {
+            1 => Kind::Struct,
+            2 => Kind::HandleArray,
+            _ => Kind::Bytes,
+        }
+    }
+
+    /// Payload size of a struct (0 for variable-length kinds).
+    #[inline(always)]
+    pub(crate) fn size(&self) -> u32 {
+        (self.meta() >> 32) as u32
+    }
+
+    /// Size class of a struct ([`heap::LARGE`] for large ones).
+    #[inline(always)]
+    pub(crate) fn class(&self) -> u8 {
+        (self.meta() >> 8) as u8
+    }
+
+    /// The handle-field bitmap of a struct whose size is at most 64 words.
+    #[inline(always)]
+    pub(crate) fn small_bitmap(&self) -> Option<u64> {
+        (self.size() <= 512).then(|| self.bits.load(Ordering::Relaxed))
+    }
+
+    fn layout(&self) -> Option<&'static StructLayout> {
+        let p = self.ext.load(Ordering::Relaxed);
+        // SAFETY: published before meta, leaked, never changed or freed.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// Handle field offsets of a struct, ascending (empty otherwise).
+    pub(crate) fn offsets(&self) -> &'static [u32] {
+        self.layout().map_or(&[], |l| &l.offsets)
+    }
+
     /// Whether the 8-byte word at `word` (offset / 8) is a handle field of a
     /// struct; the caller has checked the word is inside the object.
     #[inline(always)]
     pub(crate) fn is_handle_word(&self, word: usize) -> bool {
-        self.bitmap
-            .get(word / 64)
-            .is_some_and(|bits| bits & (1 << (word % 64)) != 0)
+        if word < 64 {
+            self.bits.load(Ordering::Relaxed) & (1 << word) != 0
+        } else {
+            self.layout()
+                .and_then(|l| l.bitmap.get(word / 64))
+                .is_some_and(|bits| bits & (1 << (word % 64)) != 0)
+        }
     }
 
     /// Whether any word in `first..=last` is a handle field (structs only).
@@ -85,18 +145,19 @@ impl TypeInfo {
     }
 }
 
-/// 2^22 types, in chunks of 1024 pointers.
-static TYPES: Segmented<AtomicPtr<TypeInfo>, 10, 4096> = Segmented::new();
+/// 2^22 types, in chunks of 1024 slots.
+type Registry = Segmented<TypeInfo, 10, 4096>;
+static TYPES: Registry = Registry::new();
+// Every id fits in an object header.
+const _: () = assert!(Registry::CAPACITY <= heap::MAX_TYPE_ID as usize + 1);
 /// The next id to give out; ids are dense from 1.
 static NEXT: Mutex<u32> = Mutex::new(1);
 
 /// The registered type with this raw id.
 #[inline(always)]
 pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
-    let p = TYPES.get(raw as usize)?.load(Ordering::Acquire);
-    // SAFETY: non-null entries are leaked boxes that are never freed or
-    // changed after publication (release store in register).
-    (!p.is_null()).then(|| unsafe { &*p })
+    let slot = TYPES.get(raw as usize)?;
+    (slot.meta.load(Ordering::Acquire) != 0).then_some(slot)
 }
 
 /// The description of a registered type.
@@ -109,18 +170,28 @@ pub(crate) fn info(id: TypeId) -> &'static TypeInfo {
     }
 }
 
-fn register(info: TypeInfo) -> Result<TypeId> {
+fn register(kind: Kind, size: u32, class: u8, layout: Option<StructLayout>) -> Result<TypeId> {
     let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
     let id = *next;
-    if !TYPES.ensure(id as usize) {
-        // The registry is full (2^22 types) or the chunk allocation failed.
+    // The registry is full (2^22 types) or the chunk allocation failed.
+    let slot = match TYPES.ensure(id as usize) {
+        true => TYPES.get(id as usize),
+        false => None,
+    };
+    let Some(slot) = slot else {
         return Err(Error::OutOfMemory);
+    };
+    if let Some(layout) = layout {
+        slot.bits.store(layout.bitmap.first().copied().unwrap_or(0), Ordering::Relaxed);
+        slot.ext.store(Box::into_raw(Box::new(layout)), Ordering::Relaxed);
     }
-    let leaked = Box::into_raw(Box::new(info));
-    match TYPES.get(id as usize) {
-        Some(slot) => slot.store(leaked, Ordering::Release),
-        None => unreachable!("ensure succeeded"),
-    }
+    let kind = match kind {
+        Kind::Struct => 1,
+        Kind::HandleArray => 2,
+        Kind::Bytes => 3,
+    };
+    let meta = kind | u64::from(class) << 8 | u64::from(size) << 32;
+    slot.meta.store(meta, Ordering::Release);
     *next += 1;
     // SAFETY: ids start at 1 and only grow.
     Ok(TypeId(unsafe { NonZeroU32::new_unchecked(id) }))
@@ -151,44 +222,30 @@ pub fn register_type(size: usize, handle_offsets: &[usize]) -> Result<TypeId> {
         offsets.push(off as u32);
     }
     offsets.sort_unstable();
-    register(TypeInfo {
-        kind: Kind::Struct,
-        size: size as u32,
-        class: heap::class_of(size),
+    let layout = StructLayout {
         offsets: offsets.into_boxed_slice(),
         bitmap: bitmap.into_boxed_slice(),
-    })
+    };
+    register(Kind::Struct, size as u32, heap::class_of(size), Some(layout))
 }
 
 /// Registers a variable-length array-of-handles type: allocate it with
 /// [`alloc_array`](crate::precise::alloc_array) and a length in elements.
 pub fn register_handle_array_type() -> Result<TypeId> {
-    register(TypeInfo {
-        kind: Kind::HandleArray,
-        size: 0,
-        class: heap::LARGE,
-        offsets: Box::new([]),
-        bitmap: Box::new([]),
-    })
+    register(Kind::HandleArray, 0, heap::LARGE, None)
 }
 
 /// Registers a variable-length pointer-free type: allocate it with
 /// [`alloc_array`](crate::precise::alloc_array) and a length in bytes.
 pub fn register_bytes_type() -> Result<TypeId> {
-    register(TypeInfo {
-        kind: Kind::Bytes,
-        size: 0,
-        class: heap::LARGE,
-        offsets: Box::new([]),
-        bitmap: Box::new([]),
-    })
+    register(Kind::Bytes, 0, heap::LARGE, None)
 }
 
 /// The payload size of an array of `len` elements of a variable-length
 /// type: [`Error::WrongTypeKind`] for a struct, [`Error::TooLarge`] when it
 /// does not fit.
 pub(crate) fn array_size(info: &TypeInfo, len: usize) -> Result<usize> {
-    let bytes = match info.kind {
+    let bytes = match info.kind() {
         Kind::Struct => return Err(Error::WrongTypeKind),
         Kind::HandleArray => len.checked_mul(8).ok_or(Error::TooLarge)?,
         Kind::Bytes => len,
