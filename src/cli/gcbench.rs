@@ -56,9 +56,17 @@ pub struct Args {
     /// Print only the JSON line.
     #[arg(long)]
     json: bool,
+    /// precise backend: collect when the heap has grown by this percentage
+    /// of what the last collection found live (Go's GOGC; default 100).
+    #[arg(long)]
+    gc_percent: Option<u32>,
 }
 
 pub fn run(args: &Args) -> i32 {
+    if args.gc_percent.is_some() && args.backend != Backend::Precise {
+        eprintln!("defergc gcbench: --gc-percent applies to the precise backend only");
+        return 2;
+    }
     match args.backend {
         Backend::Bdwgc => {
             if gc::BACKEND != "bdwgc" {
@@ -73,7 +81,7 @@ pub fn run(args: &Args) -> i32 {
             bench(args, &mut Bdwgc::new())
         }
         #[cfg(feature = "precise")]
-        Backend::Precise => bench(args, &mut precise_heap::Precise::new()),
+        Backend::Precise => bench(args, &mut precise_heap::Precise::new(args.gc_percent)),
         #[cfg(not(feature = "precise"))]
         Backend::Precise => {
             eprintln!(
@@ -274,11 +282,12 @@ mod precise_heap {
     }
 
     impl Precise {
-        pub fn new() -> Precise {
+        pub fn new(gc_percent: Option<u32>) -> Precise {
             // Start the collector and register this thread before timing.
             precise::init().unwrap_or_else(|e| fail("init", e));
-            if std::env::var_os("XNOGC").is_some() { precise::set_gc_percent(None); }
-            if let Some(p) = std::env::var("XGOGC").ok().and_then(|v| v.parse().ok()) { precise::set_gc_percent(Some(p)); }
+            if let Some(percent) = gc_percent {
+                precise::set_gc_percent(Some(percent));
+            }
             Precise {
                 node: precise::register_type(24, &[0, 8])
                     .unwrap_or_else(|e| fail("register_type", e)),

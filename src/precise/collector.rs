@@ -10,8 +10,8 @@
 //!    published and every thread's bump buffers are retired;
 //! 2. **mark** ([`Marker`]): from the shadow stacks, the global roots and
 //!    root memory (candidates, validated), then transitively through the
-//!    types' handle fields, with an explicit growable mark stack: no
-//!    recursion, whatever the shape of the heap;
+//!    types' handle fields, with an explicit growable mark stack (no
+//!    recursion, whatever the shape of the heap) and prefetching;
 //! 3. **sweep**: unmarked large objects are freed at once
 //!    ([`heap::after_mark`]), their handles to the cycle's pending list;
 //!    blocks are swept lazily by the threads that allocate in them next,
@@ -137,10 +137,74 @@ fn end(world: World, marked: Marked, freed: Freed) {
     drop(world);
 }
 
+/// Prefetches the cache line at `p` (a hint: never faults).
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint with no effect on memory, valid for any
+    // address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// A small first-in first-out buffer of the marker's prefetch pipeline.
+struct Fifo<T: Copy, const N: usize> {
+    items: [Option<T>; N],
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy, const N: usize> Fifo<T, N> {
+    fn new() -> Self {
+        Fifo {
+            items: [None; N],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn is_full(&self) -> bool {
+        self.len == N
+    }
+
+    #[inline(always)]
+    fn push(&mut self, item: T) {
+        debug_assert!(!self.is_full());
+        self.items[(self.head + self.len) % N] = Some(item);
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let item = self.items[self.head].take();
+        self.head = (self.head + 1) % N;
+        self.len -= 1;
+        item
+    }
+}
+
 /// The marking state of one cycle.
+///
+/// Marking is a pipeline that hides the two cache misses of each visit (the
+/// handle's table entry, then the object): handle values wait on an
+/// explicit, growable stack (roots and fields are pushed unresolved, so
+/// that no object graph can make it recurse); a value taken off the stack
+/// has its entry prefetched and waits in a short queue; once resolved, its
+/// header is prefetched and waits in a second queue; then it is validated
+/// against the handle, marked, and its handle fields are pushed. Any value is accepted: one that is not a
+/// live handle is dropped when resolved.
 struct Marker {
     cycle: u8,
-    stack: Vec<*mut Header>,
+    stack: Vec<u64>,
+    entries: Fifo<u64, 8>,
+    headers: Fifo<(u64, *mut Header), 8>,
     objects: u64,
     bytes: u64,
     heap_bytes: usize,
@@ -151,70 +215,92 @@ impl Marker {
         Marker {
             cycle,
             stack: Vec::with_capacity(1024),
+            entries: Fifo::new(),
+            headers: Fifo::new(),
             objects: 0,
             bytes: 0,
             heap_bytes: 0,
         }
     }
 
-    /// Marks the object named by `raw` if it is a live handle that is not
-    /// marked yet. Any value is accepted; non-handles are ignored.
+    /// Queues a root or field value for marking.
     #[inline(always)]
     fn visit(&mut self, raw: u64) {
-        let Some(hdr) = handles::resolve_candidate(raw) else {
-            return;
-        };
-        // SAFETY: a live entry's object is allocated until a sweep frees
-        // it, and none runs while we mark.
-        let mark = unsafe { &(*hdr).mark };
-        if mark.load(Ordering::Relaxed) != self.cycle {
-            mark.store(self.cycle, Ordering::Relaxed);
-            self.stack.push(hdr);
+        if raw != 0 {
+            self.stack.push(raw);
         }
     }
 
-    /// Traces marked objects until none is left to trace.
+    /// Marks everything reachable from the queued values.
     fn drain(&mut self) {
-        while let Some(hdr) = self.stack.pop() {
-            // SAFETY: pushed by visit, so a live, initialised object.
-            let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
-            self.objects += 1;
-            self.bytes += size as u64;
-            self.heap_bytes += heap::footprint(size);
-            let Some(info) = types::info_raw(type_id) else {
-                debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
-                continue;
-            };
-            let words = Header::payload(hdr).cast::<AtomicU64>();
-            match info.kind() {
-                Kind::Struct if info.small_bitmap().is_some() => {
-                    let mut bits = info.small_bitmap().unwrap_or(0);
+        loop {
+            while !self.entries.is_full() {
+                let Some(raw) = self.stack.pop() else { break };
+                handles::prefetch_entry(raw);
+                self.entries.push(raw);
+            }
+            while !self.headers.is_full() {
+                let Some(raw) = self.entries.pop() else { break };
+                if let Some(hdr) = handles::entry_target(raw) {
+                    prefetch(hdr);
+                    self.headers.push((raw, hdr));
+                }
+            }
+            match self.headers.pop() {
+                Some((raw, hdr)) if handles::names_object(raw, hdr) => self.mark(hdr),
+                Some(_) => {}
+                None if self.entries.len == 0 && self.stack.is_empty() => break,
+                None => {}
+            }
+        }
+    }
+
+    /// Marks the live object at `hdr` unless it is marked, and queues its
+    /// handle fields.
+    #[inline(always)]
+    fn mark(&mut self, hdr: *mut Header) {
+        // SAFETY: resolved from a live handle: an initialised object that
+        // no sweep frees while we mark.
+        let (mark, type_id, size) =
+            unsafe { (&(*hdr).mark, (*hdr).type_id(), (*hdr).size as usize) };
+        if mark.load(Ordering::Relaxed) == self.cycle {
+            return;
+        }
+        mark.store(self.cycle, Ordering::Relaxed);
+        self.objects += 1;
+        self.bytes += size as u64;
+        self.heap_bytes += heap::footprint(size);
+        let Some(info) = types::info_raw(type_id) else {
+            debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
+            return;
+        };
+        let words = Header::payload(hdr).cast::<AtomicU64>();
+        let field = |i: usize| {
+            // SAFETY: the words read are inside the payload: registered
+            // handle offsets are, and an array's slots are.
+            unsafe { &*words.add(i) }.load(Ordering::Relaxed)
+        };
+        match info.kind() {
+            Kind::Struct => match info.small_bitmap() {
+                Some(mut bits) => {
                     while bits != 0 {
                         let word = bits.trailing_zeros() as usize;
                         bits &= bits - 1;
-                        // SAFETY: registered handle words are inside the
-                        // payload.
-                        let raw = unsafe { &*words.add(word) }.load(Ordering::Relaxed);
-                        self.visit(raw);
+                        self.visit(field(word));
                     }
                 }
-                Kind::Struct => {
+                None => {
                     for &off in info.offsets() {
-                        // SAFETY: registered offsets are aligned and inside
-                        // the payload.
-                        let raw = unsafe { &*words.add(off as usize / 8) }.load(Ordering::Relaxed);
-                        self.visit(raw);
+                        self.visit(field(off as usize / 8));
                     }
                 }
-                Kind::HandleArray => {
-                    for i in 0..size / 8 {
-                        // SAFETY: every word of the payload is a slot.
-                        let raw = unsafe { &*words.add(i) }.load(Ordering::Relaxed);
-                        self.visit(raw);
-                    }
+            },
+            Kind::HandleArray => {
+                for i in 0..size / 8 {
+                    self.visit(field(i));
                 }
-                Kind::Bytes => {}
             }
+            Kind::Bytes => {}
         }
     }
 }

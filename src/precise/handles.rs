@@ -46,8 +46,8 @@
 //! release) and then the entry (release); readers load the entry, then the
 //! header's handle (both acquire).
 
-use super::error::{Error, Result};
 use super::collector;
+use super::error::{Error, Result};
 use super::heap::Header;
 use super::segmented::Segmented;
 use std::fmt;
@@ -69,7 +69,7 @@ static TABLE: Table = Table::new();
 
 /// Where the entry of a freed large object points: a header that matches
 /// no handle.
-static TOMBSTONE: Header = Header::FREE;
+static TOMBSTONE: Header = Header::free();
 
 /// A reference to an object of the precise heap: a non-zero 64-bit value
 /// (table index and generation), valid until the object is collected.
@@ -144,9 +144,11 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     // SAFETY: a non-null entry points to a small-object cell (never
     // unmapped), a live large object, or the tombstone. The mark is read
     // only once the handle matches, so it is this object's.
-    if unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw
-        && unsafe { (*hdr).mark.load(Ordering::Relaxed) } == collector::live_mark()
-    {
+    let live = unsafe {
+        (*hdr).handle.load(Ordering::Acquire) == raw
+            && (*hdr).mark.load(Ordering::Relaxed) == collector::live_mark()
+    };
+    if live {
         Ok(hdr)
     } else {
         Err(Error::StaleHandle)
@@ -154,13 +156,48 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
 }
 
 /// Resolves an arbitrary word that may or may not be a live handle (root
-/// memory, fields written through raw pointers): any value is safe.
-#[inline(always)]
+/// memory, fields written through raw pointers): any value is safe. The
+/// marker does the same in two steps ([`entry_target`], [`names_object`]).
+#[cfg(test)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
     let hdr = entry(raw)?.load(Ordering::Acquire);
     // SAFETY: as in resolve; raw is non-zero here (0 has no entry), so a
     // free cell (handle 0) never matches.
     (!hdr.is_null() && unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
+}
+
+/// The header the entry of `raw` points to, unchecked: the first half of
+/// [`resolve_candidate`], for callers that prefetch the header before
+/// finishing with [`names_object`].
+#[inline(always)]
+pub(crate) fn entry_target(raw: u64) -> Option<*mut Header> {
+    let hdr = entry(raw)?.load(Ordering::Acquire);
+    (!hdr.is_null()).then_some(hdr)
+}
+
+/// Whether `hdr` (from [`entry_target`]) is the live object of `raw`.
+#[inline(always)]
+pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
+    // SAFETY: as in resolve; raw is non-zero (0 has no entry), so a free
+    // cell (handle 0) never matches.
+    unsafe { (*hdr).handle.load(Ordering::Acquire) == raw }
+}
+
+/// Starts loading the table entry `raw` would resolve through (a hint).
+#[inline(always)]
+pub(crate) fn prefetch_entry(raw: u64) {
+    let index = (raw & INDEX_MASK).wrapping_sub(1) as usize;
+    if let Some(e) = TABLE.get(index) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint, valid for any address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (e as *const AtomicPtr<Header>).cast::<i8>(),
+            )
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = e;
+    }
 }
 
 /// Points the entry of `handle` (taken from a [`LocalHandles`]) at `hdr`,
@@ -324,8 +361,7 @@ impl LocalHandles {
         FRESH.store(end, Ordering::Relaxed);
         drop(pool);
         // Popped from the back: hand out ascending indices, generation 0.
-        self.free
-            .extend((start as u64 + 1..end as u64 + 1).rev());
+        self.free.extend((start as u64 + 1..end as u64 + 1).rev());
         Ok(())
     }
 
@@ -357,7 +393,7 @@ mod tests {
 
     /// A leaked header holding `handle`, as the heap would write it.
     fn header(handle: u64) -> *mut Header {
-        let h = Box::leak(Box::new(Header::FREE));
+        let h = Box::leak(Box::new(Header::free()));
         h.handle = AtomicU64::new(handle);
         h.mark = AtomicU8::new(collector::live_mark());
         h

@@ -182,8 +182,12 @@ fn register(kind: Kind, size: u32, class: u8, layout: Option<StructLayout>) -> R
         return Err(Error::OutOfMemory);
     };
     if let Some(layout) = layout {
-        slot.bits.store(layout.bitmap.first().copied().unwrap_or(0), Ordering::Relaxed);
-        slot.ext.store(Box::into_raw(Box::new(layout)), Ordering::Relaxed);
+        slot.bits.store(
+            layout.bitmap.first().copied().unwrap_or(0),
+            Ordering::Relaxed,
+        );
+        slot.ext
+            .store(Box::into_raw(Box::new(layout)), Ordering::Relaxed);
     }
     let kind = match kind {
         Kind::Struct => 1,
@@ -226,7 +230,12 @@ pub fn register_type(size: usize, handle_offsets: &[usize]) -> Result<TypeId> {
         offsets: offsets.into_boxed_slice(),
         bitmap: bitmap.into_boxed_slice(),
     };
-    register(Kind::Struct, size as u32, heap::class_of(size), Some(layout))
+    register(
+        Kind::Struct,
+        size as u32,
+        heap::class_of(size),
+        Some(layout),
+    )
 }
 
 /// Registers a variable-length array-of-handles type: allocate it with
