@@ -269,7 +269,14 @@ impl Marker {
         mark.store(self.cycle, Ordering::Relaxed);
         self.objects += 1;
         self.bytes += size as u64;
-        self.heap_bytes += heap::footprint(size);
+        let footprint = heap::footprint(size);
+        self.heap_bytes += footprint;
+        if footprint <= heap::MAX_SMALL_CELL {
+            // SAFETY: a small object lives in a block, whose header word
+            // only the marker writes while it runs.
+            let live = unsafe { &*heap::block_live_counter(hdr) };
+            live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
         let Some(info) = types::info_raw(type_id) else {
             debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
             return;

@@ -14,7 +14,9 @@
 //!
 //! Objects whose cell (header + payload, rounded up to the size class) is
 //! at most 8 KiB live in 128 KiB blocks of one size class each, carved from
-//! 8 MiB anonymous mappings. Each thread owns at most one block per class
+//! 8 MiB anonymous mappings. Blocks are 128 KiB-aligned and start with a
+//! 16-byte block header, a counter the marker increments for every object
+//! it marks there: a block whose cells are all live is not swept. Each thread owns at most one block per class
 //! and bump-allocates through runs of consecutive free cells in it
 //! ([`LocalHeap`]): the fast path is a compare and an add, with no lock and
 //! no atomic read-modify-write. When the block has no free run left, the
@@ -73,8 +75,29 @@ const GRANULE: usize = 16;
 pub(crate) const BLOCK: usize = 128 << 10;
 /// Bytes mapped at a time and carved into blocks.
 const ARENA: usize = 64 * BLOCK;
+/// Bytes at the start of each block (which is `BLOCK`-aligned) before its
+/// first cell: the count of objects the running marking found live in it.
+const BLOCK_HEADER: usize = 16;
+
+/// The first cell of the block at `base`.
+#[inline(always)]
+fn first_cell(base: usize) -> usize {
+    base + BLOCK_HEADER
+}
+
+/// How many cells of `cell` bytes a block holds.
+#[inline(always)]
+fn cells_per_block(cell: usize) -> usize {
+    (BLOCK - BLOCK_HEADER) / cell
+}
+
+/// The live-object counter of the block holding the small object at `hdr`.
+#[inline(always)]
+pub(crate) fn block_live_counter(hdr: *mut Header) -> *const AtomicU32 {
+    (hdr as usize & !(BLOCK - 1)) as *const AtomicU32
+}
 /// The largest small-object cell.
-const MAX_SMALL_CELL: usize = 8192;
+pub(crate) const MAX_SMALL_CELL: usize = 8192;
 /// The size class of large objects.
 pub(crate) const LARGE: u8 = u8::MAX;
 
@@ -371,7 +394,7 @@ impl Inner {
             let p = unsafe {
                 libc::mmap(
                     ptr::null_mut(),
-                    ARENA,
+                    ARENA + BLOCK,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                     -1,
@@ -381,8 +404,10 @@ impl Inner {
             if p == libc::MAP_FAILED {
                 return Err(Error::OutOfMemory);
             }
-            self.arena_next = p as usize;
-            self.arena_end = p as usize + ARENA;
+            // Blocks are BLOCK-aligned, so an object finds its block's
+            // header by masking its address; the unused rest stays reserved.
+            self.arena_next = (p as usize).next_multiple_of(BLOCK);
+            self.arena_end = self.arena_next + ARENA;
         }
         if self.blocks.len() >= NO_BLOCK as usize {
             return Err(Error::OutOfMemory);
@@ -609,7 +634,8 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
         block.state = BlockState::Owned;
         let base = block.base;
         drop(heap);
-        let end = base + (BLOCK / cell) * cell;
+        let start = first_cell(base);
+        let end = start + cells_per_block(cell) * cell;
         let mut whole = fresh == Fresh::Whole;
         if fresh == Fresh::Unswept {
             // SAFETY: the block is ours now; the world is not stopped, but
@@ -621,14 +647,14 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
                     local.handles.push(h)
                 })
             };
-            whole = free.free == BLOCK / cell;
+            whole = free.free == cells_per_block(cell);
         }
         // SAFETY: as above.
         let buf = &mut unsafe { ts.local() }.heap.bufs[c];
         *buf = Bump {
-            cursor: base,
-            limit: base,
-            scan: base,
+            cursor: start,
+            limit: start,
+            scan: start,
             end,
             block: id,
         };
@@ -636,7 +662,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             // A wholly free block is one run: no need to look at its cells.
             buf.limit = end;
             buf.scan = end;
-            ALLOCATED_SINCE_GC.fetch_add(end - base, Ordering::Relaxed);
+            ALLOCATED_SINCE_GC.fetch_add(end - start, Ordering::Relaxed);
         }
     }
 }
@@ -766,10 +792,10 @@ unsafe fn sweep_cells(
     live_mark: u8,
     mut freed: impl FnMut(u64),
 ) -> Cells {
-    let cells = BLOCK / cell;
+    let cells = cells_per_block(cell);
     let mut out = Cells::default();
     for i in 0..cells {
-        let hdr = (base + i * cell) as *mut Header;
+        let hdr = (first_cell(base) + i * cell) as *mut Header;
         prefetch(hdr.cast::<u8>().wrapping_add(1024));
         // SAFETY: a cell of an owned block.
         let (handle, size, mark) = unsafe {
@@ -857,7 +883,7 @@ pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
         // passes the mark of the last completed marking.
         let cells = unsafe { sweep_cells(base, cell, live_mark, &mut *freed) };
         let mut heap = self::heap();
-        heap.file(id, cells.free == BLOCK / cell, cells.free > 0);
+        heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
     }
 }
 
@@ -924,8 +950,16 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> LargeSwept {
                 )
             }
             BlockState::Partial | BlockState::Full => {
-                block.state = BlockState::Unswept;
-                heap.unswept[block.class as usize].push(id as u32);
+                // SAFETY: the block's header word, which only the marker
+                // (finished) and this function touch.
+                let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
+                if live as usize == cells_per_block(CELL[block.class as usize] as usize) {
+                    // Every cell holds a live object: nothing to sweep.
+                    block.state = BlockState::Full;
+                } else {
+                    block.state = BlockState::Unswept;
+                    heap.unswept[block.class as usize].push(id as u32);
+                }
             }
         }
     }

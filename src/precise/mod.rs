@@ -40,8 +40,10 @@
 //! # Checks
 //!
 //! Always on, release builds included (each is a compare or two):
-//! null, invalid and stale handles in [`deref`], [`load`], [`store`]
-//! (object and value), the byte accessors, [`size_of`] and [`type_of`];
+//! null, invalid and stale handles (a stale one names an object that a
+//! collection found dead, swept or not yet) in [`deref()`], [`load`],
+//! [`store`] (object and value), the byte accessors, [`size_of`] and
+//! [`type_of`];
 //! unknown type ids ([`TypeId::from_raw`]); field offsets and byte ranges
 //! against the object size and its type's handle-field map; frame order in
 //! [`pop_frame`], [`Frame::root`] and [`Frame::pop`]; heap use from native
@@ -52,12 +54,14 @@
 //! Debug builds (`debug_assertions`) only: the handles given to [`root`],
 //! [`set_root`], [`Frame::root`] and [`Frame::set`] (a stale or invalid one
 //! is an error there; in release it is stored, ignored by the marker, and
-//! reported when used), and heap consistency checks in the sweep.
+//! reported when used), and heap consistency checks in the sweep (each
+//! freed header must be the one its table entry points to) and after
+//! marking (no block owned or unswept).
 //!
 //! # Layout
 //!
 //! `handles.rs` (the table), `heap.rs` (size classes, blocks, bump
-//! buffers, large objects, sweep), `types.rs`, `shadow.rs`, `threads.rs`
+//! buffers, large objects, lazy sweep), `types.rs`, `shadow.rs`, `threads.rs`
 //! (registry, safepoints, native code), `roots.rs` (global roots, root
 //! memory), `collector.rs` (the cycle), `access.rs` (loads, stores, the
 //! handle-store function), `stats.rs`, `error.rs`, `segmented.rs` (the

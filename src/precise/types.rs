@@ -145,7 +145,8 @@ impl TypeInfo {
     }
 }
 
-/// 2^22 types, in chunks of 1024 slots.
+/// 2^22 types, in chunks of 1024 slots (the first chunk unused: those ids
+/// live in [`FIRST`]).
 type Registry = Segmented<TypeInfo, 10, 4096>;
 static TYPES: Registry = Registry::new();
 // Every id fits in an object header.
@@ -153,10 +154,38 @@ const _: () = assert!(Registry::CAPACITY <= heap::MAX_TYPE_ID as usize + 1);
 /// The next id to give out; ids are dense from 1.
 static NEXT: Mutex<u32> = Mutex::new(1);
 
+/// Slots of the first [`FIRST_TYPES`] ids, inline in the static (no chunk
+/// pointer to load first): programs rarely register more.
+const FIRST_TYPES: usize = 1024;
+static FIRST: [TypeInfo; FIRST_TYPES] = [const {
+    TypeInfo {
+        meta: AtomicU64::new(0),
+        bits: AtomicU64::new(0),
+        ext: AtomicPtr::new(std::ptr::null_mut()),
+    }
+}; FIRST_TYPES];
+
+/// The slot of `raw` (registered or not), if the registry can hold it.
+#[inline(always)]
+fn slot(raw: u32) -> Option<&'static TypeInfo> {
+    match FIRST.get(raw as usize) {
+        Some(slot) => Some(slot),
+        None => {
+            if !TYPES.ensure(raw as usize) {
+                return None;
+            }
+            TYPES.get(raw as usize)
+        }
+    }
+}
+
 /// The registered type with this raw id.
 #[inline(always)]
 pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
-    let slot = TYPES.get(raw as usize)?;
+    let slot = match FIRST.get(raw as usize) {
+        Some(slot) => slot,
+        None => TYPES.get(raw as usize)?,
+    };
     (slot.meta.load(Ordering::Acquire) != 0).then_some(slot)
 }
 
@@ -174,11 +203,7 @@ fn register(kind: Kind, size: u32, class: u8, layout: Option<StructLayout>) -> R
     let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
     let id = *next;
     // The registry is full (2^22 types) or the chunk allocation failed.
-    let slot = match TYPES.ensure(id as usize) {
-        true => TYPES.get(id as usize),
-        false => None,
-    };
-    let Some(slot) = slot else {
+    let Some(slot) = slot(id) else {
         return Err(Error::OutOfMemory);
     };
     if let Some(layout) = layout {
