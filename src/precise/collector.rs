@@ -80,11 +80,12 @@ fn run(me: &ThreadState, force: bool) {
         return;
     };
     let cycle = begin(&world);
-    let marked = mark(&world, cycle);
+    let mut marked = mark(&world, cycle);
     let mut freed = Freed::new();
     // SAFETY: the world is stopped and marking for `cycle` is complete.
-    let large = unsafe { heap::after_mark(cycle, &mut freed) };
-    debug_assert_eq!(freed.len() as u64, large.freed);
+    let after = unsafe { heap::after_mark(cycle, &mut freed) };
+    debug_assert_eq!(freed.len() as u64, after.large_freed);
+    marked.heap_bytes += after.small_live_bytes;
     end(world, marked, freed);
 }
 
@@ -105,7 +106,9 @@ fn begin(world: &World) -> u8 {
 /// What marking found live.
 struct Marked {
     objects: u64,
+    /// Payload bytes.
     bytes: u64,
+    /// Heap bytes (large objects while marking; cells added after).
     heap_bytes: usize,
 }
 
@@ -269,13 +272,14 @@ impl Marker {
         mark.store(self.cycle, Ordering::Relaxed);
         self.objects += 1;
         self.bytes += size as u64;
-        let footprint = heap::footprint(size);
-        self.heap_bytes += footprint;
-        if footprint <= heap::MAX_SMALL_CELL {
+        if size + heap::HEADER <= heap::MAX_SMALL_CELL {
             // SAFETY: a small object lives in a block, whose header word
-            // only the marker writes while it runs.
+            // only the marker writes while it runs. The block counts feed
+            // the live heap size (after_mark).
             let live = unsafe { &*heap::block_live_counter(hdr) };
             live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        } else {
+            self.heap_bytes += heap::HEADER + size;
         }
         let Some(info) = types::info_raw(type_id) else {
             debug_assert!(false, "defergc: precise: object of unknown type {type_id}");

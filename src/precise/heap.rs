@@ -189,16 +189,6 @@ static CLASS_BY_GRANULES: [u8; MAX_SMALL_CELL / GRANULE + 1] = {
     table
 };
 
-/// Heap bytes an object of `size` payload bytes occupies (its cell, or its
-/// large allocation).
-#[inline]
-pub(crate) fn footprint(size: usize) -> usize {
-    match class_of(size) {
-        LARGE => HEADER + size,
-        class => CELL[class as usize] as usize,
-    }
-}
-
 /// The size class for a payload of `size` bytes, or [`LARGE`].
 #[inline]
 pub(crate) fn class_of(size: usize) -> u8 {
@@ -917,10 +907,13 @@ pub(crate) unsafe fn finish_sweep(live_mark: u8) {
     handles::release(freed);
 }
 
-/// What a cycle's sweep of large objects found.
+/// What the end of marking found.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct LargeSwept {
-    pub(crate) freed: u64,
+pub(crate) struct AfterMark {
+    /// Large objects freed.
+    pub(crate) large_freed: u64,
+    /// Bytes of the cells holding live small objects.
+    pub(crate) small_live_bytes: usize,
 }
 
 /// End of marking, world stopped: frees the large objects `cycle` did not
@@ -932,10 +925,10 @@ pub(crate) struct LargeSwept {
 /// # Safety
 /// The world is stopped and marking for `cycle` is complete.
 #[inline(never)]
-pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> LargeSwept {
+pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
     let mut guard = heap();
     let heap = &mut *guard;
-    let mut out = LargeSwept::default();
+    let mut out = AfterMark::default();
     for list in &mut heap.partial {
         list.clear();
     }
@@ -953,7 +946,9 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> LargeSwept {
                 // SAFETY: the block's header word, which only the marker
                 // (finished) and this function touch.
                 let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
-                if live as usize == cells_per_block(CELL[block.class as usize] as usize) {
+                let cell = CELL[block.class as usize] as usize;
+                out.small_live_bytes += live as usize * cell;
+                if live as usize == cells_per_block(cell) {
                     // Every cell holds a live object: nothing to sweep.
                     block.state = BlockState::Full;
                 } else {
@@ -984,7 +979,7 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> LargeSwept {
             // Its entry stops pointing there now; its memory is released at
             // the end of the cycle.
             handles::free_large(handle, freed);
-            out.freed += 1;
+            out.large_freed += 1;
             heap.pending_large.push(large);
         }
     }
