@@ -842,14 +842,22 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
         ptr::addr_of_mut!((*hdr).type_lo).write(0);
         ptr::addr_of_mut!((*hdr).type_hi).write(0);
         let payload = used - HEADER;
-        if payload <= 48 {
-            // Most dead objects are small: 16-byte stores, no memset call.
-            let words = Header::payload(hdr).cast::<[u64; 2]>();
-            for i in 0..payload / 16 {
-                words.add(i).write([0; 2]);
+        let words = Header::payload(hdr).cast::<[u64; 2]>();
+        // Most dead objects are small: explicit 16-byte stores (a loop
+        // would become a memset call per object).
+        match payload {
+            0 => {}
+            16 => words.write([0; 2]),
+            32 => {
+                words.write([0; 2]);
+                words.add(1).write([0; 2]);
             }
-        } else {
-            ptr::write_bytes(Header::payload(hdr), 0, payload);
+            48 => {
+                words.write([0; 2]);
+                words.add(1).write([0; 2]);
+                words.add(2).write([0; 2]);
+            }
+            _ => ptr::write_bytes(Header::payload(hdr), 0, payload),
         }
     }
 }
