@@ -35,7 +35,7 @@ use super::heap::{self, Header};
 use super::roots;
 use super::stats;
 use super::threads::{self, ThreadState, World};
-use super::types::{self, Kind};
+use super::types::{self, Kind, TypeInfo};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// The id of the latest cycle.
@@ -153,17 +153,19 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// A small first-in first-out buffer of the marker's prefetch pipeline.
+/// A small first-in first-out buffer of the marker's prefetch pipeline
+/// (`N` a power of two).
 struct Fifo<T: Copy, const N: usize> {
-    items: [Option<T>; N],
+    items: [T; N],
     head: usize,
     len: usize,
 }
 
 impl<T: Copy, const N: usize> Fifo<T, N> {
-    fn new() -> Self {
+    fn new(fill: T) -> Self {
+        const { assert!(N.is_power_of_two()) };
         Fifo {
-            items: [None; N],
+            items: [fill; N],
             head: 0,
             len: 0,
         }
@@ -177,7 +179,7 @@ impl<T: Copy, const N: usize> Fifo<T, N> {
     #[inline(always)]
     fn push(&mut self, item: T) {
         debug_assert!(!self.is_full());
-        self.items[(self.head + self.len) % N] = Some(item);
+        self.items[(self.head + self.len) & (N - 1)] = item;
         self.len += 1;
     }
 
@@ -186,10 +188,10 @@ impl<T: Copy, const N: usize> Fifo<T, N> {
         if self.len == 0 {
             return None;
         }
-        let item = self.items[self.head].take();
-        self.head = (self.head + 1) % N;
+        let item = self.items[self.head];
+        self.head = (self.head + 1) & (N - 1);
         self.len -= 1;
-        item
+        Some(item)
     }
 }
 
@@ -208,6 +210,8 @@ struct Marker {
     stack: Vec<u64>,
     entries: Fifo<u64, 8>,
     headers: Fifo<(u64, *mut Header), 8>,
+    /// The type of the last object traced (objects of one type cluster).
+    last_type: (u32, &'static TypeInfo),
     objects: u64,
     bytes: u64,
     heap_bytes: usize,
@@ -218,8 +222,9 @@ impl Marker {
         Marker {
             cycle,
             stack: Vec::with_capacity(1024),
-            entries: Fifo::new(),
-            headers: Fifo::new(),
+            entries: Fifo::new(0),
+            headers: Fifo::new((0, std::ptr::null_mut())),
+            last_type: (0, types::unregistered()),
             objects: 0,
             bytes: 0,
             heap_bytes: 0,
@@ -281,9 +286,15 @@ impl Marker {
         } else {
             self.heap_bytes += heap::HEADER + size;
         }
-        let Some(info) = types::info_raw(type_id) else {
-            debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
-            return;
+        let info = if type_id == self.last_type.0 {
+            self.last_type.1
+        } else {
+            let Some(info) = types::info_raw(type_id) else {
+                debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
+                return;
+            };
+            self.last_type = (type_id, info);
+            info
         };
         let words = Header::payload(hdr).cast::<AtomicU64>();
         let field = |i: usize| {

@@ -512,7 +512,7 @@ unsafe fn init_object(
             .store(collector::birth_mark(), Ordering::Relaxed);
         (*hdr).handle.store(handle, Ordering::Release);
     }
-    ts.count_allocation(size);
+    ts.count_allocation();
     // SAFETY: handle is fresh from our cache; the header is initialised.
     unsafe { handles::publish(handle, hdr) }
 }

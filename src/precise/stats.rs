@@ -32,8 +32,6 @@ pub struct Stats {
     pub handle_capacity: usize,
     /// Objects allocated since the process started.
     pub objects_allocated: u64,
-    /// Payload bytes allocated since the process started.
-    pub bytes_allocated: u64,
     /// Objects found dead by collections (the memory of small ones is
     /// reclaimed lazily, by the next allocations in their blocks).
     pub objects_freed: u64,
@@ -158,7 +156,7 @@ pub(crate) fn record_cycle(live_objects: u64, live_bytes: u64, allocated: u64, p
 /// Reads the statistics. Does not register the calling thread; may wait
 /// for a running collection to finish.
 pub fn stats() -> Stats {
-    let (objects_allocated, bytes_allocated, threads) = threads::allocation_totals();
+    let (objects_allocated, threads) = threads::allocation_totals();
     let (heap_size, peak_heap_size) = heap::size();
     let t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
     Stats {
@@ -169,7 +167,6 @@ pub fn stats() -> Stats {
         handles_in_use: objects_allocated.saturating_sub(t.objects_freed),
         handle_capacity: handles::capacity_used(),
         objects_allocated,
-        bytes_allocated,
         objects_freed: t.objects_freed,
         collections: t.collections,
         threads,

@@ -68,7 +68,6 @@ pub(crate) struct ThreadState {
     id: u64,
     name: Option<String>,
     objects_allocated: AtomicU64,
-    bytes_allocated: AtomicU64,
     local: UnsafeCell<Local>,
 }
 
@@ -94,15 +93,12 @@ impl ThreadState {
         unsafe { &mut *self.local.get() }
     }
 
-    /// Counts an allocation of `size` payload bytes (owner thread only).
+    /// Counts an allocation (owner thread only).
     #[inline(always)]
-    pub(crate) fn count_allocation(&self, size: u32) {
+    pub(crate) fn count_allocation(&self) {
         // Only the owner writes: a load and a store, no read-modify-write.
         let n = self.objects_allocated.load(Ordering::Relaxed);
         self.objects_allocated.store(n + 1, Ordering::Relaxed);
-        let b = self.bytes_allocated.load(Ordering::Relaxed);
-        self.bytes_allocated
-            .store(b + u64::from(size), Ordering::Relaxed);
     }
 
     fn describe(&self) -> String {
@@ -124,9 +120,8 @@ struct Registry {
     threads: Vec<ThreadPtr>,
     collecting: bool,
     next_id: u64,
-    /// Allocation counts of threads that have unregistered.
+    /// Allocation count of threads that have unregistered.
     exited_objects: u64,
-    exited_bytes: u64,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
@@ -134,7 +129,6 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     collecting: false,
     next_id: 1,
     exited_objects: 0,
-    exited_bytes: 0,
 });
 /// The collector waits here for threads to stop.
 static STOPPED: Condvar = Condvar::new();
@@ -200,7 +194,6 @@ fn register_current() -> Result<&'static ThreadState> {
             id,
             name,
             objects_allocated: AtomicU64::new(0),
-            bytes_allocated: AtomicU64::new(0),
             local: UnsafeCell::new(Local {
                 heap: LocalHeap::new(),
                 handles: LocalHandles::new(),
@@ -245,7 +238,6 @@ fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     let me = ts as *const ThreadState;
     reg.threads.retain(|t| t.0 != me);
     reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
-    reg.exited_bytes += ts.bytes_allocated.load(Ordering::Relaxed);
     // A collector waiting for threads re-checks the (shorter) list.
     STOPPED.notify_all();
     drop(reg);
@@ -492,18 +484,15 @@ pub(crate) fn stop_the_world(me: &ThreadState, force: bool) -> Option<World> {
     Some(World { reg, me, requested })
 }
 
-/// Objects and payload bytes allocated by all threads, past and present,
-/// and the number of registered threads.
-pub(crate) fn allocation_totals() -> (u64, u64, usize) {
+/// Objects allocated by all threads, past and present, and the number of
+/// registered threads.
+pub(crate) fn allocation_totals() -> (u64, usize) {
     let reg = registry();
     let mut objects = reg.exited_objects;
-    let mut bytes = reg.exited_bytes;
     for t in &reg.threads {
         // SAFETY: listed states are live while we hold the lock; the
-        // counters are atomics.
-        let t = unsafe { &*t.0 };
-        objects += t.objects_allocated.load(Ordering::Relaxed);
-        bytes += t.bytes_allocated.load(Ordering::Relaxed);
+        // counter is an atomic.
+        objects += unsafe { &*t.0 }.objects_allocated.load(Ordering::Relaxed);
     }
-    (objects, bytes, reg.threads.len())
+    (objects, reg.threads.len())
 }

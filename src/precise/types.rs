@@ -179,6 +179,11 @@ fn slot(raw: u32) -> Option<&'static TypeInfo> {
     }
 }
 
+/// The slot of type id 0, which is never registered (a placeholder).
+pub(crate) fn unregistered() -> &'static TypeInfo {
+    &FIRST[0]
+}
+
 /// The registered type with this raw id.
 #[inline(always)]
 pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
