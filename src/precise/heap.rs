@@ -6,9 +6,9 @@
 //! Every object starts with a 16-byte [`Header`] (its handle, payload size,
 //! type id, mark byte); the payload follows, 16-byte aligned. The mark
 //! byte holds the low byte of a cycle id: an object is marked in cycle `c`
-//! when its mark byte equals `c`. Allocation writes [`collector::birth_mark`] there, in
-//! one place ([`init_object`]), so that allocating black is a change to
-//! that one function.
+//! when its mark byte equals `c`. Allocation writes
+//! [`collector::birth_mark`] there, in one place ([`init_object`]), so that
+//! allocating black is a change to that one function.
 //!
 //! # Small objects
 //!
@@ -16,12 +16,12 @@
 //! at most 8 KiB live in 128 KiB blocks of one size class each, carved from
 //! 8 MiB anonymous mappings. Blocks are 128 KiB-aligned and start with a
 //! 16-byte block header, a counter the marker increments for every object
-//! it marks there: a block whose cells are all live is not swept. Each thread owns at most one block per class
-//! and bump-allocates through runs of consecutive free cells in it
-//! ([`LocalHeap`]): the fast path is a compare and an add, with no lock and
-//! no atomic read-modify-write. When the block has no free run left, the
-//! thread takes a partly free block, a wholly free one, or a new one, under
-//! the heap lock.
+//! it marks there: a block whose cells are all live is not swept. Each
+//! thread owns at most one block per class and bump-allocates through runs
+//! of consecutive free cells in it ([`LocalHeap`]): the fast path is a
+//! compare and an add, with no lock and no atomic read-modify-write. When
+//! the block has no free run left, the thread takes (under the heap lock) a
+//! partly free block, an unswept one, a wholly free one, or a new one.
 //!
 //! Invariant: a free cell is all zeros (fresh mappings are; the sweep
 //! zeroes what it frees), so allocation only writes the header and a free
