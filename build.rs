@@ -77,6 +77,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rustc-check-cfg=cfg(defergc_boehm)");
     println!("cargo:rustc-check-cfg=cfg(defergc_malloc)");
+    println!("cargo:rustc-check-cfg=cfg(defergc_vendored)");
 
     let info = if boehm_requested() {
         println!("cargo:rustc-cfg=defergc_boehm");
@@ -85,6 +86,7 @@ fn main() {
                 panic!("defergc: the system bdwgc was asked for and refused: {why}")
             })
         } else {
+            println!("cargo:rustc-cfg=defergc_vendored");
             vendored_bdwgc()
         };
         check_bindings();

@@ -13,6 +13,9 @@
 //! `GCBENCH_RUNS` sets the number of runs of each (default 7). Skipped (exit
 //! 0) under `nogc` and when the `defergc` binary is not built.
 
+mod common;
+
+use common::{field, median, run};
 use defergc::gc;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,14 +34,7 @@ fn main() {
         println!("gcbench: skipped, the defergc binary is not built (feature `cli`)");
         return;
     };
-    let runs = match std::env::var("GCBENCH_RUNS") {
-        Ok(v) => v
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| panic!("GCBENCH_RUNS={v:?} is not a positive number")),
-        Err(_) => DEFAULT_RUNS,
-    };
+    let runs = common::runs_from_env("GCBENCH_RUNS", DEFAULT_RUNS);
 
     let c_exe = compile_c();
     let config = gc::Config::DEFAULT;
@@ -145,51 +141,4 @@ fn compile_c() -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     exe
-}
-
-/// Runs `cmd` to completion and returns its last line of output; panics
-/// unless it exits with status 0.
-fn run(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed ({}):\n{stdout}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-        .lines()
-        .last()
-        .unwrap_or_else(|| panic!("{cmd:?} printed nothing"))
-        .to_string()
-}
-
-/// The number after `"key":` in a flat one-line JSON object.
-fn field(line: &str, key: &str) -> f64 {
-    let tag = format!("\"{key}\":");
-    let start = line
-        .find(&tag)
-        .unwrap_or_else(|| panic!("no {key} in {line}"))
-        + tag.len();
-    let rest = &line[start..];
-    let end = rest.find([',', '}']).unwrap_or(rest.len());
-    rest[..end]
-        .trim()
-        .parse()
-        .unwrap_or_else(|e| panic!("{key} in {line}: {e}"))
-}
-
-/// Sorts `values` and returns their median (the mean of the middle two for
-/// an even count).
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }

@@ -7,6 +7,7 @@
 //!   at thread exit.
 //! - [`defer`]: Go's defer / panic / recover / Goexit, with deferred-call
 //!   records and panic values in memory the collector scans.
+//! - [`ffi`]: the C ABI for compiler-generated code (`include/defergc.h`).
 //! - `precise` (feature `precise`): a second allocator, a precise
 //!   handle-based collector with per-thread shadow stacks.
 //!
@@ -15,6 +16,7 @@
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
 pub mod defer;
+pub mod ffi;
 pub mod gc;
 #[cfg(feature = "precise")]
 pub mod precise;

@@ -388,3 +388,20 @@ fn heap_pointers_are_recognised() {
     assert_eq!(gc::is_heap_ptr(p), gc::BACKEND == "bdwgc");
     assert!(!gc::is_heap_ptr((&local as *const u64).cast()));
 }
+
+#[test]
+#[serial]
+#[cfg(defergc_boehm)]
+fn collection_times_and_pauses_are_measured() {
+    let before = gc::stats();
+    for _ in 0..5 {
+        churn(1 << 20);
+        gc::collect();
+    }
+    let after = gc::stats();
+    assert!(after.gc_time > before.gc_time, "{before:?} -> {after:?}");
+    assert!(after.stopped_time > before.stopped_time);
+    assert!(after.max_pause > std::time::Duration::ZERO);
+    assert!(after.max_pause <= after.stopped_time);
+    assert!(after.stopped_time <= after.gc_time + std::time::Duration::from_millis(1));
+}

@@ -11,9 +11,9 @@
 //! its caller's frame; the outermost frame of a thread (or of a
 //! [`goroutine`]) turns it into an ordinary Rust panic or [`Goexit`].
 
-use super::panic::{self, Goexit, PanicRec, Unwind};
+use super::panic::{self, Goexit, PanicRec};
 use super::record::{self, Call, Shim};
-use super::thread::{FrameLink, ThreadState};
+use super::thread::{FrameKind, FrameLink, ThreadState};
 use super::PanicValue;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -166,6 +166,7 @@ where
             prev: th.frame.get(),
             base: th.stack.mark(),
             draining: Cell::new(false),
+            kind: FrameKind::Rust,
         },
         th,
         _scope: PhantomData,
@@ -179,6 +180,10 @@ where
         }
         Err(payload) => {
             panic::adopt(th, payload);
+            // Frames inside this one that unwinding skipped (compiled code
+            // entered without ffi::guard) are dropped from the chain; their
+            // records lie above ours and run in our loop.
+            th.frame.set(&frame.link);
             true
         }
     };
@@ -220,18 +225,15 @@ impl Frame<'_, '_> {
         }
         th.frame.set(self.link.prev);
         if unwinding {
-            if self.link.prev.is_null() {
-                panic::leave_outermost(th)
-            }
-            Unwind::raise(th)
+            panic::deliver(th)
         }
     }
 }
 
 /// Runs the newest record and pops it; returns whether the frame is (still)
-/// unwinding afterwards.
+/// unwinding afterwards. Used by Rust and C frames alike.
 #[inline(always)]
-fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
+pub(crate) fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
     let top = th.stack.mark();
     let call = Call {
         start: Cell::new(ptr::null_mut()),
@@ -240,12 +242,15 @@ fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
         } else {
             ptr::null_mut()
         },
+        outer: th.running.get(),
     };
+    th.running.set(&call);
     // SAFETY: a record of this frame ends at the top.
     let outcome = catch_unwind(AssertUnwindSafe(|| unsafe {
         let shim = record::shim_at(top);
         shim(top, &call)
     }));
+    th.running.set(call.outer);
     // SAFETY: the shim reported the record's start before running it, and
     // every frame the call opened has been closed again.
     unsafe { th.stack.pop_to(call.start.get()) };
@@ -299,7 +304,9 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
         th.panics.replace(ptr::null_mut::<PanicRec>()),
         th.goexiting.replace(false),
     );
+    th.boundaries.set(th.boundaries.get() + 1);
     let outcome = catch_unwind(AssertUnwindSafe(f));
+    th.boundaries.set(th.boundaries.get() - 1);
     // The goroutine's outermost frames leave nothing behind; clear anyway
     // in case foreign code swallowed an unwinding half-way.
     panic::clear(th);

@@ -63,11 +63,13 @@
 //!   out of bounds) unwinding into a frame is a Go panic too: deferred
 //!   calls run and may recover it; unrecovered, it leaves unchanged.
 
+pub(crate) mod cframe;
 mod frame;
 pub mod lowlevel;
-mod panic;
-mod record;
+pub(crate) mod panic;
+pub(crate) mod record;
 pub(crate) mod thread;
 
+pub use cframe::CValue;
 pub use frame::{call, goexit, goroutine, named, panic, panic_nil, Deferred, Frame, Named};
 pub use panic::{Goexit, PanicNilError, PanicValue, RuntimeError};

@@ -389,13 +389,27 @@ impl Drop for Unwind {
 /// Starts a Go panic with `value` on this thread.
 pub(crate) fn start(value: PanicValue) -> ! {
     let th = ThreadState::current();
-    push(th, Some(value), false);
-    raise_or_leave(th)
+    push_value(th, value);
+    deliver(th)
 }
 
-/// Unwinds to the innermost frame, or, with no frame to run deferred calls,
-/// leaves at once as the outermost frame would.
-fn raise_or_leave(th: &ThreadState) -> ! {
+/// Makes `value` the thread's newest panic, to be delivered.
+pub(crate) fn push_value(th: &ThreadState, value: PanicValue) {
+    push(th, Some(value), false);
+}
+
+/// Starts Goexit's record (and state), to be delivered.
+pub(crate) fn push_goexit(th: &ThreadState) {
+    th.goexiting.set(true);
+    push(th, None, true);
+}
+
+/// Hands the newest record on from Rust code: unwinding, so every Rust
+/// frame on the way runs its destructors, up to the innermost frame (or to
+/// the `ffi::guard` at a boundary with compiled code, which lands it in a
+/// C frame). With no frame left, the thread's outermost frame has given
+/// up: see [`leave_outermost`].
+pub(crate) fn deliver(th: &ThreadState) -> ! {
     if th.frame.get().is_null() {
         leave_outermost(th)
     }
@@ -410,9 +424,8 @@ pub(crate) fn panic_runtime_error(message: &'static str) -> ! {
 /// Starts Goexit on this thread.
 pub(crate) fn start_goexit() -> ! {
     let th = ThreadState::current();
-    th.goexiting.set(true);
-    push(th, None, true);
-    raise_or_leave(th)
+    push_goexit(th);
+    deliver(th)
 }
 
 /// Turns whatever a frame caught into the thread's newest record: ours
@@ -522,9 +535,7 @@ fn indent_lines(s: &str) -> String {
 /// ordinary Rust panic (or Goexit) that leaves the frames behind.
 pub(crate) fn leave_outermost(th: &ThreadState) -> ! {
     let newest = th.panics.get();
-    // SAFETY: newest is this thread's live newest record.
-    let goexit_only = unsafe { newest.as_ref() }.is_some_and(|r| r.goexit);
-    if goexit_only {
+    if newest_is_goexit(th) {
         clear(th);
         std::panic::resume_unwind(Box::new(Goexit));
     }
@@ -544,7 +555,16 @@ pub(crate) fn leave_outermost(th: &ThreadState) -> ! {
     }
     let message = report(th);
     clear(th);
+    if th.reports_itself.get() {
+        std::panic::resume_unwind(Box::new(message))
+    }
     std::panic::panic_any(message)
+}
+
+/// Whether the newest record is a Goexit (nothing newer is in flight).
+pub(crate) fn newest_is_goexit(th: &ThreadState) -> bool {
+    // SAFETY: the newest record, if any, is live.
+    unsafe { th.panics.get().as_ref() }.is_some_and(|r| r.goexit)
 }
 
 /// Empties the thread's panic stack and ends Goexit.

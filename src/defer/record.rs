@@ -23,13 +23,16 @@ use std::mem::{align_of, size_of};
 /// (and consumes) the closure stored below `top`.
 pub(crate) type Shim = unsafe fn(top: *mut u8, call: &Call);
 
-/// What a running deferred call knows about itself.
-pub(crate) struct Call {
+/// What a running deferred call knows about itself. C code sees it as an
+/// opaque `defergc_call` token.
+pub struct Call {
     /// Where the record begins; written by the shim before the call runs.
     pub(crate) start: Cell<*mut u8>,
     /// The panic (or Goexit) whose unwinding runs this call, or null when
     /// the frame is returning normally. `recover` compares against it.
     pub(crate) panic: *mut PanicRec,
+    /// The call this one runs inside, if any (the thread's running chain).
+    pub(crate) outer: *const Call,
 }
 
 /// Bytes a record of closure type `F` occupies: the closure rounded up to
@@ -109,4 +112,100 @@ pub(crate) unsafe fn run_with<F: FnOnce(&super::Deferred<'_>)>(top: *mut u8, cal
 pub(crate) unsafe fn run_nil(top: *mut u8, call: &Call) {
     call.start.set(top.wrapping_sub(record_size::<()>()));
     panic::panic_runtime_error(panic::NIL_DEREF)
+}
+
+/// A deferred function of compiled code: called with its argument bytes
+/// (in the record, so in root memory for the whole call) and its token.
+pub(crate) type CFn = unsafe extern "C-unwind" fn(args: *mut u8, call: *const Call);
+
+/// Argument blocks up to this many words get a record whose shim knows
+/// their length: `[args][fn][shim]`. Longer ones also store the length.
+const C_FIXED_WORDS: usize = 8;
+
+/// Bytes a C record with `len` argument bytes occupies: the arguments
+/// rounded up to words, the function and the shim, and the length when it
+/// is more than [`C_FIXED_WORDS`] words.
+pub(crate) const fn c_record_size(len: usize) -> usize {
+    let words = len.div_ceil(8);
+    words * 8 + if words <= C_FIXED_WORDS { 16 } else { 24 }
+}
+
+/// Writes a C record into `space` (from a push of `c_record_size(len)`).
+///
+/// # Safety
+/// `space` holds `c_record_size(len)` writable bytes and `args` `len`
+/// readable ones.
+#[inline(always)]
+pub(crate) unsafe fn write_c(space: *mut u8, f: Option<CFn>, args: *const u8, len: usize) {
+    let words = len.div_ceil(8);
+    let top = space.wrapping_add(c_record_size(len));
+    // SAFETY: every write lies inside the space; args do not overlap it
+    // (the space is fresh stack memory).
+    unsafe {
+        if len == words * 8 && words <= C_FIXED_WORDS {
+            // Whole words: a few moves instead of a memcpy call.
+            for w in 0..words {
+                let word = args.cast::<u64>().add(w).read_unaligned();
+                space.cast::<u64>().add(w).write(word);
+            }
+        } else {
+            std::ptr::copy_nonoverlapping(args, space, len);
+        }
+        top.sub(16).cast::<Option<CFn>>().write(f);
+        let shim: Shim = match words {
+            0 => run_c_fixed::<0>,
+            1 => run_c_fixed::<1>,
+            2 => run_c_fixed::<2>,
+            3 => run_c_fixed::<3>,
+            4 => run_c_fixed::<4>,
+            5 => run_c_fixed::<5>,
+            6 => run_c_fixed::<6>,
+            7 => run_c_fixed::<7>,
+            8 => run_c_fixed::<8>,
+            _ => {
+                top.sub(24).cast::<usize>().write(words);
+                run_c_long
+            }
+        };
+        top.sub(8).cast::<Shim>().write(shim);
+    }
+}
+
+/// Calls a C record's function with its argument bytes, which start at
+/// `start`; a nil function panics as Go's does.
+///
+/// # Safety
+/// A C record starting at `start` ends at `top`.
+#[inline(always)]
+unsafe fn call_c(top: *mut u8, start: *mut u8, call: &Call) {
+    call.start.set(start);
+    // SAFETY: write_c put the function right below the shim.
+    match unsafe { top.sub(16).cast::<Option<CFn>>().read() } {
+        // SAFETY: compiled code handed us this function for these bytes.
+        Some(f) => unsafe { f(start, call) },
+        None => panic::panic_runtime_error(panic::NIL_DEREF),
+    }
+}
+
+/// The shim of a C record with `WORDS` words of arguments.
+///
+/// # Safety
+/// The record ending at `top` is such a record.
+unsafe fn run_c_fixed<const WORDS: usize>(top: *mut u8, call: &Call) {
+    let start = top.wrapping_sub(WORDS * 8 + 16);
+    // SAFETY: forwarded from the caller.
+    unsafe { call_c(top, start, call) }
+}
+
+/// The shim of a C record with more than [`C_FIXED_WORDS`] words of
+/// arguments; their count is stored below the function.
+///
+/// # Safety
+/// The record ending at `top` is such a record.
+unsafe fn run_c_long(top: *mut u8, call: &Call) {
+    // SAFETY: write_c stored the word count there for long records.
+    let words = unsafe { top.sub(24).cast::<usize>().read() };
+    let start = top.wrapping_sub(words * 8 + 24);
+    // SAFETY: forwarded from the caller.
+    unsafe { call_c(top, start, call) }
 }

@@ -8,6 +8,7 @@
 //! [`crate::roots::RootStack`]'s registry.
 
 use super::panic::PanicRec;
+use super::record::Call;
 use crate::roots::{self, RootStack};
 use crate::tls::StaticSlot;
 use std::cell::{Cell, RefCell};
@@ -16,8 +17,17 @@ use std::ffi::c_void;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Who owns a frame: Rust code ([`super::call`]) or compiled code through
+/// the C protocol ([`super::cframe`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrameKind {
+    Rust,
+    C,
+}
+
 /// What a frame in the chain looks like to the rest of the thread: enough
 /// to find its records and its caller.
+#[repr(C)]
 pub(crate) struct FrameLink {
     /// The caller's frame, or null for the thread's outermost frame.
     pub(crate) prev: *const FrameLink,
@@ -26,6 +36,7 @@ pub(crate) struct FrameLink {
     pub(crate) base: roots::Mark,
     /// Set once the frame runs its deferred calls; deferring is over then.
     pub(crate) draining: Cell<bool>,
+    pub(crate) kind: FrameKind,
 }
 
 pub(crate) struct ThreadState {
@@ -41,6 +52,16 @@ pub(crate) struct ThreadState {
     pub(crate) head: Cell<*mut c_void>,
     /// Unique for the life of the process, unlike the state's address.
     pub(crate) id: u64,
+    /// The innermost deferred call running now (each links to the one it
+    /// runs inside), so a token from C code can be checked before use.
+    pub(crate) running: Cell<*const Call>,
+    /// Rust code catching unwinding around the thread's outermost frames
+    /// ([`super::goroutine`], the C thread trampoline): with none, an
+    /// outermost C frame ends the thread or process the way Go does.
+    pub(crate) boundaries: Cell<u32>,
+    /// Set on threads of `defergc_thread_create`: their trampoline prints
+    /// Go's report itself, so the panic leaves without Rust's hook message.
+    pub(crate) reports_itself: Cell<bool>,
     /// Blocks of low-level records freed lately, oldest first (see
     /// `lowlevel::record_free`).
     quarantine: RefCell<VecDeque<NonNull<u8>>>,
@@ -80,6 +101,9 @@ impl ThreadState {
                 goexiting: Cell::new(false),
                 head: Cell::new(ptr::null_mut()),
                 id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                running: Cell::new(ptr::null()),
+                boundaries: Cell::new(0),
+                reports_itself: Cell::new(false),
                 quarantine: RefCell::new(VecDeque::new()),
             })
         };

@@ -6,6 +6,7 @@
 use super::sys;
 use super::{Config, Kind, Stats};
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, Once};
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ pub(super) fn init(config: &Config) {
         sys::GC_init();
         // Required before any other thread may register itself.
         sys::GC_allow_register_threads();
-        sys::GC_start_performance_measurement();
+        sys::GC_set_on_collection_event(Some(on_collection_event));
         let heap = sys::GC_get_heap_size();
         if config.initial_heap_bytes > heap {
             sys::GC_expand_hp(config.initial_heap_bytes - heap);
@@ -98,16 +99,12 @@ pub(super) fn collect() {
 pub(super) fn stats() -> Stats {
     let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
     // SAFETY: GC_get_prof_stats fills at most the given size and takes the
-    // allocation lock itself; the time getters only read counters.
-    let (p, total_ms, total_ns, stopped_ms) = unsafe {
+    // allocation lock itself.
+    let p = unsafe {
         sys::GC_get_prof_stats(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
-        (
-            p.assume_init(),
-            sys::GC_get_full_gc_total_time(),
-            sys::GC_get_full_gc_total_ns_frac(),
-            sys::GC_get_stopped_mark_total_time(),
-        )
+        p.assume_init()
     };
+    let ns = |a: &AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
     Stats {
         heap_size: p.heapsize_full as usize,
         free_bytes: p.free_bytes_full as usize,
@@ -116,9 +113,60 @@ pub(super) fn stats() -> Stats {
         bytes_allocated_total: (p.allocd_bytes_before_gc + p.bytes_allocd_since_gc) as usize,
         collections: word(p.gc_no),
         markers: p.markers_m1 as usize + 1,
-        gc_time: Duration::from_millis(word(total_ms)) + Duration::from_nanos(word(total_ns)),
-        stopped_time: Duration::from_millis(word(stopped_ms)),
+        gc_time: ns(&TIMES.in_collections),
+        stopped_time: ns(&TIMES.stopped),
+        max_pause: ns(&TIMES.max_stop),
         warnings: 0,
+    }
+}
+
+/// Collection times, measured from bdwgc's collection events (which every
+/// bdwgc since 8.0 reports, unlike its own timers).
+struct Times {
+    collection_start: AtomicU64,
+    stop_start: AtomicU64,
+    in_collections: AtomicU64,
+    stopped: AtomicU64,
+    max_stop: AtomicU64,
+}
+
+static TIMES: Times = Times {
+    collection_start: AtomicU64::new(0),
+    stop_start: AtomicU64::new(0),
+    in_collections: AtomicU64::new(0),
+    stopped: AtomicU64::new(0),
+    max_stop: AtomicU64::new(0),
+};
+
+fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Called by bdwgc, with its allocation lock held, at each phase of a
+/// collection: only atomics and the clock here.
+unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
+    let t = &TIMES;
+    match event {
+        sys::GC_EventType_GC_EVENT_START => t.collection_start.store(now_ns(), Ordering::Relaxed),
+        sys::GC_EventType_GC_EVENT_END => {
+            let d = now_ns().saturating_sub(t.collection_start.load(Ordering::Relaxed));
+            t.in_collections.fetch_add(d, Ordering::Relaxed);
+        }
+        sys::GC_EventType_GC_EVENT_PRE_STOP_WORLD => {
+            t.stop_start.store(now_ns(), Ordering::Relaxed)
+        }
+        sys::GC_EventType_GC_EVENT_POST_START_WORLD => {
+            let d = now_ns().saturating_sub(t.stop_start.load(Ordering::Relaxed));
+            t.stopped.fetch_add(d, Ordering::Relaxed);
+            t.max_stop.fetch_max(d, Ordering::Relaxed);
+        }
+        _ => {}
     }
 }
 

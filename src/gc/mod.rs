@@ -224,8 +224,10 @@ pub struct Stats {
     pub markers: usize,
     /// Total time spent in full collections.
     pub gc_time: Duration,
-    /// Total time the world was stopped for marking.
+    /// Total time the world was stopped.
     pub stopped_time: Duration,
+    /// The longest single stop of the world.
+    pub max_pause: Duration,
     /// Warnings the collector reported (see [`set_warning_handler`]).
     pub warnings: u64,
 }

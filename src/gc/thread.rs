@@ -116,7 +116,8 @@ extern "C" fn on_thread_exit(_value: *mut c_void) {
     }
 }
 
-fn unregister_now() {
+/// Unregisters the calling thread from the collector now.
+pub(crate) fn unregister_now() {
     if STATE.with(Cell::get) == REGISTERED {
         backend::unregister_current_thread();
         STATE.with(|s| s.set(UNREGISTERED));

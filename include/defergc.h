@@ -1,0 +1,251 @@
+/*
+ * defergc: Go's defer / panic / recover / Goexit on a garbage-collected
+ * heap, for compiler-generated code.
+ *
+ * Link the static library with
+ *     -ldefergc -lgcc_s -lutil -lrt -lpthread -lm -ldl
+ * (add -lgc for a build with the system-bdwgc feature; the shared
+ * library needs only -ldefergc). `cargo build --release`
+ * builds both: target/release/libdefergc.a and libdefergc.so.
+ *
+ * Include this header first, or compile with -D_POSIX_C_SOURCE=200809L
+ * (or a gnu* standard): the frame protocol needs sigsetjmp.
+ *
+ * Bad input: functions that can report it return an error code
+ * (DEFERGC_E*); misuse that cannot be reported (a NULL or foreign frame,
+ * frames left out of order) aborts with a message that starts with
+ * "defergc:" and names the misuse. Each function says which.
+ *
+ * Threads: every function registers the calling thread with the collector
+ * on first use, and the thread is unregistered when it exits, whether or
+ * not it was created with defergc_thread_create.
+ */
+#ifndef DEFERGC_H
+#define DEFERGC_H
+
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DEFERGC_NORETURN __attribute__((noreturn))
+#else
+#define DEFERGC_NORETURN
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Error codes (0 is success)                                          */
+/* ------------------------------------------------------------------ */
+
+#define DEFERGC_OK 0
+#define DEFERGC_EINVAL (-1)      /* invalid argument (NULL, unknown key) */
+#define DEFERGC_ENOMEM (-2)      /* out of memory */
+#define DEFERGC_EDOUBLEFREE (-3) /* a defer record freed twice */
+#define DEFERGC_ENOTRECORD (-4)  /* not a defer record */
+
+/* ------------------------------------------------------------------ */
+/* The collector                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Starts the collector. Idempotent; every other function does it too. */
+void defergc_init(void);
+
+/* Collectable memory that is scanned for pointers and zeroed. NULL when
+ * out of memory. */
+void *defergc_alloc(size_t size);
+
+/* Collectable memory that holds no pointers (never scanned, not zeroed).
+ * NULL when out of memory. */
+void *defergc_alloc_atomic(size_t size);
+
+/* Scanned memory that is never collected (a GC root), zeroed; released
+ * only by defergc_free. NULL when out of memory. */
+void *defergc_alloc_uncollectable(size_t size);
+
+/* Frees memory from the allocation functions now. NULL is ignored. */
+void defergc_free(void *p);
+
+/* Resizes an allocation, keeping its kind and contents (like realloc).
+ * NULL when out of memory. */
+void *defergc_realloc(void *p, size_t size);
+
+/* Runs a full collection. Does nothing when built without a collector. */
+void defergc_collect(void);
+
+typedef struct defergc_stats {
+    uint64_t heap_size;                /* bytes in the heap */
+    uint64_t free_bytes;               /* free bytes in the heap */
+    uint64_t unmapped_bytes;           /* heap bytes returned to the OS */
+    uint64_t bytes_allocated_since_gc; /* since the last collection */
+    uint64_t bytes_allocated_total;    /* over the process's life */
+    uint64_t collections;              /* collections completed */
+    uint64_t markers;                  /* marker threads */
+    uint64_t gc_time_ns;               /* total time in collections */
+    uint64_t stopped_time_ns;          /* total time the world was stopped */
+    uint64_t max_pause_ns;             /* the longest stop of the world */
+    uint64_t warnings;                 /* collector warnings */
+} defergc_stats;
+
+/* Fills *out. Returns 0, or DEFERGC_EINVAL if out is NULL. */
+int defergc_get_stats(defergc_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Threads                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Registers the calling thread (idempotent; automatic anyway). 0. */
+int defergc_register_thread(void);
+
+/* Unregisters the calling thread now: its stack is no longer scanned.
+ * Any later call registers it again. 0. */
+int defergc_unregister_thread(void);
+
+/* Like pthread_create, for threads that run compiled code: registered
+ * before start runs; a goroutine boundary (Goexit ends the thread with a
+ * NULL result; an unrecovered panic prints Go's report and exits the
+ * process with status 2). Returns pthread_create's result, or EINVAL for
+ * a NULL thread or start. */
+int defergc_thread_create(pthread_t *thread, const pthread_attr_t *attr,
+                          void *(*start)(void *), void *arg);
+
+/* ------------------------------------------------------------------ */
+/* Per-thread slots the collector scans                                */
+/* ------------------------------------------------------------------ */
+
+typedef uint64_t defergc_tls_key;
+
+/* Creates a slot; *key receives its key. destructor (may be NULL) runs at
+ * thread exit on the thread's value if it is not NULL. The main thread's
+ * values live until the process exits; their destructors do not run.
+ * Returns 0, DEFERGC_EINVAL if key is NULL, DEFERGC_ENOMEM if the key
+ * table is full. No PTHREAD_KEYS_MAX limit. */
+int defergc_tls_create(defergc_tls_key *key, void (*destructor)(void *));
+
+/* The calling thread's value (NULL if never set). Aborts with a
+ * "defergc:" message for a key defergc_tls_create never returned. */
+void *defergc_tls_get(defergc_tls_key key);
+
+/* Sets the calling thread's value: whatever it points to stays alive.
+ * Returns 0, or DEFERGC_EINVAL for an unknown key. */
+int defergc_tls_set(defergc_tls_key key, void *value);
+
+/* ------------------------------------------------------------------ */
+/* Defer frames                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The token a deferred function gets: pass it to defergc_recover. Code
+ * that was not called as a deferred call passes NULL. */
+typedef struct defergc_call defergc_call;
+
+/* A deferred function: args points to the copy of the argument bytes
+ * made at the defer statement (valid, and scanned, during the call). */
+typedef void (*defergc_fn)(void *args, const defergc_call *call);
+
+#define DEFERGC_FRAME_PRIV 16
+
+/* A function's frame, in its own stack frame. Runtime-owned except jb. */
+typedef struct defergc_frame {
+    uintptr_t priv[DEFERGC_FRAME_PRIV];
+    sigjmp_buf jb;
+} defergc_frame;
+
+/* The runtime finds jb right after the private part. */
+typedef char defergc_frame_layout_check[
+    offsetof(defergc_frame, jb) == DEFERGC_FRAME_PRIV * sizeof(uintptr_t) ? 1 : -1];
+
+/* Arms the frame: must be invoked in the function that owns the frame,
+ * as the whole controlling expression of an if. 0 when armed; non-zero
+ * when a panic landed in the frame, after which the function calls
+ * defergc_frame_unwind. Locals the function reads after landing (named
+ * results) must be volatile or live in memory the deferred calls see.
+ *
+ *     defergc_frame fr;
+ *     defergc_frame_enter(&fr);
+ *     if (DEFERGC_FRAME_ARM(&fr)) {
+ *         defergc_frame_unwind(&fr);   -- returns only if recovered
+ *         return result;
+ *     }
+ *     ... defergc_defer(&fr, fn, &args, sizeof args); ...
+ *     defergc_frame_leave(&fr);
+ *     return result;
+ */
+#define DEFERGC_FRAME_ARM(fr) sigsetjmp((fr)->jb, 0)
+
+/* Links fr as the thread's innermost frame. Aborts ("defergc:") if fr is
+ * NULL. */
+void defergc_frame_enter(defergc_frame *fr);
+
+/* Defers fn with a copy of the size bytes at args (Go evaluates the
+ * arguments at the defer statement). A NULL fn panics when the call would
+ * run. Aborts ("defergc:") if fr is NULL, was never entered or already
+ * left, is not the thread's innermost frame, or is running its calls. */
+void defergc_defer(defergc_frame *fr, defergc_fn fn, const void *args, size_t size);
+
+/* Normal return: runs the deferred calls, newest first. Returns iff the
+ * function should return normally; a panic raised by a deferred call is
+ * handled here (the remaining calls still run) and, unless one of them
+ * recovers it, goes on to the next frame out. Aborts ("defergc:") for a
+ * bad frame (as defergc_defer) or one a panic landed in. */
+void defergc_frame_leave(defergc_frame *fr);
+
+/* After a panic landed: runs the deferred calls with the panic in flight.
+ * Returns iff one of them recovered it; otherwise the panic goes on to the
+ * next frame out. Aborts ("defergc:") for a bad frame, or if no panic
+ * landed in fr. */
+void defergc_frame_unwind(defergc_frame *fr);
+
+/* Go's panic(value). value stays alive while the panic is in flight. NULL
+ * panics with "panic called with nil argument" (Go 1.21). With no frame to
+ * run deferred calls, prints Go's report and exits with status 2. */
+DEFERGC_NORETURN void defergc_panic(void *value);
+
+/* What defergc_recover returns. */
+#define DEFERGC_RECOVERED_NOTHING 0
+#define DEFERGC_RECOVERED_VALUE 1 /* *value: what defergc_panic got */
+#define DEFERGC_RECOVERED_NIL 2   /* defergc_panic(NULL); *value is NULL */
+#define DEFERGC_RECOVERED_ERROR 3 /* a run-time error or a Rust panic;
+                                     *value: its message (GC memory) */
+
+/* Go's recover(), for the deferred function that got call: effective only
+ * when that call runs for a panic that is still the newest one and not yet
+ * recovered (and only once). NULL, stale or foreign tokens recover
+ * nothing. value may be NULL. */
+int defergc_recover(const defergc_call *call, void **value);
+
+/* Go's runtime.Goexit(): runs every deferred call of the thread, then ends
+ * it (pthread_exit, or the defergc_thread_create boundary). */
+DEFERGC_NORETURN void defergc_goexit(void);
+
+/* ------------------------------------------------------------------ */
+/* The low-level chain, for runtimes that keep their own frames         */
+/* ------------------------------------------------------------------ */
+
+/* The thread's defer head: a word in root memory, so whatever chain hangs
+ * off it stays alive. */
+void *defergc_defer_head_get(void);
+void defergc_defer_head_set(void *head);
+void defergc_defer_head_clear(void);
+
+/* A zeroed record of size bytes in root memory (never NULL: aborts when
+ * out of memory). */
+void *defergc_record_alloc(size_t size);
+
+/* Frees a record right after its call ran. Returns 0, DEFERGC_EINVAL for
+ * NULL, DEFERGC_EDOUBLEFREE for a record freed twice (certain within the
+ * next 64 frees of the thread), DEFERGC_ENOTRECORD otherwise. */
+int defergc_record_free(void *record);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEFERGC_H */

@@ -1,0 +1,205 @@
+//! C ABI: defer frames, panic, recover, Goexit and the low-level chain.
+//!
+//! The frame protocol compiled code emits (see `include/defergc.h`):
+//!
+//! ```c
+//! defergc_frame fr;
+//! defergc_frame_enter(&fr);
+//! if (DEFERGC_FRAME_ARM(&fr)) {      /* a panic landed here */
+//!     defergc_frame_unwind(&fr);     /* returns only if recovered */
+//!     return result;                 /* named results live in memory */
+//! }
+//! ... defergc_defer(&fr, fn, &args, sizeof args); ...
+//! defergc_frame_leave(&fr);
+//! return result;
+//! ```
+
+use super::{entry, errors};
+use crate::defer::cframe::{self, CFrame, CValue};
+use crate::defer::lowlevel::{self, RecordError};
+use crate::defer::panic;
+use crate::defer::record::{CFn, Call};
+use crate::defer::thread::ThreadState;
+use crate::defer::{PanicNilError, PanicValue};
+use std::ffi::{c_int, c_void};
+
+/// Links `fr` (storage in the caller's stack frame) as the thread's
+/// innermost frame. Aborts with a `defergc:` message if `fr` is NULL.
+///
+/// # Safety
+/// `fr` is NULL or a writable `defergc_frame` that stays put until left.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_frame_enter(fr: *mut CFrame) {
+    // SAFETY: forwarded from the caller.
+    entry("defergc_frame_enter", || unsafe {
+        cframe::enter(fr, "defergc_frame_enter")
+    })
+}
+
+/// Defers `fn(copy of the size bytes at args, token)` on `fr`. A NULL `fn`
+/// panics when the call would run, as in Go. Aborts with a `defergc:`
+/// message if `fr` is NULL, not entered, already left, not this thread's
+/// innermost frame, or already running its deferred calls.
+///
+/// # Safety
+/// `fr` is NULL or points to a `defergc_frame`; `args` points to `size`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_defer(
+    fr: *mut CFrame,
+    f: Option<CFn>,
+    args: *const c_void,
+    size: usize,
+) {
+    // SAFETY: forwarded from the caller.
+    entry("defergc_defer", || unsafe {
+        cframe::defer(fr, f, args.cast(), size)
+    })
+}
+
+/// The normal return path: runs the frame's deferred calls newest first.
+/// Returns iff the function should return normally. A panic raised by a
+/// deferred call is handled here (the remaining calls still run); if none
+/// recovers it, it goes on to the next frame out and this does not return.
+/// Aborts with a `defergc:` message for a NULL, unentered, already left or
+/// not-innermost frame, or one a panic landed in.
+///
+/// # Safety
+/// `fr` is NULL or points to a `defergc_frame`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_frame_leave(fr: *mut CFrame) {
+    // SAFETY: forwarded from the caller.
+    unsafe { cframe::leave(fr) }
+}
+
+/// The landing path, after `DEFERGC_FRAME_ARM` returned non-zero: runs the
+/// deferred calls with the panic in flight. Returns iff one recovered it
+/// (the function then returns normally); otherwise the panic goes on to the
+/// next frame out. Aborts like `defergc_frame_leave`, and if no panic
+/// landed in `fr`.
+///
+/// # Safety
+/// `fr` is NULL or points to a `defergc_frame`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_frame_unwind(fr: *mut CFrame) {
+    // SAFETY: forwarded from the caller.
+    unsafe { cframe::unwind(fr) }
+}
+
+/// Go's `panic(value)`. `value` is kept in root memory while the panic is
+/// in flight; NULL panics with Go's "panic called with nil argument".
+#[no_mangle]
+pub extern "C-unwind" fn defergc_panic(value: *mut c_void) -> ! {
+    let th = ThreadState::current();
+    let value = if value.is_null() {
+        PanicValue::new(PanicNilError)
+    } else {
+        PanicValue::new(CValue(value))
+    };
+    panic::push_value(th, value);
+    cframe::deliver_from_c(th)
+}
+
+/// Go's `runtime.Goexit()`: runs every deferred call of the thread, then
+/// ends the goroutine (the thread, unless Rust code around catches it).
+#[no_mangle]
+pub extern "C-unwind" fn defergc_goexit() -> ! {
+    let th = ThreadState::current();
+    panic::push_goexit(th);
+    cframe::deliver_from_c(th)
+}
+
+/// `recover` returned nothing.
+const NOTHING: c_int = 0;
+/// A value given to `defergc_panic`, stored in `*value`.
+const VALUE: c_int = 1;
+/// `defergc_panic(NULL)`; `*value` is NULL.
+const NIL: c_int = 2;
+/// A run-time error or a Rust panic; `*value` is its message (GC memory).
+const ERROR: c_int = 3;
+
+/// Go's `recover()`, for the deferred function that got `call`: returns
+/// what was recovered (`DEFERGC_RECOVERED_*`, 0 for nothing) and stores it
+/// in `*value` (if `value` is not NULL). A NULL, stale or foreign `call`
+/// recovers nothing.
+///
+/// # Safety
+/// `value` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_recover(call: *const Call, value: *mut *mut c_void) -> c_int {
+    entry("defergc_recover", || {
+        let Some(v) = cframe::recover(call) else {
+            return NOTHING;
+        };
+        let (kind, out) = if let Some(c) = v.downcast_ref::<CValue>() {
+            (VALUE, c.0)
+        } else if v.is::<PanicNilError>() {
+            (NIL, std::ptr::null_mut())
+        } else {
+            (ERROR, message(&v.to_string()))
+        };
+        if !value.is_null() {
+            // SAFETY: value is writable per the caller.
+            unsafe { value.write(out) };
+        }
+        kind
+    })
+}
+
+/// A NUL-terminated copy of `text` in collectable, pointer-free memory.
+fn message(text: &str) -> *mut c_void {
+    let p = crate::gc::alloc_atomic(text.len() + 1).as_ptr();
+    // SAFETY: p has text.len() + 1 bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
+        p.add(text.len()).write(0);
+    }
+    p.cast()
+}
+
+/// The thread's low-level defer head (a GC root).
+#[no_mangle]
+pub extern "C" fn defergc_defer_head_get() -> *mut c_void {
+    entry("defergc_defer_head_get", lowlevel::head)
+}
+
+/// Sets the thread's low-level defer head.
+#[no_mangle]
+pub extern "C" fn defergc_defer_head_set(head: *mut c_void) {
+    entry("defergc_defer_head_set", || lowlevel::set_head(head))
+}
+
+/// Clears the thread's low-level defer head.
+#[no_mangle]
+pub extern "C" fn defergc_defer_head_clear() {
+    entry("defergc_defer_head_clear", lowlevel::clear_head)
+}
+
+/// A zeroed record of `size` bytes in root memory, for runtimes that keep
+/// their own chain. Never NULL (aborts when out of memory).
+#[no_mangle]
+pub extern "C" fn defergc_record_alloc(size: usize) -> *mut c_void {
+    entry("defergc_record_alloc", || {
+        lowlevel::record_alloc(size).as_ptr().cast()
+    })
+}
+
+/// Frees a record right after its call ran. Returns 0, `DEFERGC_EINVAL`
+/// for NULL, `DEFERGC_EDOUBLEFREE` for a record already freed, or
+/// `DEFERGC_ENOTRECORD` for a pointer that is not a record (see
+/// `defer::lowlevel::record_free` for how far this detection goes).
+///
+/// # Safety
+/// `record` is NULL or points 16 bytes into readable memory.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_record_free(record: *mut c_void) -> c_int {
+    entry("defergc_record_free", || {
+        // SAFETY: forwarded from the caller.
+        match unsafe { lowlevel::record_free(record.cast()) } {
+            Ok(()) => 0,
+            Err(RecordError::Null) => errors::EINVAL,
+            Err(RecordError::DoubleFree) => errors::EDOUBLEFREE,
+            Err(RecordError::NotARecord) => errors::ENOTRECORD,
+        }
+    })
+}

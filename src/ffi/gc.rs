@@ -1,0 +1,195 @@
+//! C ABI: the collector, thread registration and thread creation.
+
+use super::{entry, errors};
+use crate::gc::{self, Kind};
+use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Collector statistics, as `defergc_stats` in the header.
+#[repr(C)]
+pub struct CStats {
+    heap_size: u64,
+    free_bytes: u64,
+    unmapped_bytes: u64,
+    bytes_allocated_since_gc: u64,
+    bytes_allocated_total: u64,
+    collections: u64,
+    markers: u64,
+    gc_time_ns: u64,
+    stopped_time_ns: u64,
+    max_pause_ns: u64,
+    warnings: u64,
+}
+
+/// Starts the collector (idempotent; every other function does it too).
+#[no_mangle]
+pub extern "C" fn defergc_init() {
+    entry("defergc_init", gc::init)
+}
+
+fn alloc(name: &str, kind: Kind, size: usize) -> *mut c_void {
+    entry(name, || {
+        gc::try_alloc(kind, size).map_or(std::ptr::null_mut(), |p| p.as_ptr().cast())
+    })
+}
+
+/// Collectable, scanned, zeroed memory; NULL when out of memory.
+#[no_mangle]
+pub extern "C" fn defergc_alloc(size: usize) -> *mut c_void {
+    alloc("defergc_alloc", Kind::Scanned, size)
+}
+
+/// Collectable memory that is never scanned (no pointers), not zeroed;
+/// NULL when out of memory.
+#[no_mangle]
+pub extern "C" fn defergc_alloc_atomic(size: usize) -> *mut c_void {
+    alloc("defergc_alloc_atomic", Kind::Atomic, size)
+}
+
+/// Scanned memory that is never collected (root memory), zeroed; released
+/// only by `defergc_free`. NULL when out of memory.
+#[no_mangle]
+pub extern "C" fn defergc_alloc_uncollectable(size: usize) -> *mut c_void {
+    alloc("defergc_alloc_uncollectable", Kind::Uncollectable, size)
+}
+
+/// Frees memory from the allocation functions now (NULL is ignored).
+///
+/// # Safety
+/// `p` is NULL or a live allocation from this library.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_free(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    entry("defergc_free", || unsafe { gc::free(p.cast()) })
+}
+
+/// Resizes an allocation (like C `realloc`); NULL when out of memory.
+///
+/// # Safety
+/// `p` is NULL or a live allocation from this library.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: forwarded from the caller.
+    entry("defergc_realloc", || unsafe {
+        gc::realloc(p.cast(), size).cast()
+    })
+}
+
+/// Runs a full collection (nothing under `nogc`).
+#[no_mangle]
+pub extern "C" fn defergc_collect() {
+    entry("defergc_collect", gc::collect)
+}
+
+/// Fills `*out` with the collector's statistics. Returns 0, or
+/// `DEFERGC_EINVAL` if `out` is NULL.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `defergc_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_get_stats(out: *mut CStats) -> c_int {
+    entry("defergc_get_stats", || {
+        if out.is_null() {
+            return errors::EINVAL;
+        }
+        let s = gc::stats();
+        let stats = CStats {
+            heap_size: s.heap_size as u64,
+            free_bytes: s.free_bytes as u64,
+            unmapped_bytes: s.unmapped_bytes as u64,
+            bytes_allocated_since_gc: s.bytes_allocated_since_gc as u64,
+            bytes_allocated_total: s.bytes_allocated_total as u64,
+            collections: s.collections,
+            markers: s.markers as u64,
+            gc_time_ns: s.gc_time.as_nanos() as u64,
+            stopped_time_ns: s.stopped_time.as_nanos() as u64,
+            max_pause_ns: s.max_pause.as_nanos() as u64,
+            warnings: s.warnings,
+        };
+        // SAFETY: out is non-null and writable per the caller.
+        unsafe { out.write(stats) };
+        0
+    })
+}
+
+/// Registers the calling thread with the collector (idempotent; every
+/// function does it on first use anyway). Returns 0.
+#[no_mangle]
+pub extern "C" fn defergc_register_thread() -> c_int {
+    entry("defergc_register_thread", || {
+        gc::thread::ensure_registered();
+        0
+    })
+}
+
+/// Unregisters the calling thread now: its stack is no longer scanned. Any
+/// later use registers it again. Returns 0.
+#[no_mangle]
+pub extern "C" fn defergc_unregister_thread() -> c_int {
+    entry("defergc_unregister_thread", || {
+        gc::thread::unregister_now();
+        0
+    })
+}
+
+/// What the trampoline of `defergc_thread_create` starts.
+struct Start {
+    f: unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+}
+
+/// Like `pthread_create`, for threads that run compiled code: the thread
+/// is registered before `start` runs, is a goroutine boundary (Goexit ends
+/// it with a NULL result; an unrecovered panic prints Go's report and exits
+/// the process with status 2), and is unregistered when it ends. Returns
+/// `pthread_create`'s result (0 or an error number).
+///
+/// # Safety
+/// As for `pthread_create`: `thread` is writable, `attr` is NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_thread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: Option<unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void>,
+    arg: *mut c_void,
+) -> c_int {
+    entry("defergc_thread_create", || {
+        let (Some(f), false) = (start, thread.is_null()) else {
+            return libc::EINVAL;
+        };
+        let boxed = Box::into_raw(Box::new(Start { f, arg }));
+        // SAFETY: the trampoline takes ownership of the box.
+        let rc = unsafe { libc::pthread_create(thread, attr, trampoline, boxed.cast()) };
+        if rc != 0 {
+            // SAFETY: the thread was not created, so the box is still ours.
+            drop(unsafe { Box::from_raw(boxed) });
+        }
+        rc
+    })
+}
+
+extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
+    // SAFETY: defergc_thread_create passed a boxed Start it gave up.
+    let start = unsafe { Box::from_raw(start.cast::<Start>()) };
+    gc::thread::ensure_registered();
+    crate::defer::thread::ThreadState::current()
+        .reports_itself
+        .set(true);
+    // SAFETY: the caller of defergc_thread_create vouched for the function.
+    let run = || crate::defer::goroutine(|| unsafe { (start.f)(start.arg) });
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Some(result)) => result,
+        Ok(None) => std::ptr::null_mut(),
+        Err(payload) => {
+            let report = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic: (unprintable)".into());
+            let line = format!("{report}\n");
+            // SAFETY: writes initialised bytes to fd 2.
+            unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
+            std::process::exit(2)
+        }
+    }
+}
