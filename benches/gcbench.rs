@@ -7,6 +7,9 @@
 //! arguments. Every run is a fresh process, C and Rust alternating, so that
 //! neither inherits a warm heap and drift on a shared machine hits both.
 //!
+//! With the `precise` feature, `defergc gcbench --backend precise` joins
+//! the alternation and its ratio to the Rust bdwgc run is printed.
+//!
 //! `GCBENCH_RUNS` sets the number of runs of each (default 7). Skipped (exit
 //! 0) under `nogc` and when the `defergc` binary is not built.
 
@@ -42,19 +45,37 @@ fn main() {
     let mut rust_cmd = Command::new(defergc);
     rust_cmd.args(["gcbench", "--backend", "bdwgc", "--runs", "1", "--json"]);
 
-    let (mut c, mut rust) = (Samples::default(), Samples::default());
+    // With the precise feature, the precise backend runs in the same
+    // alternation, so that its ratio to bdwgc is measured in one session.
+    let mut precise_cmd = cfg!(feature = "precise").then(|| {
+        let mut cmd = Command::new(defergc);
+        cmd.args(["gcbench", "--backend", "precise", "--runs", "1", "--json"]);
+        cmd
+    });
+
+    let (mut c, mut rust, mut precise) =
+        (Samples::default(), Samples::default(), Samples::default());
     for n in 1..=runs {
         let c_line = run(&mut c_cmd);
         c.push(&c_line, "elapsed_ms");
         let rust_line = run(&mut rust_cmd);
         rust.push(&rust_line, "median_ms");
-        println!(
+        print!(
             "run {n}/{runs}: C {:8.1} ms ({} collections)   Rust {:8.1} ms ({} collections)",
             c.ms[n - 1],
             c.collections[n - 1],
             rust.ms[n - 1],
             rust.collections[n - 1]
         );
+        if let Some(cmd) = precise_cmd.as_mut() {
+            precise.push(&run(cmd), "median_ms");
+            print!(
+                "   precise {:8.1} ms ({} collections)",
+                precise.ms[n - 1],
+                precise.collections[n - 1]
+            );
+        }
+        println!();
     }
 
     let (c_ms, rust_ms) = (median(&mut c.ms), median(&mut rust.ms));
@@ -68,6 +89,14 @@ fn main() {
         rust.peak
     );
     println!("Rust/C {:.3}", rust_ms / c_ms);
+    if !precise.ms.is_empty() {
+        let (precise_ms, precise_gcs) = (median(&mut precise.ms), median(&mut precise.collections));
+        println!(
+            "precise median {precise_ms:8.1} ms, {precise_gcs} collections, peak heap {} bytes",
+            precise.peak
+        );
+        println!("precise/Rust-bdwgc {:.3}", precise_ms / rust_ms);
+    }
 }
 
 /// Times, collection counts and the largest heap seen over the runs of one

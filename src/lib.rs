@@ -8,6 +8,8 @@
 //! - [`defer`]: Go's defer / panic / recover / Goexit, with deferred-call
 //!   records and panic values in memory the collector scans.
 //! - [`ffi`]: the C ABI for compiler-generated code (`include/defergc.h`).
+//! - `precise` (feature `precise`): a second allocator, a precise
+//!   handle-based collector with per-thread shadow stacks.
 //!
 //! See `README.md` for the features, the C ABI and the performance figures.
 
@@ -16,6 +18,8 @@
 pub mod defer;
 pub mod ffi;
 pub mod gc;
+#[cfg(feature = "precise")]
+pub mod precise;
 pub(crate) mod roots;
 pub mod tls;
 

@@ -5,7 +5,9 @@
 //! and an array of 500,000 doubles that stay live throughout, then trees of
 //! depth 4..=16 built top-down and bottom-up) is written once against the
 //! [`Heap`] trait; each backend is one small implementation of it, chosen
-//! with `--backend`. The long-lived data is checked after every run, so a
+//! with `--backend`: `bdwgc` (conservative, finds references on the native
+//! stack) or `precise` (handles, with the workload's references rooted in
+//! shadow-stack frames through the trait's scope hooks). The long-lived data is checked after every run, so a
 //! collector that frees live objects fails the benchmark instead of timing
 //! it.
 //!
@@ -29,12 +31,16 @@ const MAX_TREE_DEPTH: u32 = 16;
 pub enum Backend {
     /// The Boehm collector (vendored bdwgc), through `defergc::gc`.
     Bdwgc,
+    /// The precise handle-based collector, through `defergc::precise`
+    /// (needs the `precise` feature).
+    Precise,
 }
 
 impl Backend {
     fn name(self) -> &'static str {
         match self {
             Backend::Bdwgc => "bdwgc",
+            Backend::Precise => "precise",
         }
     }
 }
@@ -50,9 +56,17 @@ pub struct Args {
     /// Print only the JSON line.
     #[arg(long)]
     json: bool,
+    /// precise backend: collect when the heap has grown by this percentage
+    /// of what the last collection found live (Go's GOGC; default 100).
+    #[arg(long)]
+    gc_percent: Option<u32>,
 }
 
 pub fn run(args: &Args) -> i32 {
+    if args.gc_percent.is_some() && args.backend != Backend::Precise {
+        eprintln!("defergc gcbench: --gc-percent applies to the precise backend only");
+        return 2;
+    }
     match args.backend {
         Backend::Bdwgc => {
             if gc::BACKEND != "bdwgc" {
@@ -65,6 +79,16 @@ pub fn run(args: &Args) -> i32 {
                 return 2;
             }
             bench(args, &mut Bdwgc::new())
+        }
+        #[cfg(feature = "precise")]
+        Backend::Precise => bench(args, &mut precise_heap::Precise::new(args.gc_percent)),
+        #[cfg(not(feature = "precise"))]
+        Backend::Precise => {
+            eprintln!(
+                "defergc gcbench: the precise backend is not built into this binary; \
+                 rebuild with `--features precise`"
+            );
+            2
         }
     }
 }
@@ -108,6 +132,25 @@ trait Heap {
     fn array_get(&self, array: Self::Array, i: usize) -> f64;
     /// The collector's counters now.
     fn counters(&self) -> Counters;
+
+    /// Opens a root scope and returns its token for [`Heap::leave`]. A
+    /// reference given to [`Heap::keep`] stays alive until its scope is
+    /// left, across allocations. Collectors that scan the native stack
+    /// need none of this (the defaults do nothing).
+    #[inline(always)]
+    fn enter(&mut self) -> usize {
+        0
+    }
+    /// Keeps `node` alive until the innermost scope is left.
+    #[inline(always)]
+    fn keep(&mut self, _node: Self::Node) {}
+    /// Keeps `array` alive until the innermost scope is left.
+    #[inline(always)]
+    fn keep_array(&mut self, _array: Self::Array) {}
+    /// Closes the scope `enter` returned `scope` for. A reference kept in
+    /// it may be returned to the caller, which keeps it before allocating.
+    #[inline(always)]
+    fn leave(&mut self, _scope: usize) {}
 }
 
 /// A tree node as the classic C program declares it.
@@ -218,6 +261,121 @@ impl Heap for Bdwgc {
     }
 }
 
+/// The precise backend: nodes are handles to 24-byte objects whose first
+/// two words are handle fields, the array a pointer-free object. The
+/// workload's scopes are shadow-stack frames.
+#[cfg(feature = "precise")]
+mod precise_heap {
+    use super::{Counters, Heap};
+    use defergc::precise::{self, FrameId, Handle, TypeId};
+
+    pub struct Precise {
+        node: TypeId,
+        array: TypeId,
+    }
+
+    /// The workload has no error path: a failure of the collector ends the
+    /// benchmark with its message.
+    #[cold]
+    fn fail(what: &str, e: precise::Error) -> ! {
+        panic!("defergc gcbench: precise {what} failed: {e}")
+    }
+
+    impl Precise {
+        pub fn new(gc_percent: Option<u32>) -> Precise {
+            // Start the collector and register this thread before timing.
+            precise::init().unwrap_or_else(|e| fail("init", e));
+            if let Some(percent) = gc_percent {
+                precise::set_gc_percent(Some(percent));
+            }
+            Precise {
+                node: precise::register_type(24, &[0, 8])
+                    .unwrap_or_else(|e| fail("register_type", e)),
+                array: precise::register_bytes_type().unwrap_or_else(|e| fail("register_type", e)),
+            }
+        }
+    }
+
+    impl Heap for Precise {
+        type Node = Handle;
+        type Array = Handle;
+
+        #[inline(always)]
+        fn node(&mut self) -> Handle {
+            precise::alloc(self.node).unwrap_or_else(|e| fail("alloc", e))
+        }
+
+        #[inline(always)]
+        fn node_with(&mut self, left: Handle, right: Handle) -> Handle {
+            let node = self.node();
+            self.set_left(node, left);
+            self.set_right(node, right);
+            node
+        }
+
+        #[inline(always)]
+        fn set_left(&mut self, node: Handle, child: Handle) {
+            precise::store(node, 0, child).unwrap_or_else(|e| fail("store", e))
+        }
+
+        #[inline(always)]
+        fn set_right(&mut self, node: Handle, child: Handle) {
+            precise::store(node, 8, child).unwrap_or_else(|e| fail("store", e))
+        }
+
+        fn children(&self, node: Handle) -> Option<(Handle, Handle)> {
+            let left = precise::load(node, 0).unwrap_or_else(|e| fail("load", e));
+            let right = precise::load(node, 8).unwrap_or_else(|e| fail("load", e));
+            Some((left?, right?))
+        }
+
+        fn array(&mut self, len: usize) -> Handle {
+            let bytes = len.checked_mul(8).expect("array size overflows usize");
+            precise::alloc_array(self.array, bytes).unwrap_or_else(|e| fail("alloc_array", e))
+        }
+
+        #[inline(always)]
+        fn array_set(&mut self, array: Handle, i: usize, value: f64) {
+            precise::write_u64(array, i * 8, value.to_bits())
+                .unwrap_or_else(|e| fail("write_u64", e))
+        }
+
+        fn array_get(&self, array: Handle, i: usize) -> f64 {
+            f64::from_bits(precise::read_u64(array, i * 8).unwrap_or_else(|e| fail("read_u64", e)))
+        }
+
+        fn counters(&self) -> Counters {
+            let stats = precise::stats();
+            Counters {
+                collections: stats.collections,
+                peak_heap_bytes: stats.peak_heap_size,
+            }
+        }
+
+        #[inline(always)]
+        fn enter(&mut self) -> usize {
+            precise::push_frame()
+                .unwrap_or_else(|e| fail("push_frame", e))
+                .depth()
+        }
+
+        #[inline(always)]
+        fn keep(&mut self, node: Handle) {
+            precise::root(node).unwrap_or_else(|e| fail("root", e));
+        }
+
+        #[inline(always)]
+        fn keep_array(&mut self, array: Handle) {
+            self.keep(array);
+        }
+
+        #[inline(always)]
+        fn leave(&mut self, scope: usize) {
+            precise::pop_frame(FrameId::from_depth(scope)).unwrap_or_else(|e| fail("pop_frame", e))
+        }
+    }
+}
+
 /// Nodes in a complete tree of `depth`.
 fn tree_size(depth: u32) -> u64 {
     (1 << (depth + 1)) - 1
@@ -229,7 +387,9 @@ fn num_iters(depth: u32) -> u64 {
     2 * tree_size(STRETCH_TREE_DEPTH) / tree_size(depth)
 }
 
-/// Builds a tree top down, storing each new node into an older one.
+/// Builds a tree top down, storing each new node into an older one. `node`
+/// is kept by the caller; every new node is linked into it before the next
+/// allocation, so it needs no scope of its own.
 fn populate<H: Heap>(heap: &mut H, depth: u32, node: H::Node) {
     if depth == 0 {
         return;
@@ -247,16 +407,25 @@ fn make_tree<H: Heap>(heap: &mut H, depth: u32) -> H::Node {
     if depth == 0 {
         return heap.node();
     }
+    let scope = heap.enter();
     let left = make_tree(heap, depth - 1);
+    heap.keep(left);
     let right = make_tree(heap, depth - 1);
-    heap.node_with(left, right)
+    heap.keep(right);
+    let node = heap.node_with(left, right);
+    heap.keep(node);
+    heap.leave(scope);
+    node
 }
 
 fn time_construction<H: Heap>(heap: &mut H, depth: u32) {
     let iters = num_iters(depth);
     for _ in 0..iters {
+        let scope = heap.enter();
         let tree = heap.node();
+        heap.keep(tree);
         populate(heap, depth, tree);
+        heap.leave(scope);
     }
     for _ in 0..iters {
         make_tree(heap, depth);
@@ -289,9 +458,12 @@ fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
     make_tree(heap, STRETCH_TREE_DEPTH);
 
     // Live for the whole run: a tree and a half-filled array.
+    let scope = heap.enter();
     let long_lived = heap.node();
+    heap.keep(long_lived);
     populate(heap, LONG_LIVED_TREE_DEPTH, long_lived);
     let array = heap.array(ARRAY_SIZE);
+    heap.keep_array(array);
     for i in 0..ARRAY_SIZE / 2 {
         heap.array_set(array, i, 1.0 / i as f64);
     }
@@ -310,6 +482,7 @@ fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
         ));
     }
     let probe = heap.array_get(black_box(array), 1000);
+    heap.leave(scope);
     if probe != 1.0 / 1000.0 {
         return Err(format!("the long-lived array holds {probe} at 1000"));
     }

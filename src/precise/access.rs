@@ -1,0 +1,257 @@
+//! Access to objects through handles: raw pointers, handle fields,
+//! pointer-free bytes.
+//!
+//! Every function here validates its handles (null, invalid, stale: always,
+//! see `handles.rs`) and its offsets against the object's size and type
+//! (always: a size compare and a bitmap test). Loads and stores are atomic
+//! (relaxed for bytes, release/acquire for handle fields), so threads that
+//! race on one object get unspecified values, never undefined behaviour.
+//!
+//! [`write_handle_slot`] is the one function through which every store of
+//! a handle into memory the collector traces goes (heap fields, global
+//! roots): the place for a write barrier. Shadow-stack slots are roots
+//! snapshotted at a safepoint and do not go through it.
+//!
+//! All of these run on a registered, running thread and contain no
+//! safepoint, so no collection can free an object between validation and
+//! access.
+
+use super::error::{Error, Result};
+use super::handles::{self, Handle};
+use super::heap::Header;
+use super::threads;
+use super::types::{self, Kind, TypeId, TypeInfo};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// The header of `obj`'s object, checked, on a running thread.
+#[inline(always)]
+fn object(obj: Handle) -> Result<*mut Header> {
+    threads::current()?;
+    handles::resolve(obj)
+}
+
+/// The type of a live object.
+#[inline(always)]
+fn type_of_header(hdr: *mut Header) -> &'static TypeInfo {
+    // SAFETY: a live object's header is initialised and its type id was
+    // registered (allocation takes a TypeId).
+    let raw = unsafe { (*hdr).type_id() };
+    match types::info_raw(raw) {
+        Some(info) => info,
+        None => unreachable!("defergc: precise: live object with unknown type {raw}"),
+    }
+}
+
+/// Payload size of a live object.
+#[inline(always)]
+fn size_of_header(hdr: *mut Header) -> usize {
+    // SAFETY: a live object's header is initialised.
+    unsafe { (*hdr).size as usize }
+}
+
+/// A pointer to the payload of `obj`'s object. It stays valid while the
+/// object is reachable (rooted or referenced from a reachable object);
+/// after that, using it is undefined behaviour. Objects never move.
+#[inline]
+pub fn deref(obj: Handle) -> Result<NonNull<u8>> {
+    let hdr = object(obj)?;
+    // SAFETY: the header of a live object is non-null.
+    Ok(unsafe { NonNull::new_unchecked(Header::payload(hdr)) })
+}
+
+/// The payload size of `obj`'s object, in bytes.
+pub fn size_of(obj: Handle) -> Result<usize> {
+    Ok(size_of_header(object(obj)?))
+}
+
+/// The type of `obj`'s object.
+pub fn type_of(obj: Handle) -> Result<TypeId> {
+    let hdr = object(obj)?;
+    // SAFETY: a live object's header is initialised.
+    TypeId::from_raw(unsafe { (*hdr).type_id() })
+}
+
+/// The handle field at byte `offset` of the object at `hdr`, checked.
+#[inline(always)]
+fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
+    let size = size_of_header(hdr);
+    if offset > size || size - offset < 8 {
+        return Err(Error::OutOfBounds);
+    }
+    let info = type_of_header(hdr);
+    let ok = offset % 8 == 0
+        && match info.kind() {
+            Kind::HandleArray => true,
+            Kind::Struct => info.is_handle_word(offset / 8),
+            Kind::Bytes => false,
+        };
+    if !ok {
+        return Err(Error::NotAHandleField);
+    }
+    // SAFETY: an aligned word inside a live object's payload, which stays
+    // allocated for the rest of this (safepoint-free) call.
+    Ok(unsafe { &*Header::payload(hdr).add(offset).cast::<AtomicU64>() })
+}
+
+/// Loads the handle field at byte `offset` of `obj` (null as `None`).
+///
+/// [`Error::OutOfBounds`] if the field does not fit in the object,
+/// [`Error::NotAHandleField`] if the offset is not a handle field.
+#[inline]
+pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
+    let field = handle_field(object(obj)?, offset)?;
+    Ok(Handle::from_raw(field.load(Ordering::Acquire)).ok())
+}
+
+/// Stores `value` (a live handle, or null) into the handle field at byte
+/// `offset` of `obj`.
+///
+/// Errors as [`load`], and [`Error::StaleHandle`] / [`Error::InvalidHandle`]
+/// for a `value` that is not live (storing it would hide a dangling
+/// reference in the heap).
+#[inline]
+pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Result<()> {
+    let value = value.into();
+    let field = handle_field(object(obj)?, offset)?;
+    if let Some(v) = value {
+        handles::resolve(v)?;
+    }
+    write_handle_slot(field, Handle::raw_or_null(value));
+    Ok(())
+}
+
+/// Stores a handle value into a slot the collector traces (a heap field or
+/// a global root). Every such store goes through here: the concurrent
+/// collector's deletion barrier will record the old value at this point.
+#[inline(always)]
+pub(crate) fn write_handle_slot(slot: &AtomicU64, raw: u64) {
+    slot.store(raw, Ordering::Release);
+}
+
+/// The checked byte range `offset..offset + len` of the object at `hdr`.
+#[inline(always)]
+fn byte_range(hdr: *mut Header, offset: usize, len: usize) -> Result<*mut u8> {
+    let size = size_of_header(hdr);
+    if offset > size || size - offset < len {
+        return Err(Error::OutOfBounds);
+    }
+    Ok(Header::payload(hdr).wrapping_add(offset))
+}
+
+/// Copies `buf.len()` bytes from `obj` at byte `offset` into `buf`.
+/// Handle fields may be read as bytes. [`Error::OutOfBounds`] if the range
+/// does not fit.
+pub fn read_bytes(obj: Handle, offset: usize, buf: &mut [u8]) -> Result<()> {
+    let src = byte_range(object(obj)?, offset, buf.len())?;
+    // SAFETY: the range is inside a live payload (checked above).
+    unsafe { copy_out(src, buf) };
+    Ok(())
+}
+
+/// Copies `data` into `obj` at byte `offset`. [`Error::OutOfBounds`] if the
+/// range does not fit; [`Error::HandleFieldOverlap`] if it touches a handle
+/// field (use [`store`] for those).
+pub fn write_bytes(obj: Handle, offset: usize, data: &[u8]) -> Result<()> {
+    let hdr = object(obj)?;
+    let dst = byte_range(hdr, offset, data.len())?;
+    check_no_handles(hdr, offset, data.len())?;
+    // SAFETY: the range is inside a live payload and holds no handle.
+    unsafe { copy_in(dst, data) };
+    Ok(())
+}
+
+/// Reads the 8 bytes at byte `offset` of `obj` as a native-endian `u64`.
+#[inline]
+pub fn read_u64(obj: Handle, offset: usize) -> Result<u64> {
+    let src = byte_range(object(obj)?, offset, 8)?;
+    if src as usize % 8 == 0 {
+        // SAFETY: an aligned word inside a live payload.
+        return Ok(unsafe { &*src.cast::<AtomicU64>() }.load(Ordering::Relaxed));
+    }
+    let mut buf = [0u8; 8];
+    // SAFETY: 8 bytes inside a live payload.
+    unsafe { copy_out(src, &mut buf) };
+    Ok(u64::from_ne_bytes(buf))
+}
+
+/// Writes `value` as 8 native-endian bytes at byte `offset` of `obj`;
+/// errors as [`write_bytes`].
+#[inline]
+pub fn write_u64(obj: Handle, offset: usize, value: u64) -> Result<()> {
+    let hdr = object(obj)?;
+    let dst = byte_range(hdr, offset, 8)?;
+    check_no_handles(hdr, offset, 8)?;
+    if dst as usize % 8 == 0 {
+        // SAFETY: an aligned word inside a live payload, not a handle.
+        unsafe { &*dst.cast::<AtomicU64>() }.store(value, Ordering::Relaxed);
+        return Ok(());
+    }
+    // SAFETY: 8 bytes inside a live payload, no handle among them.
+    unsafe { copy_in(dst, &value.to_ne_bytes()) };
+    Ok(())
+}
+
+/// [`Error::HandleFieldOverlap`] if `offset..offset + len` (in bounds)
+/// touches a handle field of the object at `hdr`.
+#[inline(always)]
+fn check_no_handles(hdr: *mut Header, offset: usize, len: usize) -> Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
+    let info = type_of_header(hdr);
+    let overlap = match info.kind() {
+        Kind::Bytes => false,
+        Kind::HandleArray => true,
+        Kind::Struct => info.any_handle_word(offset / 8, (offset + len - 1) / 8),
+    };
+    if overlap {
+        Err(Error::HandleFieldOverlap)
+    } else {
+        Ok(())
+    }
+}
+
+/// Copies object bytes at `src` into `buf` with relaxed atomic loads.
+///
+/// # Safety
+/// `src..src + buf.len()` is inside a live object.
+unsafe fn copy_out(src: *const u8, buf: &mut [u8]) {
+    let mut i = 0;
+    if src as usize % 8 == 0 {
+        while buf.len() - i >= 8 {
+            // SAFETY: aligned and in bounds (caller).
+            let w = unsafe { &*src.add(i).cast::<AtomicU64>() }.load(Ordering::Relaxed);
+            buf[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+            i += 8;
+        }
+    }
+    while i < buf.len() {
+        // SAFETY: in bounds (caller).
+        buf[i] = unsafe { &*src.add(i).cast::<AtomicU8>() }.load(Ordering::Relaxed);
+        i += 1;
+    }
+}
+
+/// Copies `data` into object bytes at `dst` with relaxed atomic stores.
+///
+/// # Safety
+/// `dst..dst + data.len()` is inside a live object and holds no handle.
+unsafe fn copy_in(dst: *mut u8, data: &[u8]) {
+    let mut i = 0;
+    if dst as usize % 8 == 0 {
+        while data.len() - i >= 8 {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&data[i..i + 8]);
+            // SAFETY: aligned and in bounds (caller).
+            unsafe { &*dst.add(i).cast::<AtomicU64>() }
+                .store(u64::from_ne_bytes(w), Ordering::Relaxed);
+            i += 8;
+        }
+    }
+    while i < data.len() {
+        // SAFETY: in bounds (caller).
+        unsafe { &*dst.add(i).cast::<AtomicU8>() }.store(data[i], Ordering::Relaxed);
+        i += 1;
+    }
+}

@@ -1,0 +1,1043 @@
+//! The heap: object headers, size classes, blocks, per-thread bump
+//! buffers, large objects, and sweeping. Objects never move.
+//!
+//! # Objects
+//!
+//! Every object starts with a 16-byte [`Header`] (its handle, payload size,
+//! type id, mark byte); the payload follows, 16-byte aligned. The mark
+//! byte holds the low byte of a cycle id: an object is marked in cycle `c`
+//! when its mark byte equals `c`. Allocation writes
+//! [`collector::birth_mark`] there, in one place ([`init_object`]), so that
+//! allocating black is a change to that one function.
+//!
+//! # Small objects
+//!
+//! Objects whose cell (header + payload, rounded up to the size class) is
+//! at most 8 KiB live in 128 KiB blocks of one size class each, carved from
+//! 8 MiB anonymous mappings. Blocks are 128 KiB-aligned and start with a
+//! 16-byte block header, a counter the marker increments for every object
+//! it marks there: a block whose cells are all live is not swept. Each
+//! thread owns at most one block per class and bump-allocates through runs
+//! of consecutive free cells in it ([`LocalHeap`]): the fast path is a
+//! compare and an add, with no lock and no atomic read-modify-write. When
+//! the block has no free run left, the thread takes (under the heap lock) a
+//! partly free block, an unswept one, a wholly free one, or a new one.
+//!
+//! Invariant: a free cell is all zeros (fresh mappings are; the sweep
+//! zeroes what it frees), so allocation only writes the header and a free
+//! cell is recognised by its handle word 0.
+//!
+//! # Large objects
+//!
+//! Larger objects are `calloc`'d one by one and listed for the sweep.
+//!
+//! # Sweeping, limits, pacing
+//!
+//! Sweeping is lazy. At the end of marking ([`after_mark`], world
+//! stopped) large objects the cycle did not mark are freed (memory released
+//! at [`end_cycle`], once the cycle is over), and every block that holds
+//! objects is filed as *unswept*. A thread that takes an unswept block for
+//! allocation sweeps it first: it zeroes the cells of objects whose mark is
+//! not the last cycle's, takes their handles (next generation) into its own
+//! cache, and allocates in the cells it just touched. Whatever is still
+//! unswept when the next cycle starts is swept in its pause
+//! ([`finish_sweep`]), so no dead object is ever reached by a marker. Until
+//! its cell is swept, a dead object's handle is rejected by validation
+//! through its stale mark (see `handles.rs`). At the start of a cycle every
+//! thread's buffers are retired ([`retire`]), so no block is owned then.
+//!
+//! Free blocks beyond the next cycle's allocation budget are given back to
+//! the system at the end of a cycle (`MADV_DONTNEED`: the address range
+//! stays ours and reads as zeros), and all of them before a large object
+//! would fail the heap limit; the heap size counts only blocks that are
+//! not given back.
+//!
+//! The heap grows on demand. A new block or large object that would take
+//! the heap past the configured limit triggers a full collection; if that
+//! does not make room the allocation fails with [`Error::HeapLimit`]. A
+//! collection is also triggered when the bytes handed to allocation
+//! buffers since the last one exceed the pacer's trigger
+//! (`max(min_trigger, live_bytes * gc_percent / 100)`).
+
+use super::collector;
+use super::error::{Error, Result};
+use super::handles::{self, Freed, Handle};
+use super::threads::{self, ThreadState};
+use super::types::{self, Kind, TypeId};
+use std::ptr;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Bytes of an object header.
+pub(crate) const HEADER: usize = 16;
+const GRANULE: usize = 16;
+/// Bytes of a small-object block.
+pub(crate) const BLOCK: usize = 128 << 10;
+/// Bytes mapped at a time and carved into blocks.
+const ARENA: usize = 64 * BLOCK;
+/// Bytes at the start of each block (which is `BLOCK`-aligned) before its
+/// first cell: the count of objects the running marking found live in it.
+const BLOCK_HEADER: usize = 16;
+
+/// The first cell of the block at `base`.
+#[inline(always)]
+fn first_cell(base: usize) -> usize {
+    base + BLOCK_HEADER
+}
+
+/// How many cells of `cell` bytes a block holds.
+#[inline(always)]
+fn cells_per_block(cell: usize) -> usize {
+    (BLOCK - BLOCK_HEADER) / cell
+}
+
+/// The live-object counter of the block holding the small object at `hdr`.
+#[inline(always)]
+pub(crate) fn block_live_counter(hdr: *mut Header) -> *const AtomicU32 {
+    (hdr as usize & !(BLOCK - 1)) as *const AtomicU32
+}
+/// The largest small-object cell.
+pub(crate) const MAX_SMALL_CELL: usize = 8192;
+/// The size class of large objects.
+pub(crate) const LARGE: u8 = u8::MAX;
+
+/// The header in front of every object's payload. All zero in a free cell.
+#[repr(C)]
+pub(crate) struct Header {
+    /// The object's handle (index and generation); 0 in a free cell. The
+    /// handle table validates handles against this.
+    pub(crate) handle: AtomicU64,
+    /// Payload bytes.
+    pub(crate) size: u32,
+    /// Registered type id, low 16 bits.
+    type_lo: u16,
+    /// Registered type id, bits 16..24.
+    type_hi: u8,
+    /// The low byte of the id of the last cycle that marked the object (or
+    /// of its birth mark). A byte is enough: after a sweep every object
+    /// carries the sweeping cycle's id.
+    pub(crate) mark: AtomicU8,
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() == HEADER);
+
+impl Header {
+    /// A free cell's header.
+    pub(crate) const fn free() -> Header {
+        Header {
+            handle: AtomicU64::new(0),
+            size: 0,
+            type_lo: 0,
+            type_hi: 0,
+            mark: AtomicU8::new(0),
+        }
+    }
+
+    /// The payload of the object whose header is at `hdr`.
+    #[inline(always)]
+    pub(crate) fn payload(hdr: *mut Header) -> *mut u8 {
+        hdr.cast::<u8>().wrapping_add(HEADER)
+    }
+
+    /// The registered type id.
+    #[inline(always)]
+    pub(crate) fn type_id(&self) -> u32 {
+        u32::from(self.type_lo) | u32::from(self.type_hi) << 16
+    }
+}
+
+/// Type ids fit in the header's 24 bits.
+pub(crate) const MAX_TYPE_ID: u32 = (1 << 24) - 1;
+
+/// Number of small size classes.
+pub(crate) const CLASSES: usize = 36;
+
+/// Cell bytes of each class: 16..256 by 16, then four steps per doubling
+/// up to 8 KiB (at most 25% internal waste above 256 bytes).
+static CELL: [u32; CLASSES] = {
+    let mut cells = [0u32; CLASSES];
+    let mut i = 0;
+    while i < 16 {
+        cells[i] = (i as u32 + 1) * 16;
+        i += 1;
+    }
+    let mut base = 256u32;
+    while i < CLASSES {
+        let mut step = 5;
+        while step <= 8 {
+            cells[i] = base * step / 4;
+            i += 1;
+            step += 1;
+        }
+        base *= 2;
+    }
+    cells
+};
+
+/// The class of a cell of `g` granules, for `g` up to 8 KiB / 16.
+static CLASS_BY_GRANULES: [u8; MAX_SMALL_CELL / GRANULE + 1] = {
+    let mut table = [0u8; MAX_SMALL_CELL / GRANULE + 1];
+    let mut g = 0;
+    let mut class = 0;
+    while g < table.len() {
+        while (CELL[class] as usize) < g * GRANULE {
+            class += 1;
+        }
+        table[g] = class as u8;
+        g += 1;
+    }
+    table
+};
+
+/// The size class for a payload of `size` bytes, or [`LARGE`].
+#[inline]
+pub(crate) fn class_of(size: usize) -> u8 {
+    let cell = size.saturating_add(HEADER);
+    if cell > MAX_SMALL_CELL {
+        LARGE
+    } else {
+        CLASS_BY_GRANULES[cell.div_ceil(GRANULE)]
+    }
+}
+
+// ---- per-thread bump buffers -------------------------------------------
+
+const NO_BLOCK: u32 = u32::MAX;
+
+/// A thread's allocation state for one size class.
+#[derive(Clone, Copy)]
+struct Bump {
+    /// Next free cell of the current run.
+    cursor: usize,
+    /// End of the current run of free cells.
+    limit: usize,
+    /// Where to look for the next run in the owned block.
+    scan: usize,
+    /// End of the owned block's cells.
+    end: usize,
+    /// The owned block's id, or [`NO_BLOCK`].
+    block: u32,
+}
+
+impl Bump {
+    const EMPTY: Bump = Bump {
+        cursor: 0,
+        limit: 0,
+        scan: 0,
+        end: 0,
+        block: NO_BLOCK,
+    };
+}
+
+/// A thread's bump buffers, one per size class.
+pub(crate) struct LocalHeap {
+    bufs: [Bump; CLASSES],
+}
+
+impl LocalHeap {
+    pub(crate) const fn new() -> LocalHeap {
+        LocalHeap {
+            bufs: [Bump::EMPTY; CLASSES],
+        }
+    }
+}
+
+// ---- the shared heap -----------------------------------------------------
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum BlockState {
+    /// Every cell free; in `Inner::free`, usable by any class.
+    Free,
+    /// Every cell free and its memory given back to the system (so all
+    /// zero again when touched); in `Inner::released`, not counted in the
+    /// heap size.
+    Released,
+    /// A thread allocates in it.
+    Owned,
+    /// Some cells free; in `Inner::partial[class]`.
+    Partial,
+    /// Marked by the last cycle but not swept since: may hold dead objects,
+    /// which must be freed before its cells are allocated; in
+    /// `Inner::unswept[class]`.
+    Unswept,
+    /// No free cell known; in no list until the next sweep.
+    Full,
+}
+
+struct Block {
+    base: usize,
+    class: u8,
+    state: BlockState,
+}
+
+struct Large {
+    hdr: *mut Header,
+    bytes: usize,
+}
+
+struct Inner {
+    blocks: Vec<Block>,
+    partial: [Vec<u32>; CLASSES],
+    unswept: [Vec<u32>; CLASSES],
+    free: Vec<u32>,
+    released: Vec<u32>,
+    /// Unused rest of the current mapping.
+    arena_next: usize,
+    arena_end: usize,
+    large: Vec<Large>,
+    /// Large objects freed by the running cycle, released at its end.
+    pending_large: Vec<Large>,
+    block_bytes: usize,
+    large_bytes: usize,
+}
+
+// SAFETY: the raw pointers are to heap memory owned by this module and only
+// touched under the heap lock or by the protocol in the module docs.
+unsafe impl Send for Inner {}
+
+static HEAP: Mutex<Inner> = Mutex::new(Inner {
+    blocks: Vec::new(),
+    partial: [const { Vec::new() }; CLASSES],
+    unswept: [const { Vec::new() }; CLASSES],
+    free: Vec::new(),
+    released: Vec::new(),
+    arena_next: 0,
+    arena_end: 0,
+    large: Vec::new(),
+    pending_large: Vec::new(),
+    block_bytes: 0,
+    large_bytes: 0,
+});
+
+fn heap() -> MutexGuard<'static, Inner> {
+    HEAP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Heap limit in bytes (`usize::MAX`: none).
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// Pacer: percent growth over the last live size (`u32::MAX`: off).
+static GC_PERCENT: AtomicU32 = AtomicU32::new(100);
+static MIN_TRIGGER: AtomicUsize = AtomicUsize::new(4 << 20);
+/// Bytes of allocation after which the next collection starts.
+static TRIGGER: AtomicUsize = AtomicUsize::new(4 << 20);
+/// Bytes handed to allocation buffers and large objects since the last
+/// collection.
+static ALLOCATED_SINCE_GC: AtomicUsize = AtomicUsize::new(0);
+
+/// Applies the heap-related settings.
+pub(crate) fn configure(heap_limit: Option<usize>, gc_percent: Option<u32>, min_trigger: usize) {
+    set_limit(heap_limit);
+    GC_PERCENT.store(gc_percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+    MIN_TRIGGER.store(min_trigger, Ordering::Relaxed);
+    TRIGGER.store(min_trigger, Ordering::Relaxed);
+}
+
+/// Sets or lifts the heap limit.
+pub(crate) fn set_limit(heap_limit: Option<usize>) {
+    LIMIT.store(heap_limit.unwrap_or(usize::MAX), Ordering::Relaxed);
+}
+
+fn over_trigger() -> bool {
+    GC_PERCENT.load(Ordering::Relaxed) != u32::MAX
+        && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
+}
+
+/// The largest [`size`] so far.
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Bytes of heap: small-object blocks (free ones included, given-back ones
+/// not) and large objects; and the largest that has been.
+pub(crate) fn size() -> (usize, usize) {
+    let heap = heap();
+    (heap.size(), PEAK.load(Ordering::Relaxed))
+}
+
+/// Sets the pacer's growth percentage (`None`: no automatic collections).
+pub(crate) fn set_gc_percent(percent: Option<u32>) {
+    GC_PERCENT.store(percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+}
+
+impl Inner {
+    fn size(&self) -> usize {
+        self.block_bytes + self.large_bytes
+    }
+
+    /// A wholly free block for `class`: from the free list, or carved anew
+    /// within the heap limit. Its cells are all zero.
+    fn take_free_block(&mut self, class: u8) -> Result<u32> {
+        if let Some(id) = self.free.pop() {
+            self.blocks[id as usize].class = class;
+            return Ok(id);
+        }
+        if self.size().saturating_add(BLOCK) > LIMIT.load(Ordering::Relaxed) {
+            return Err(Error::HeapLimit);
+        }
+        if let Some(id) = self.released.pop() {
+            self.block_bytes += BLOCK;
+            PEAK.fetch_max(self.size(), Ordering::Relaxed);
+            self.blocks[id as usize].class = class;
+            return Ok(id);
+        }
+        if self.arena_next == self.arena_end {
+            // SAFETY: an anonymous private mapping; no existing memory is
+            // touched.
+            let p = unsafe {
+                libc::mmap(
+                    ptr::null_mut(),
+                    ARENA + BLOCK,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(Error::OutOfMemory);
+            }
+            // Blocks are BLOCK-aligned, so an object finds its block's
+            // header by masking its address; the unused rest stays reserved.
+            self.arena_next = (p as usize).next_multiple_of(BLOCK);
+            self.arena_end = self.arena_next + ARENA;
+        }
+        if self.blocks.len() >= NO_BLOCK as usize {
+            return Err(Error::OutOfMemory);
+        }
+        let base = self.arena_next;
+        self.arena_next += BLOCK;
+        self.block_bytes += BLOCK;
+        PEAK.fetch_max(self.size(), Ordering::Relaxed);
+        self.blocks.push(Block {
+            base,
+            class,
+            state: BlockState::Free,
+        });
+        Ok(self.blocks.len() as u32 - 1)
+    }
+
+    /// Gives the memory of free blocks back to the system until at most
+    /// `keep` bytes of free blocks are left.
+    fn release_free_blocks(&mut self, keep: usize) {
+        while self.free.len() * BLOCK > keep {
+            let Some(id) = self.free.pop() else { break };
+            let block = &mut self.blocks[id as usize];
+            // SAFETY: the block is free (no object, no owner) and inside one
+            // of our mappings; the range stays mapped and reads as zeros.
+            unsafe { libc::madvise(block.base as *mut libc::c_void, BLOCK, libc::MADV_DONTNEED) };
+            block.state = BlockState::Released;
+            self.block_bytes -= BLOCK;
+            self.released.push(id);
+        }
+    }
+}
+
+// ---- allocation ----------------------------------------------------------
+
+/// Allocates a zeroed object of the fixed-size type `ty` (a safepoint).
+///
+/// [`Error::WrongTypeKind`] for a variable-length type,
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline]
+pub fn alloc(ty: TypeId) -> Result<Handle> {
+    let info = types::info(ty);
+    if info.kind() != Kind::Struct {
+        return Err(Error::WrongTypeKind);
+    }
+    let ts = threads::current()?;
+    threads::poll(ts);
+    alloc_object(ts, ty.to_raw(), info.size(), info.class())
+}
+
+/// Allocates a zeroed object of the variable-length type `ty` (a
+/// safepoint): `len` handles for a handle-array type, `len` bytes for a
+/// pointer-free one.
+///
+/// [`Error::WrongTypeKind`] for a fixed-size type, [`Error::TooLarge`]
+/// above [`MAX_OBJECT_SIZE`](crate::precise::MAX_OBJECT_SIZE),
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline]
+pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
+    let size = types::array_size(types::info(ty), len)?;
+    let ts = threads::current()?;
+    threads::poll(ts);
+    alloc_object(ts, ty.to_raw(), size as u32, class_of(size))
+}
+
+/// Allocates an object of `size` payload bytes and type `type_id`, whose
+/// size class is `class` (from [`class_of`]). `ts` is the calling thread,
+/// which has just passed a safepoint poll.
+#[inline(always)]
+fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+    if class != LARGE {
+        // SAFETY: the calling thread is running and owns its state; the
+        // borrow ends before anything else can touch it.
+        let local = unsafe { ts.local() };
+        let cell = CELL[class as usize] as usize;
+        let buf = &mut local.heap.bufs[class as usize];
+        if buf.limit - buf.cursor >= cell {
+            if let Some(handle) = local.handles.pop() {
+                let p = buf.cursor;
+                buf.cursor = p + cell;
+                // SAFETY: p is a free, zeroed cell of this thread's run.
+                return Ok(unsafe { init_object(ts, p as *mut Header, type_id, size, handle) });
+            }
+        }
+    }
+    alloc_slow(ts, type_id, size, class)
+}
+
+/// Writes the header of a new object and gives it a handle. The only place
+/// that writes a birth mark.
+///
+/// # Safety
+/// `hdr` is a free, zeroed cell (or large allocation) of at least
+/// `HEADER + size` bytes owned by this thread; `handle` was just popped
+/// from this thread's handle cache.
+#[inline(always)]
+unsafe fn init_object(
+    ts: &ThreadState,
+    hdr: *mut Header,
+    type_id: u32,
+    size: u32,
+    handle: u64,
+) -> Handle {
+    // SAFETY: the caller guarantees hdr is ours and large enough. Nobody
+    // reads these fields before the handle matches; a validator holding a
+    // stale handle reads only the (atomic) handle word.
+    unsafe {
+        std::ptr::addr_of_mut!((*hdr).size).write(size);
+        std::ptr::addr_of_mut!((*hdr).type_lo).write(type_id as u16);
+        std::ptr::addr_of_mut!((*hdr).type_hi).write((type_id >> 16) as u8);
+        (*hdr)
+            .mark
+            .store(collector::birth_mark(), Ordering::Relaxed);
+        (*hdr).handle.store(handle, Ordering::Release);
+    }
+    ts.count_allocation();
+    // SAFETY: handle is fresh from our cache; the header is initialised.
+    unsafe { handles::publish(handle, hdr) }
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+    ensure_handles(ts)?;
+    let hdr = if class == LARGE {
+        large_cell(ts, size)?
+    } else {
+        small_cell(ts, class)?
+    };
+    // SAFETY: the calling thread is running and owns its state.
+    let local = unsafe { ts.local() };
+    // Collections (possibly run by small_cell) leave handle caches alone.
+    let Some(handle) = local.handles.pop() else {
+        unreachable!("defergc: precise: handle cache emptied by a collection")
+    };
+    // SAFETY: hdr is a fresh zeroed cell of ours, handle a fresh handle.
+    Ok(unsafe { init_object(ts, hdr, type_id, size, handle) })
+}
+
+/// Makes sure this thread's handle cache is not empty.
+fn ensure_handles(ts: &ThreadState) -> Result<()> {
+    // SAFETY: the calling thread is running and owns its state.
+    let local = unsafe { ts.local() };
+    if !local.handles.is_empty() {
+        return Ok(());
+    }
+    match local.handles.refill() {
+        Err(Error::OutOfHandles) => {
+            // Handles freed by a collection come back at its end.
+            collector::collect_for_alloc(ts, true);
+            // SAFETY: as above; the collection is over.
+            unsafe { ts.local() }.handles.refill()
+        }
+        other => other,
+    }
+}
+
+/// A free cell of `class` for this thread, taking a new block if needed:
+/// a partly free one, else an unswept one (swept here, its dead objects'
+/// handles going to this thread's cache), else a wholly free or new one.
+fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
+    let c = class as usize;
+    let cell = CELL[c] as usize;
+    let mut collected = false;
+    let mut collected_for_limit = false;
+    let mut swept_all = false;
+    loop {
+        {
+            // SAFETY: the calling thread is running and owns its state; the
+            // borrow ends before any collection below.
+            let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+            if buf.limit - buf.cursor >= cell {
+                let p = buf.cursor;
+                buf.cursor = p + cell;
+                return Ok(p as *mut Header);
+            }
+            if buf.block != NO_BLOCK && next_run(buf, cell) {
+                continue;
+            }
+        }
+        let mut heap = heap();
+        {
+            // SAFETY: as above.
+            let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+            if buf.block != NO_BLOCK {
+                heap.blocks[buf.block as usize].state = BlockState::Full;
+                *buf = Bump::EMPTY;
+            }
+        }
+        if !collected && over_trigger() {
+            drop(heap);
+            collected = true;
+            collector::collect_for_alloc(ts, false);
+            continue;
+        }
+        let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
+            (id, Fresh::No)
+        } else if let Some(id) = heap.unswept[c].pop() {
+            (id, Fresh::Unswept)
+        } else {
+            match heap.take_free_block(class) {
+                Ok(id) => (id, Fresh::Whole),
+                Err(Error::HeapLimit) if !swept_all => {
+                    // Unswept blocks of other classes may be wholly free.
+                    drop(heap);
+                    swept_all = true;
+                    sweep_all_unswept(collector::live_mark(), &mut |h| {
+                        // SAFETY: as above; no other borrow is live.
+                        unsafe { ts.local() }.handles.push(h)
+                    });
+                    continue;
+                }
+                Err(Error::HeapLimit) if !collected_for_limit => {
+                    drop(heap);
+                    collected = true;
+                    collected_for_limit = true;
+                    swept_all = false;
+                    collector::collect_for_alloc(ts, true);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let block = &mut heap.blocks[id as usize];
+        block.state = BlockState::Owned;
+        let base = block.base;
+        drop(heap);
+        let start = first_cell(base);
+        let end = start + cells_per_block(cell) * cell;
+        let mut whole = fresh == Fresh::Whole;
+        if fresh == Fresh::Unswept {
+            // SAFETY: the block is ours now; the world is not stopped, but
+            // its dead objects are unreachable and fail validation.
+            let local = unsafe { ts.local() };
+            // SAFETY: as above.
+            let free = unsafe {
+                sweep_cells(base, cell, collector::live_mark(), |h| {
+                    local.handles.push(h)
+                })
+            };
+            whole = free.free == cells_per_block(cell);
+        }
+        // SAFETY: as above.
+        let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+        *buf = Bump {
+            cursor: start,
+            limit: start,
+            scan: start,
+            end,
+            block: id,
+        };
+        if whole {
+            // A wholly free block is one run: no need to look at its cells.
+            buf.limit = end;
+            buf.scan = end;
+            ALLOCATED_SINCE_GC.fetch_add(end - start, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Where a block taken for allocation comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// Partly free, swept: look for runs of free cells.
+    No,
+    /// Unswept: sweep it first.
+    Unswept,
+    /// Wholly free: one run.
+    Whole,
+}
+
+/// Moves `buf` to the next run of free cells in its block; false when the
+/// block has none left.
+fn next_run(buf: &mut Bump, cell: usize) -> bool {
+    let is_free = |p: usize| {
+        // SAFETY: a cell of an owned block: free (zero) or an object.
+        unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) == 0 }
+    };
+    let mut p = buf.scan;
+    while p < buf.end && !is_free(p) {
+        p += cell;
+    }
+    if p >= buf.end {
+        buf.scan = buf.end;
+        return false;
+    }
+    let start = p;
+    while p < buf.end && is_free(p) {
+        p += cell;
+    }
+    buf.cursor = start;
+    buf.limit = p;
+    buf.scan = p;
+    ALLOCATED_SINCE_GC.fetch_add(p - start, Ordering::Relaxed);
+    true
+}
+
+/// Zeroed memory for a large object of `size` payload bytes.
+fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
+    let bytes = HEADER + size as usize;
+    let mut collected = false;
+    let mut collected_for_limit = false;
+    loop {
+        let mut heap = heap();
+        if !collected && over_trigger() {
+            drop(heap);
+            collected = true;
+            collector::collect_for_alloc(ts, false);
+            continue;
+        }
+        if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
+            // Wholly free blocks, found by sweeping, can be given back.
+            drop(heap);
+            sweep_all_unswept(collector::live_mark(), &mut |h| {
+                // SAFETY: the calling thread's own state, no other borrow.
+                unsafe { ts.local() }.handles.push(h)
+            });
+            heap = self::heap();
+            heap.release_free_blocks(0);
+        }
+        if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
+            drop(heap);
+            if collected_for_limit {
+                return Err(Error::HeapLimit);
+            }
+            collected = true;
+            collected_for_limit = true;
+            collector::collect_for_alloc(ts, true);
+            continue;
+        }
+        // Reserve the bytes, then zero-allocate without the lock.
+        heap.large_bytes += bytes;
+        PEAK.fetch_max(heap.size(), Ordering::Relaxed);
+        drop(heap);
+        ALLOCATED_SINCE_GC.fetch_add(bytes, Ordering::Relaxed);
+        // SAFETY: plain allocation; 16-byte alignment is glibc's on 64-bit.
+        let p = unsafe { libc::calloc(1, bytes) }.cast::<Header>();
+        let mut heap = self::heap();
+        if p.is_null() {
+            heap.large_bytes -= bytes;
+            return Err(Error::OutOfMemory);
+        }
+        debug_assert_eq!(p as usize % GRANULE, 0, "calloc returned unaligned memory");
+        heap.large.push(Large { hdr: p, bytes });
+        return Ok(p);
+    }
+}
+
+// ---- collection support --------------------------------------------------
+
+/// Gives up a thread's blocks (at the start of a cycle, or when the thread
+/// unregisters): the sweep then sees every block unowned.
+pub(crate) fn retire(local: &mut LocalHeap) {
+    let mut heap = heap();
+    for buf in &mut local.bufs {
+        if buf.block != NO_BLOCK {
+            let block = &mut heap.blocks[buf.block as usize];
+            block.state = BlockState::Partial;
+            let class = block.class as usize;
+            heap.partial[class].push(buf.block);
+        }
+        *buf = Bump::EMPTY;
+    }
+}
+
+/// What sweeping one block found.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cells {
+    free: usize,
+}
+
+/// Frees every object in the block at `base` (cells of `cell` bytes) whose
+/// mark is not `live_mark`, giving each one's handle (next generation) to
+/// `freed`; returns how many cells are free afterwards.
+///
+/// # Safety
+/// The caller owns the block (no thread allocates in it, and no collection
+/// marks meanwhile), every object in it was marked by the cycle whose mark
+/// is `live_mark` if reachable, and that cycle has completed marking.
+unsafe fn sweep_cells(
+    base: usize,
+    cell: usize,
+    live_mark: u8,
+    mut freed: impl FnMut(u64),
+) -> Cells {
+    let cells = cells_per_block(cell);
+    let mut out = Cells::default();
+    for i in 0..cells {
+        let hdr = (first_cell(base) + i * cell) as *mut Header;
+        prefetch(hdr.cast::<u8>().wrapping_add(1024));
+        // SAFETY: a cell of an owned block.
+        let (handle, size, mark) = unsafe {
+            (
+                (*hdr).handle.load(Ordering::Relaxed),
+                (*hdr).size,
+                (*hdr).mark.load(Ordering::Relaxed),
+            )
+        };
+        if handle == 0 {
+            out.free += 1;
+        } else if mark != live_mark {
+            debug_assert!(
+                handles::names(handle, hdr),
+                "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
+            );
+            freed(handles::next_generation(handle));
+            let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
+            // SAFETY: a dead object's cell of at least `used` bytes; once
+            // its handle word is 0 the handle is stale.
+            unsafe { zero_cell(hdr, used) };
+            out.free += 1;
+        }
+    }
+    out
+}
+
+/// Prefetches the cache line at `p` for writing soon (a hint).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint, valid for any address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Zeroes the first `used` bytes (a multiple of 16) of a dead cell.
+///
+/// # Safety
+/// `hdr` is a dead object's cell of at least `used` bytes, owned by the
+/// caller. Other threads may only read its handle word and, if that still
+/// matched, its mark (validating a stale handle): both are atomics and are
+/// cleared atomically; nothing else of a dead object is read by anyone.
+#[inline(always)]
+unsafe fn zero_cell(hdr: *mut Header, used: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        (*hdr).handle.store(0, Ordering::Relaxed);
+        (*hdr).mark.store(0, Ordering::Relaxed);
+        ptr::addr_of_mut!((*hdr).size).write(0);
+        ptr::addr_of_mut!((*hdr).type_lo).write(0);
+        ptr::addr_of_mut!((*hdr).type_hi).write(0);
+        let payload = used - HEADER;
+        let words = Header::payload(hdr).cast::<[u64; 2]>();
+        // Most dead objects are small: explicit 16-byte stores (a loop
+        // would become a memset call per object).
+        match payload {
+            0 => {}
+            16 => words.write([0; 2]),
+            32 => {
+                words.write([0; 2]);
+                words.add(1).write([0; 2]);
+            }
+            48 => {
+                words.write([0; 2]);
+                words.add(1).write([0; 2]);
+                words.add(2).write([0; 2]);
+            }
+            _ => ptr::write_bytes(Header::payload(hdr), 0, payload),
+        }
+    }
+}
+
+/// Sweeps every unswept block, one at a time (each owned while it is
+/// swept), with `live_mark`, and files it as free, partly free or full.
+pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
+    let mut class = 0;
+    while class < CLASSES {
+        let mut heap = heap();
+        let Some(id) = heap.unswept[class].pop() else {
+            class += 1;
+            continue;
+        };
+        let block = &mut heap.blocks[id as usize];
+        block.state = BlockState::Owned;
+        let base = block.base;
+        drop(heap);
+        let cell = CELL[class] as usize;
+        // SAFETY: the block is ours until we file it below; the caller
+        // passes the mark of the last completed marking.
+        let cells = unsafe { sweep_cells(base, cell, live_mark, &mut *freed) };
+        let mut heap = self::heap();
+        heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
+    }
+}
+
+impl Inner {
+    /// Puts a swept block (owned by the caller) in the list its free cells
+    /// call for.
+    fn file(&mut self, id: u32, all_free: bool, some_free: bool) {
+        let block = &mut self.blocks[id as usize];
+        block.state = if all_free {
+            self.free.push(id);
+            BlockState::Free
+        } else if some_free {
+            self.partial[block.class as usize].push(id);
+            BlockState::Partial
+        } else {
+            BlockState::Full
+        };
+    }
+}
+
+/// Start of a cycle, world stopped and buffers retired: sweeps what the
+/// previous cycle left unswept (with its mark, `live_mark`), so that no
+/// dead object is left for the new cycle's marker to reach. The handles
+/// freed here belong to a completed cycle and go straight to the pool.
+///
+/// # Safety
+/// The world is stopped and every thread's buffers were retired.
+pub(crate) unsafe fn finish_sweep(live_mark: u8) {
+    let mut freed = Freed::new();
+    sweep_all_unswept(live_mark, &mut |h| freed.push_next(h));
+    handles::release(freed);
+}
+
+/// What the end of marking found.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct AfterMark {
+    /// Large objects freed.
+    pub(crate) large_freed: u64,
+    /// Bytes of the cells holding live small objects.
+    pub(crate) small_live_bytes: usize,
+}
+
+/// End of marking, world stopped: frees the large objects `cycle` did not
+/// mark (memory released at [`end_cycle`], handles to `freed`), and files
+/// every small-object block that holds objects as unswept: its dead objects
+/// are freed when a thread takes it for allocation, or by the next
+/// [`finish_sweep`].
+///
+/// # Safety
+/// The world is stopped and marking for `cycle` is complete.
+#[inline(never)]
+pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
+    let mut guard = heap();
+    let heap = &mut *guard;
+    let mut out = AfterMark::default();
+    for list in &mut heap.partial {
+        list.clear();
+    }
+    for (id, block) in heap.blocks.iter_mut().enumerate() {
+        match block.state {
+            BlockState::Free | BlockState::Released => {}
+            BlockState::Owned | BlockState::Unswept => {
+                debug_assert!(
+                    false,
+                    "defergc: precise: block {id} is {:?} after marking",
+                    block.state
+                )
+            }
+            BlockState::Partial | BlockState::Full => {
+                // SAFETY: the block's header word, which only the marker
+                // (finished) and this function touch.
+                let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
+                let cell = CELL[block.class as usize] as usize;
+                out.small_live_bytes += live as usize * cell;
+                if live as usize == cells_per_block(cell) {
+                    // Every cell holds a live object: nothing to sweep.
+                    block.state = BlockState::Full;
+                } else {
+                    block.state = BlockState::Unswept;
+                    heap.unswept[block.class as usize].push(id as u32);
+                }
+            }
+        }
+    }
+    let mut i = 0;
+    while i < heap.large.len() {
+        let hdr = heap.large[i].hdr;
+        // SAFETY: a listed large object, initialised by its allocation.
+        let (handle, mark) = unsafe {
+            (
+                (*hdr).handle.load(Ordering::Relaxed),
+                (*hdr).mark.load(Ordering::Relaxed),
+            )
+        };
+        if mark == cycle {
+            i += 1;
+        } else {
+            let large = heap.large.swap_remove(i);
+            debug_assert!(
+                handles::names(handle, hdr),
+                "defergc: precise: heap corruption"
+            );
+            // Its entry stops pointing there now; its memory is released at
+            // the end of the cycle.
+            handles::free_large(handle, freed);
+            out.large_freed += 1;
+            heap.pending_large.push(large);
+        }
+    }
+    out
+}
+
+/// Ends a cycle for the heap: releases the large objects it freed, sets
+/// the pacer's next trigger from the heap bytes found live, and gives back
+/// the memory of free blocks beyond what the next cycle's allocation needs.
+pub(crate) fn end_cycle(live_heap_bytes: usize) {
+    let percent = GC_PERCENT.load(Ordering::Relaxed);
+    let min = MIN_TRIGGER.load(Ordering::Relaxed);
+    let trigger = if percent == u32::MAX {
+        min
+    } else {
+        let trigger = (live_heap_bytes.saturating_mul(percent as usize) / 100).max(min);
+        TRIGGER.store(trigger, Ordering::Relaxed);
+        trigger
+    };
+    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
+    let pending = {
+        let mut heap = heap();
+        let pending = std::mem::take(&mut heap.pending_large);
+        heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
+        heap.release_free_blocks(trigger);
+        pending
+    };
+    for large in pending {
+        // SAFETY: allocated by calloc in large_cell, dead and unlisted.
+        unsafe { libc::free(large.hdr.cast()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_ascend_and_cover_every_small_size() {
+        assert_eq!(CELL[0], 16);
+        assert_eq!(CELL[CLASSES - 1] as usize, MAX_SMALL_CELL);
+        assert!(CELL.windows(2).all(|w| w[0] < w[1]));
+        assert!(CELL.iter().all(|c| *c as usize % GRANULE == 0));
+        for size in 0..=MAX_SMALL_CELL - HEADER {
+            let class = class_of(size) as usize;
+            let cell = CELL[class] as usize;
+            assert!(cell >= size + HEADER, "size {size} in class {class}");
+            assert!(class == 0 || (CELL[class - 1] as usize) < size + HEADER);
+        }
+        assert_eq!(class_of(MAX_SMALL_CELL - HEADER + 1), LARGE);
+        assert_eq!(class_of(usize::MAX), LARGE);
+    }
+}

@@ -1,0 +1,194 @@
+//! The precise collector: a handle-based heap with per-thread shadow
+//! stacks and exact tracing (feature `precise`).
+//!
+//! Objects are reached only through [`Handle`]s, indices into a handle
+//! table. Every thread keeps the handles it needs on its shadow stack, in
+//! frames; the collector traces from those, from global roots and from
+//! root memory, through the handle fields that each object's registered
+//! type declares. Collection is stop-the-world: the threads stop at
+//! safepoints (allocation, frame push and pop, [`safepoint`]); threads in
+//! native code are not waited for.
+//!
+//! ```
+//! use defergc::precise::{self, Frame};
+//!
+//! // struct Node { next: Handle, value: u64 }
+//! let node = precise::register_type(16, &[0]).unwrap();
+//! let frame = Frame::new().unwrap();
+//! let head = precise::alloc(node).unwrap();
+//! frame.root(head).unwrap();
+//! let second = precise::alloc(node).unwrap(); // head is rooted: safe
+//! precise::store(head, 0, second).unwrap();
+//! precise::write_u64(second, 8, 42).unwrap();
+//! precise::collect().unwrap();                 // both reachable: kept
+//! let next = precise::load(head, 0).unwrap().unwrap();
+//! assert_eq!(precise::read_u64(next, 8).unwrap(), 42);
+//! ```
+//!
+//! # Rules for mutators
+//!
+//! - A handle held across a safepoint must be rooted, or stored in an
+//!   object that is; otherwise it may be collected and become stale.
+//! - A thread that blocks or runs for long without a safepoint must do so
+//!   in native code ([`native`], [`enter_native`]), or every collection
+//!   waits for it. A registered thread blocked in `join()` or on a lock
+//!   held by a thread that is collecting deadlocks: wrap the wait.
+//! - The calling thread is registered on first use and unregistered at
+//!   exit; [`init`] registers the thread that calls it (normally `main`,
+//!   which never unregisters).
+//!
+//! # Checks
+//!
+//! Always on, release builds included (each is a compare or two):
+//! null, invalid and stale handles (a stale one names an object that a
+//! collection found dead, swept or not yet) in [`deref()`], [`load`],
+//! [`store`] (object and value), the byte accessors, [`size_of`] and
+//! [`type_of`];
+//! unknown type ids ([`TypeId::from_raw`]); field offsets and byte ranges
+//! against the object size and its type's handle-field map; frame order in
+//! [`pop_frame`], [`Frame::root`] and [`Frame::pop`]; heap use from native
+//! code; type layouts at registration; the heap limit and size overflow.
+//! The marker validates every value it traces, so garbage in a root or a
+//! field is ignored rather than followed.
+//!
+//! Debug builds (`debug_assertions`) only: the handles given to [`root`],
+//! [`set_root`], [`Frame::root`] and [`Frame::set`] (a stale or invalid one
+//! is an error there; in release it is stored, ignored by the marker, and
+//! reported when used), and heap consistency checks in the sweep (each
+//! freed header must be the one its table entry points to) and after
+//! marking (no block owned or unswept).
+//!
+//! # Layout
+//!
+//! `handles.rs` (the table), `heap.rs` (size classes, blocks, bump
+//! buffers, large objects, lazy sweep), `types.rs`, `shadow.rs`, `threads.rs`
+//! (registry, safepoints, native code), `roots.rs` (global roots, root
+//! memory), `collector.rs` (the cycle), `access.rs` (loads, stores, the
+//! handle-store function), `stats.rs`, `error.rs`, `segmented.rs` (the
+//! never-moving chunked array under the table and the type registry).
+
+mod access;
+mod collector;
+mod error;
+mod handles;
+mod heap;
+mod roots;
+mod segmented;
+mod shadow;
+mod stats;
+#[cfg(test)]
+mod tests;
+mod threads;
+mod types;
+
+pub use access::{
+    deref, load, read_bytes, read_u64, size_of, store, type_of, write_bytes, write_u64,
+};
+pub use collector::collect;
+pub use error::{Error, Result};
+pub use handles::Handle;
+pub use heap::{alloc, alloc_array};
+pub use roots::{add_global_root, remove_global_root, GlobalRoot};
+pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
+pub use stats::{stats, Stats};
+pub use threads::{
+    enter_native, is_thread_registered, leave_native, native, register_thread, safepoint,
+    unregister_thread, NativeGuard,
+};
+pub use types::{
+    register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
+};
+
+#[allow(unused_imports)] // Used by the tls and defer integration.
+pub(crate) use roots::{add_root_memory_scanner, RootMemoryScanner};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Settings of the precise collector, applied by [`init_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Most bytes the heap may occupy (blocks and large objects); `None`
+    /// for no limit. An allocation that would go past it after a full
+    /// collection fails with [`Error::HeapLimit`].
+    pub heap_limit: Option<usize>,
+    /// Start a collection once allocation since the last one exceeds this
+    /// percentage of the heap found live by it (Go's GOGC); `None` turns
+    /// automatic collections off (the heap limit still collects).
+    pub gc_percent: Option<u32>,
+    /// Never start an automatic collection before this many bytes were
+    /// allocated since the last one.
+    pub min_trigger: usize,
+}
+
+impl Config {
+    /// The defaults: no limit, GOGC=100, 4 MiB minimum trigger.
+    pub const DEFAULT: Config = Config {
+        heap_limit: None,
+        gc_percent: Some(100),
+        min_trigger: 4 << 20,
+    };
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::DEFAULT
+    }
+}
+
+static STARTED: AtomicBool = AtomicBool::new(false);
+static START: Mutex<()> = Mutex::new(());
+
+fn start(config: Option<Config>) -> Result<()> {
+    let _one = START.lock().unwrap_or_else(|e| e.into_inner());
+    if STARTED.load(Ordering::Acquire) {
+        return match config {
+            Some(_) => Err(Error::AlreadyInitialized),
+            None => Ok(()),
+        };
+    }
+    let c = config.unwrap_or(Config::DEFAULT);
+    heap::configure(c.heap_limit, c.gc_percent, c.min_trigger);
+    STARTED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Starts the collector with the defaults unless it has started.
+pub(crate) fn ensure_started() {
+    if !STARTED.load(Ordering::Acquire) {
+        let _ = start(None);
+    }
+}
+
+/// Starts the collector with [`Config::DEFAULT`] (if it has not started)
+/// and registers the calling thread. Idempotent; never required, since
+/// every function starts the collector and registers its thread on first
+/// use.
+pub fn init() -> Result<()> {
+    start(None)?;
+    register_thread()
+}
+
+/// Starts the collector with `config` and registers the calling thread.
+/// [`Error::AlreadyInitialized`] (changing nothing) once the collector has
+/// started, which the first registration of any thread does.
+pub fn init_with(config: Config) -> Result<()> {
+    start(Some(config))?;
+    register_thread()
+}
+
+/// Sets the pacer's growth percentage at run time (see
+/// [`Config::gc_percent`]; `None` turns automatic collections off). Takes
+/// effect from the next collection's trigger on.
+pub fn set_gc_percent(percent: Option<u32>) {
+    ensure_started();
+    heap::set_gc_percent(percent);
+}
+
+/// Sets or lifts the heap limit at run time (see [`Config::heap_limit`]).
+/// Lowering it below the current heap size makes allocations that need new
+/// memory fail until collections bring the heap back under it.
+pub fn set_heap_limit(limit: Option<usize>) {
+    ensure_started();
+    heap::set_limit(limit);
+}

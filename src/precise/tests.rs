@@ -1,0 +1,109 @@
+//! Crate-internal tests of hooks that the public API does not reach: the
+//! root memory scanner, and a collection held open long enough to watch
+//! `leave_native` wait for it.
+
+use super::*;
+use serial_test::serial;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Root memory of the test scanner: any words, offered as candidates.
+static ROOT_MEMORY: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+/// While set, the scanner announces itself and holds the collection open.
+static HOLD: AtomicBool = AtomicBool::new(false);
+static HELD: AtomicBool = AtomicBool::new(false);
+static RELEASED: AtomicBool = AtomicBool::new(false);
+
+fn test_scanner(visit: &mut dyn FnMut(u64)) {
+    for word in &ROOT_MEMORY {
+        visit(word.load(Ordering::Relaxed));
+    }
+    if HOLD.load(Ordering::Acquire) {
+        HELD.store(true, Ordering::Release);
+        std::thread::sleep(Duration::from_millis(300));
+        RELEASED.store(true, Ordering::Release);
+    }
+}
+
+fn install_scanner() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| add_root_memory_scanner(test_scanner));
+}
+
+fn bytes_type() -> TypeId {
+    static T: std::sync::OnceLock<TypeId> = std::sync::OnceLock::new();
+    *T.get_or_init(|| register_bytes_type().unwrap())
+}
+
+#[test]
+#[serial(precise)]
+fn objects_named_only_by_root_memory_survive_and_garbage_words_are_ignored() {
+    install_scanner();
+    std::thread::spawn(|| {
+        let kept = alloc_array(bytes_type(), 8).unwrap();
+        write_u64(kept, 0, 4242).unwrap();
+        ROOT_MEMORY[0].store(kept.to_raw(), Ordering::Relaxed);
+        let stale = alloc_array(bytes_type(), 8).unwrap();
+        collect().unwrap(); // `stale` was never rooted
+        assert_eq!(deref(stale), Err(Error::StaleHandle));
+        ROOT_MEMORY[1].store(stale.to_raw(), Ordering::Relaxed);
+        ROOT_MEMORY[2].store(0xFFFF_FFFF_FFFF_FFFF, Ordering::Relaxed);
+        ROOT_MEMORY[3].store(kept.to_raw() ^ (1 << 41), Ordering::Relaxed);
+        for _ in 0..3 {
+            collect().unwrap();
+            assert_eq!(
+                read_u64(kept, 0),
+                Ok(4242),
+                "object in root memory was freed"
+            );
+        }
+        assert_eq!(
+            deref(stale),
+            Err(Error::StaleHandle),
+            "a stale word revived"
+        );
+        ROOT_MEMORY[0].store(0, Ordering::Relaxed);
+        collect().unwrap();
+        assert_eq!(
+            deref(kept),
+            Err(Error::StaleHandle),
+            "root memory kept it after clearing"
+        );
+        for w in &ROOT_MEMORY {
+            w.store(0, Ordering::Relaxed);
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+#[serial(precise)]
+fn leave_native_waits_until_the_running_collection_is_over() {
+    install_scanner();
+    let (entered_tx, entered_rx) = mpsc::channel();
+    let native_thread = std::thread::spawn(move || {
+        register_thread().unwrap();
+        enter_native().unwrap();
+        entered_tx.send(()).unwrap();
+        while !HELD.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        leave_native().unwrap();
+        // A collector that counted us as native must be done by now.
+        RELEASED.load(Ordering::Acquire)
+    });
+    entered_rx.recv().unwrap();
+    HOLD.store(true, Ordering::Release);
+    let collector = std::thread::spawn(|| collect().unwrap());
+    let waited = native_thread.join().unwrap();
+    collector.join().unwrap();
+    HOLD.store(false, Ordering::Release);
+    HELD.store(false, Ordering::Release);
+    RELEASED.store(false, Ordering::Release);
+    assert!(
+        waited,
+        "leave_native returned while a collection was running"
+    );
+}

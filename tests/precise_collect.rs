@@ -1,0 +1,362 @@
+//! The precise collector's core promise: unreachable objects are freed,
+//! reachable ones are kept intact (shadow stacks, global roots, heap
+//! fields), cycles die, a 10,000,000-node list survives, and handles are
+//! reused only after the cycle that freed them, under a new generation.
+#![cfg(feature = "precise")]
+
+use defergc::precise::{self, Error, Frame, GlobalRoot, Handle, TypeId};
+use serial_test::serial;
+use std::sync::OnceLock;
+
+/// `struct Tree { left: Handle, right: Handle, value: u64, check: u64 }`
+fn tree_type() -> TypeId {
+    static T: OnceLock<TypeId> = OnceLock::new();
+    *T.get_or_init(|| precise::register_type(32, &[0, 8]).unwrap())
+}
+
+/// `struct Node { next: Handle, value: u64 }`
+fn node_type() -> TypeId {
+    static T: OnceLock<TypeId> = OnceLock::new();
+    *T.get_or_init(|| precise::register_type(16, &[0]).unwrap())
+}
+
+fn check_word(value: u64) -> u64 {
+    value.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xA5A5_5A5A
+}
+
+/// Runs `f` on a new thread (registered on first use, unregistered at
+/// exit), so that nothing it roots outlives the test.
+fn on_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::spawn(f).join().unwrap()
+}
+
+/// Builds a full binary tree of `depth` levels whose node values are
+/// numbered from `*next`; allocates `garbage_per_node` unreachable nodes
+/// along the way. The caller roots the result.
+fn build_tree(
+    depth: u32,
+    next: &mut u64,
+    garbage_per_node: usize,
+    garbage: &mut Vec<Handle>,
+) -> Handle {
+    let frame = Frame::new().unwrap();
+    let node = precise::alloc(tree_type()).unwrap();
+    frame.root(node).unwrap();
+    for _ in 0..garbage_per_node {
+        garbage.push(precise::alloc(tree_type()).unwrap());
+    }
+    let value = *next;
+    *next += 1;
+    precise::write_u64(node, 16, value).unwrap();
+    precise::write_u64(node, 24, check_word(value)).unwrap();
+    if depth > 1 {
+        let left = build_tree(depth - 1, next, garbage_per_node, garbage);
+        precise::store(node, 0, left).unwrap();
+        let right = build_tree(depth - 1, next, garbage_per_node, garbage);
+        precise::store(node, 8, right).unwrap();
+    }
+    node
+}
+
+/// Walks a tree, checking every node's contents; returns its node count.
+fn check_tree(node: Handle, depth: u32) -> u64 {
+    let value = precise::read_u64(node, 16).unwrap();
+    assert_eq!(
+        precise::read_u64(node, 24).unwrap(),
+        check_word(value),
+        "node {value} corrupted"
+    );
+    assert_eq!(precise::size_of(node).unwrap(), 32);
+    assert_eq!(precise::type_of(node).unwrap(), tree_type());
+    let left = precise::load(node, 0).unwrap();
+    let right = precise::load(node, 8).unwrap();
+    if depth == 1 {
+        assert!(left.is_none() && right.is_none());
+        return 1;
+    }
+    1 + check_tree(left.expect("left child lost"), depth - 1)
+        + check_tree(right.expect("right child lost"), depth - 1)
+}
+
+/// Collects and returns the live object count.
+fn collect_live() -> u64 {
+    precise::collect().unwrap();
+    precise::stats().live_objects
+}
+
+#[test]
+#[serial]
+fn unreachable_objects_are_freed_and_reachable_ones_kept() {
+    on_thread(|| {
+        let base = collect_live();
+        let freed_before = precise::stats().objects_freed;
+        let frame = Frame::new().unwrap();
+        let mut garbage = Vec::new();
+        let mut next = 0;
+        let tree = build_tree(11, &mut next, 3, &mut garbage);
+        frame.root(tree).unwrap();
+        let nodes = (1u64 << 11) - 1;
+        assert_eq!(garbage.len() as u64, nodes * 3);
+
+        let s = {
+            precise::collect().unwrap();
+            precise::stats()
+        };
+        assert_eq!(
+            s.live_objects,
+            base + nodes,
+            "live objects after collection"
+        );
+        assert!(s.live_bytes >= nodes * 32);
+        assert_eq!(
+            s.objects_freed - freed_before,
+            garbage.len() as u64,
+            "exactly the garbage is freed"
+        );
+        assert_eq!(check_tree(tree, 11), nodes);
+        for g in &garbage {
+            assert_eq!(precise::deref(*g), Err(Error::StaleHandle));
+        }
+
+        // Cut one subtree off: exactly its nodes die.
+        let right = precise::load(tree, 8).unwrap().unwrap();
+        precise::store(tree, 8, None).unwrap();
+        assert_eq!(collect_live(), base + nodes - (nodes / 2));
+        assert_eq!(precise::deref(right), Err(Error::StaleHandle));
+        assert_eq!(
+            check_tree(precise::load(tree, 0).unwrap().unwrap(), 10),
+            nodes / 2
+        );
+
+        drop(frame);
+        assert_eq!(
+            collect_live(),
+            base,
+            "everything dies once the frame is popped"
+        );
+        assert_eq!(precise::deref(tree), Err(Error::StaleHandle));
+    });
+}
+
+#[test]
+#[serial]
+fn cycles_are_collected() {
+    on_thread(|| {
+        let base = collect_live();
+        let frame = Frame::new().unwrap();
+        // A ring of 1000 nodes, a two-node cycle and a self-loop.
+        let first = precise::alloc(node_type()).unwrap();
+        let slot = frame.root(first).unwrap();
+        let mut ring = vec![first];
+        for i in 1..1000u64 {
+            let n = precise::alloc(node_type()).unwrap();
+            precise::store(n, 0, *ring.last().unwrap()).unwrap();
+            precise::write_u64(n, 8, i).unwrap();
+            frame.set(slot, n).unwrap();
+            ring.push(n);
+        }
+        precise::store(first, 0, *ring.last().unwrap()).unwrap();
+        let a = precise::alloc(node_type()).unwrap();
+        let a_slot = frame.root(a).unwrap();
+        let b = precise::alloc(node_type()).unwrap();
+        precise::store(a, 0, b).unwrap();
+        precise::store(b, 0, a).unwrap();
+        let selfish = precise::alloc(node_type()).unwrap();
+        precise::store(selfish, 0, selfish).unwrap();
+        frame.root(selfish).unwrap();
+
+        assert_eq!(collect_live(), base + 1003, "rooted cycles are kept");
+        for (i, n) in ring.iter().enumerate().skip(1) {
+            assert_eq!(precise::read_u64(*n, 8).unwrap(), i as u64);
+        }
+
+        frame.set(slot, None).unwrap();
+        frame.set(a_slot, None).unwrap();
+        assert_eq!(collect_live(), base + 1, "unrooted cycles are freed");
+        assert!(ring
+            .iter()
+            .chain([&a, &b])
+            .all(|h| precise::deref(*h) == Err(Error::StaleHandle)));
+        assert_eq!(precise::load(selfish, 0).unwrap(), Some(selfish));
+        drop(frame);
+        assert_eq!(collect_live(), base);
+    });
+}
+
+#[test]
+#[serial]
+fn ten_million_node_list_survives_a_collection() {
+    const N: u64 = 10_000_000;
+    on_thread(|| {
+        let base = collect_live();
+        let frame = Frame::new().unwrap();
+        let slot = frame.root(None).unwrap();
+        let mut head: Option<Handle> = None;
+        for i in 0..N {
+            let n = precise::alloc(node_type()).unwrap();
+            precise::store(n, 0, head).unwrap();
+            precise::write_u64(n, 8, i).unwrap();
+            frame.set(slot, n).unwrap();
+            head = Some(n);
+        }
+        assert_eq!(collect_live(), base + N);
+        let mut expected = N;
+        let mut p = head;
+        while let Some(n) = p {
+            expected -= 1;
+            assert_eq!(precise::read_u64(n, 8).unwrap(), expected);
+            p = precise::load(n, 0).unwrap();
+        }
+        assert_eq!(expected, 0, "list shorter than built");
+        drop(frame);
+        assert_eq!(collect_live(), base);
+    });
+}
+
+#[test]
+#[serial]
+fn handles_are_recycled_only_after_a_full_cycle() {
+    on_thread(|| {
+        collect_live();
+        // Enough objects to drain this thread's handle cache many times.
+        let first: Vec<Handle> = (0..20_000)
+            .map(|_| precise::alloc(node_type()).unwrap())
+            .collect();
+        precise::collect().unwrap();
+        let capacity = precise::stats().handle_capacity;
+        for h in &first {
+            assert_eq!(precise::deref(*h), Err(Error::StaleHandle));
+        }
+        let frame = Frame::new().unwrap();
+        let second: Vec<Handle> = (0..20_000)
+            .map(|_| {
+                let h = precise::alloc(node_type()).unwrap();
+                frame.root(h).unwrap();
+                h
+            })
+            .collect();
+        let old: std::collections::HashMap<u64, Handle> =
+            first.iter().map(|h| (h.index(), *h)).collect();
+        let mut reused = 0;
+        for h in &second {
+            assert!(
+                !first.contains(h),
+                "{h:?} handed out twice with the same value"
+            );
+            if let Some(o) = old.get(&h.index()) {
+                reused += 1;
+                assert!(
+                    h.generation() > o.generation(),
+                    "{h:?} reuses {o:?} without a new generation"
+                );
+            }
+        }
+        assert!(
+            reused >= 10_000,
+            "only {reused} of 20000 freed handles were reused"
+        );
+        assert!(
+            precise::stats().handle_capacity <= capacity + 2 * 256 * 4,
+            "the table grew although freed handles were available"
+        );
+        for h in &first {
+            assert_eq!(
+                precise::deref(*h),
+                Err(Error::StaleHandle),
+                "stale handle revived"
+            );
+        }
+    });
+}
+
+#[test]
+#[serial]
+fn global_roots_keep_their_objects_alive() {
+    on_thread(|| {
+        let base = collect_live();
+        let a = precise::alloc(node_type()).unwrap();
+        precise::write_u64(a, 8, 11).unwrap();
+        let root = GlobalRoot::new(a).unwrap();
+        static mut SLOT: u64 = 0;
+        let slot = std::ptr::addr_of_mut!(SLOT);
+        // SAFETY: a static slot, written only below on this running thread.
+        unsafe { precise::add_global_root(slot).unwrap() };
+        let b = precise::alloc(node_type()).unwrap();
+        precise::write_u64(b, 8, 22).unwrap();
+        // SAFETY: as above.
+        unsafe { slot.write(b.to_raw()) };
+        assert_eq!(collect_live(), base + 2);
+        assert_eq!(precise::read_u64(a, 8).unwrap(), 11);
+        assert_eq!(precise::read_u64(b, 8).unwrap(), 22);
+
+        root.set(None).unwrap();
+        assert_eq!(collect_live(), base + 1);
+        assert_eq!(precise::deref(a), Err(Error::StaleHandle));
+        precise::remove_global_root(slot).unwrap();
+        assert_eq!(collect_live(), base);
+        assert_eq!(precise::deref(b), Err(Error::StaleHandle));
+        // SAFETY: as above.
+        unsafe { slot.write(0) };
+    });
+}
+
+#[test]
+#[serial]
+fn arrays_and_large_objects_are_traced_and_freed() {
+    on_thread(|| {
+        let base = collect_live();
+        let handles = precise::register_handle_array_type().unwrap();
+        let bytes = precise::register_bytes_type().unwrap();
+        let frame = Frame::new().unwrap();
+        // A large handle array (8 MB) holding large byte arrays and nodes.
+        let arr = precise::alloc_array(handles, 1 << 20).unwrap();
+        frame.root(arr).unwrap();
+        for i in 0..64usize {
+            let blob = precise::alloc_array(bytes, 100_000 + i).unwrap();
+            precise::write_bytes(blob, 99_990, &[i as u8; 10]).unwrap();
+            precise::store(arr, i * 8 * 1000, blob).unwrap();
+            let _garbage = precise::alloc_array(bytes, 50_000).unwrap();
+        }
+        assert_eq!(collect_live(), base + 65);
+        for i in 0..64usize {
+            let blob = precise::load(arr, i * 8 * 1000).unwrap().unwrap();
+            assert_eq!(precise::size_of(blob).unwrap(), 100_000 + i);
+            let mut tail = [0u8; 10];
+            precise::read_bytes(blob, 99_990, &mut tail).unwrap();
+            assert_eq!(tail, [i as u8; 10]);
+        }
+        let heap_before = precise::stats().heap_size;
+        drop(frame);
+        assert_eq!(collect_live(), base);
+        assert!(
+            precise::stats().heap_size < heap_before - (8 << 20),
+            "large objects not released"
+        );
+    });
+}
+
+#[test]
+#[serial]
+fn allocation_triggers_collections_and_reuses_memory() {
+    on_thread(|| {
+        collect_live();
+        let s0 = precise::stats();
+        // 64 MB of garbage in 48-byte cells; the pacer must keep the heap
+        // far below that by collecting and reusing blocks.
+        for _ in 0..(64 << 20) / 48 {
+            precise::alloc(tree_type()).unwrap();
+        }
+        let s1 = precise::stats();
+        assert!(
+            s1.collections > s0.collections + 2,
+            "no automatic collection"
+        );
+        assert!(
+            s1.heap_size < s0.heap_size + (32 << 20),
+            "heap grew from {} to {} for garbage",
+            s0.heap_size,
+            s1.heap_size
+        );
+        assert!(s1.pause_total > s0.pause_total && s1.pause_max >= s1.pause_last);
+    });
+}
