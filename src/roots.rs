@@ -572,7 +572,6 @@ pub(crate) mod by_thread {
     /// a safepoint, or parked in native code) so that its stacks do not
     /// change meanwhile. Block words may change concurrently: they are read
     /// with relaxed atomic loads.
-    #[allow(dead_code)] // the precise collector's root scan calls it
     pub(crate) unsafe fn for_each_word(owner: Option<u64>, f: &mut dyn FnMut(usize)) {
         let guard = registry();
         let Some(r) = guard.as_ref() else {

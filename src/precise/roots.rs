@@ -143,8 +143,13 @@ pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
         .push(scanner);
 }
 
-/// Runs every root memory scanner with `visit`.
+/// Offers every word of root memory to `visit`: the crate's root memory
+/// (tls slot pages, defer records, panic values, of every thread), then
+/// whatever the added scanners offer.
 pub(crate) fn scan_root_memory(visit: &mut dyn FnMut(u64)) {
+    // SAFETY: the world is stopped: every registered thread is at a
+    // safepoint or in native code, where it does not touch root memory.
+    unsafe { crate::roots::by_thread::for_each_word(None, &mut |w| visit(w as u64)) };
     let scanners = SCANNERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for scanner in scanners {
         scanner(visit);

@@ -1,0 +1,98 @@
+//! Root memory is a root of the precise collector: a handle kept only in a
+//! tls slot, only captured by a deferred closure, or only carried by a panic
+//! value survives collections; once let go, it is collected.
+#![cfg(feature = "precise")]
+
+use defergc::precise::{self, Error, Handle, TypeId};
+use defergc::{defer, tls};
+use serial_test::serial;
+use std::sync::OnceLock;
+
+/// A pointer-free 16-byte object type: {value, !value}.
+fn pair() -> TypeId {
+    static PAIR: OnceLock<TypeId> = OnceLock::new();
+    *PAIR.get_or_init(|| precise::register_bytes_type().unwrap())
+}
+
+fn new_pair(value: u64) -> Handle {
+    let h = precise::alloc_array(pair(), 16).unwrap();
+    precise::write_u64(h, 0, value).unwrap();
+    precise::write_u64(h, 8, !value).unwrap();
+    h
+}
+
+fn intact(h: Handle, value: u64) -> bool {
+    precise::read_u64(h, 0) == Ok(value) && precise::read_u64(h, 8) == Ok(!value)
+}
+
+/// Collections with garbage in between, so freed cells get reused.
+fn collect_with_churn(rounds: usize) {
+    for _ in 0..rounds {
+        for i in 0..20_000 {
+            let _ = new_pair(i);
+        }
+        precise::collect().unwrap();
+    }
+}
+
+#[test]
+#[serial]
+fn a_handle_only_in_a_tls_slot_survives_then_dies_when_cleared() {
+    std::thread::spawn(|| {
+        let slot = tls::alloc::<u64>(None);
+        let h = new_pair(0xC0DE);
+        slot.set(h.to_raw());
+        collect_with_churn(5);
+        assert!(
+            intact(h, 0xC0DE),
+            "the object held by a tls slot was collected"
+        );
+        slot.clear();
+        collect_with_churn(2);
+        assert_eq!(precise::read_u64(h, 0), Err(Error::StaleHandle));
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+#[serial]
+fn handles_only_captured_by_deferred_closures_survive_collections() {
+    std::thread::spawn(|| {
+        let bad = std::cell::Cell::new(0);
+        defer::call(|f| {
+            for i in 0..10_000u64 {
+                let h = new_pair(i);
+                let bad = &bad;
+                f.defer(move || {
+                    if !intact(h, i) {
+                        bad.set(bad.get() + 1);
+                    }
+                });
+                if i % 2_000 == 0 {
+                    collect_with_churn(1);
+                }
+            }
+        });
+        assert_eq!(bad.get(), 0, "deferred calls saw collected objects");
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+#[serial]
+fn a_handle_carried_by_a_panic_value_survives_the_unwinding() {
+    std::thread::spawn(|| {
+        let recovered = defer::named(None, |f, out| {
+            f.defer_with(move |d| out.set(d.recover()));
+            // Collections while the panic is in flight.
+            f.defer(|| collect_with_churn(3));
+            defer::panic(new_pair(77).to_raw())
+        });
+        let raw = recovered.unwrap().downcast::<u64>().unwrap();
+        assert!(intact(Handle::from_raw(raw).unwrap(), 77));
+    })
+    .join()
+    .unwrap();
+}
