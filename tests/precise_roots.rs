@@ -96,3 +96,22 @@ fn a_handle_carried_by_a_panic_value_survives_the_unwinding() {
     .join()
     .unwrap();
 }
+
+#[test]
+#[serial]
+fn small_integers_in_root_memory_never_keep_objects_alive() {
+    std::thread::spawn(|| {
+        // Root memory full of small integers, the values the first handles
+        // would have if generations started at 0.
+        let slots: Vec<tls::Slot<u64>> = (0..64).map(|_| tls::alloc(None)).collect();
+        for (i, s) in slots.iter().enumerate() {
+            s.set(i as u64 + 1);
+        }
+        let h = new_pair(5);
+        assert!(h.to_raw() >= 1 << 40, "handle {:#x} below 2^40", h.to_raw());
+        collect_with_churn(2);
+        assert_eq!(precise::read_u64(h, 0), Err(Error::StaleHandle));
+    })
+    .join()
+    .unwrap();
+}

@@ -3,7 +3,10 @@
 //! # Format
 //!
 //! A handle is a non-zero `u64`; 0 is null. The low [`INDEX_BITS`] (40)
-//! bits hold the table index plus one, the high 24 bits a generation. The
+//! bits hold the table index plus one, the high 24 bits a generation,
+//! which starts at 1 and skips 0 when it wraps: every handle is at least
+//! 2^40, so the small integers that fill root memory (flags, counts,
+//! lengths), read there as candidate handles, never name an object. The
 //! table entry at an index holds the address of the object's header (null
 //! if the index was never used), and the header holds the object's full
 //! handle value. Validating a handle is: index in range, chunk allocated,
@@ -252,10 +255,16 @@ impl Freed {
     }
 }
 
-/// The value a freed `handle` is reused with: same index, next generation.
+/// The value a freed `handle` is reused with: same index, next generation,
+/// skipping generation 0 when it wraps.
 #[inline(always)]
 pub(crate) fn next_generation(handle: u64) -> u64 {
-    handle.wrapping_add(NEXT_GENERATION)
+    let next = handle.wrapping_add(NEXT_GENERATION);
+    if next < NEXT_GENERATION {
+        next + NEXT_GENERATION
+    } else {
+        next
+    }
 }
 
 /// Frees the handle of a large object whose memory is about to be released:
@@ -360,8 +369,12 @@ impl LocalHandles {
         }
         FRESH.store(end, Ordering::Relaxed);
         drop(pool);
-        // Popped from the back: hand out ascending indices, generation 0.
-        self.free.extend((start as u64 + 1..end as u64 + 1).rev());
+        // Popped from the back: hand out ascending indices, generation 1.
+        self.free.extend(
+            (start as u64 + 1..end as u64 + 1)
+                .rev()
+                .map(|i| i + NEXT_GENERATION),
+        );
         Ok(())
     }
 
