@@ -9,17 +9,23 @@
 //!
 //! [`write_handle_slot`] is the one function through which every store of
 //! a handle into memory the collector traces goes (heap fields, global
-//! roots): the place for a write barrier. Shadow-stack slots are roots
-//! snapshotted at a safepoint and do not go through it.
+//! roots): the deletion barrier (see `collector.rs`). Shadow-stack slots
+//! and root memory are roots, written only by their own thread and
+//! snapshotted at its handshake, and do not go through it.
 //!
 //! All of these run on a registered, running thread and contain no
-//! safepoint, so no collection can free an object between validation and
-//! access.
+//! safepoint. A handle they validate names an object that is reachable
+//! (the mutator rules) or was just allocated, and the concurrent collector
+//! never frees such an object (see `collector.rs`); a stale handle is
+//! rejected by validation, and the memory it named stays readable until
+//! every thread has passed a safepoint, so no access goes through freed
+//! memory.
 
+use super::collector;
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
-use super::threads;
+use super::threads::{self, ThreadState};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -29,6 +35,13 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 fn object(obj: Handle) -> Result<*mut Header> {
     threads::current()?;
     handles::resolve(obj)
+}
+
+/// As [`object`], also returning the running thread's state.
+#[inline(always)]
+fn object_on(obj: Handle) -> Result<(&'static ThreadState, *mut Header)> {
+    let ts = threads::current()?;
+    Ok((ts, handles::resolve(obj)?))
 }
 
 /// The type of a live object.
@@ -113,20 +126,37 @@ pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
 #[inline]
 pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Result<()> {
     let value = value.into();
-    let field = handle_field(object(obj)?, offset)?;
+    let (ts, hdr) = object_on(obj)?;
+    let field = handle_field(hdr, offset)?;
     if let Some(v) = value {
         handles::resolve(v)?;
     }
-    write_handle_slot(field, Handle::raw_or_null(value));
+    write_handle_slot(ts, field, Handle::raw_or_null(value));
     Ok(())
 }
 
 /// Stores a handle value into a slot the collector traces (a heap field or
-/// a global root). Every such store goes through here: the concurrent
-/// collector's deletion barrier will record the old value at this point.
+/// a global root), on the running thread `ts`. Every such store goes
+/// through here: the deletion (snapshot-at-the-beginning) barrier. While a
+/// marking runs, the old value is swapped out atomically (so a racing store
+/// cannot hide it) and recorded in the thread's log; otherwise the cost is
+/// one relaxed load.
 #[inline(always)]
-pub(crate) fn write_handle_slot(slot: &AtomicU64, raw: u64) {
-    slot.store(raw, Ordering::Release);
+pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
+    if collector::barrier_on() {
+        barriered_store(ts, slot, raw);
+    } else {
+        slot.store(raw, Ordering::Release);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn barriered_store(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
+    let old = slot.swap(raw, Ordering::AcqRel);
+    if old != 0 {
+        collector::log(ts, old);
+    }
 }
 
 /// The checked byte range `offset..offset + len` of the object at `hdr`.

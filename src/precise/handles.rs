@@ -22,8 +22,9 @@
 //! cell, whose header no longer matches. Between the end of the marking
 //! that found an object dead and the (lazy) sweep of its cell, its header
 //! still holds its handle; validation also requires the object's mark to
-//! be the last cycle's ([`collector::live_mark`]), which a dead object's is
-//! not, so its handle is stale from the end of marking on. Small-object cells stay mapped for
+//! be the last completed cycle's or the running one's
+//! ([`collector::is_live_mark`]), which a dead object's is not, so its
+//! handle is stale from the end of marking on. Small-object cells stay mapped for
 //! the life of the process, so the entry can always be read through. A
 //! large object's memory is returned to the allocator, so its entry is
 //! pointed at a static tombstone header first.
@@ -149,7 +150,7 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     // only once the handle matches, so it is this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
-            && (*hdr).mark.load(Ordering::Relaxed) == collector::live_mark()
+            && collector::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
     };
     if live {
         Ok(hdr)
@@ -235,11 +236,6 @@ impl Freed {
         Freed {
             handles: Vec::new(),
         }
-    }
-
-    /// How many handles this cycle freed.
-    pub(crate) fn len(&self) -> usize {
-        self.handles.len()
     }
 
     /// Frees `handle`, the handle of an object the collector is freeing: it

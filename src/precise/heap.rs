@@ -268,6 +268,10 @@ struct Block {
     base: usize,
     class: u8,
     state: BlockState,
+    /// The id of the completed cycle whose dead objects the last sweep of
+    /// this block freed (or that found every cell live). A block retired
+    /// or exhausted with an older one may hold dead objects: unswept.
+    swept: u32,
 }
 
 struct Large {
@@ -289,6 +293,8 @@ struct Inner {
     pending_large: Vec<Large>,
     block_bytes: usize,
     large_bytes: usize,
+    /// Whether blocks may be swept now: not while a marking runs.
+    lazy_sweep: bool,
 }
 
 // SAFETY: the raw pointers are to heap memory owned by this module and only
@@ -307,6 +313,7 @@ static HEAP: Mutex<Inner> = Mutex::new(Inner {
     pending_large: Vec::new(),
     block_bytes: 0,
     large_bytes: 0,
+    lazy_sweep: true,
 });
 
 fn heap() -> MutexGuard<'static, Inner> {
@@ -366,7 +373,15 @@ impl Inner {
     /// within the heap limit. Its cells are all zero.
     fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
-            self.blocks[id as usize].class = class;
+            let block = &mut self.blocks[id as usize];
+            if cfg!(debug_assertions) && block.class != class {
+                // Its poisoned cells are laid out for another size class:
+                // start from zero (the use-after-free check expects a free
+                // cell to be all poison on its own grid, or all zero).
+                // SAFETY: a free block: no object, no owner, ours to write.
+                unsafe { ptr::write_bytes(block.base as *mut u8, 0, BLOCK) };
+            }
+            block.class = class;
             return Ok(id);
         }
         if self.size().saturating_add(BLOCK) > LIMIT.load(Ordering::Relaxed) {
@@ -410,6 +425,7 @@ impl Inner {
             base,
             class,
             state: BlockState::Free,
+            swept: 0,
         });
         Ok(self.blocks.len() as u32 - 1)
     }
@@ -500,6 +516,12 @@ unsafe fn init_object(
     size: u32,
     handle: u64,
 ) -> Handle {
+    #[cfg(debug_assertions)]
+    // SAFETY: as below.
+    unsafe {
+        check_and_clear_poison(hdr, size as usize)
+    };
+    let (mark, grey) = collector::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough. Nobody
     // reads these fields before the handle matches; a validator holding a
     // stale handle reads only the (atomic) handle word.
@@ -507,14 +529,55 @@ unsafe fn init_object(
         std::ptr::addr_of_mut!((*hdr).size).write(size);
         std::ptr::addr_of_mut!((*hdr).type_lo).write(type_id as u16);
         std::ptr::addr_of_mut!((*hdr).type_hi).write((type_id >> 16) as u8);
-        (*hdr)
-            .mark
-            .store(collector::birth_mark(), Ordering::Relaxed);
+        (*hdr).mark.store(mark, Ordering::Relaxed);
         (*hdr).handle.store(handle, Ordering::Release);
     }
     ts.count_allocation();
     // SAFETY: handle is fresh from our cache; the header is initialised.
-    unsafe { handles::publish(handle, hdr) }
+    let h = unsafe { handles::publish(handle, hdr) };
+    if grey {
+        // Born while roots are being snapshotted: traced by this cycle
+        // (logged once published, so that the marker can resolve it).
+        collector::log(ts, handle);
+    }
+    h
+}
+
+/// Written over the payload of freed cells in debug builds.
+const POISON: u8 = 0xDB;
+/// Written in the size word of freed cells in debug builds.
+const FREED_STAMP: u32 = 0xF4EE_D0DE;
+
+/// Debug builds: before a cell is reused, checks that nobody wrote to it
+/// since it was freed (its payload still all poison, its stamp intact, or
+/// all zero if never used), then zeroes it. A write through a dangling
+/// pointer is reported here instead of corrupting the new object.
+///
+/// # Safety
+/// `hdr` is a free cell (or fresh large allocation) of at least
+/// `HEADER + size` bytes owned by the caller.
+#[cfg(debug_assertions)]
+unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let stamp = (*hdr).size;
+        let payload = std::slice::from_raw_parts_mut(Header::payload(hdr), size);
+        let fill = if stamp == FREED_STAMP { POISON } else { 0 };
+        if stamp != 0 && stamp != FREED_STAMP {
+            crate::abort(&format!(
+                "defergc: precise: heap corruption: free cell {hdr:p} has size word {stamp:#x}"
+            ));
+        }
+        if let Some(i) = payload.iter().position(|&b| b != fill) {
+            crate::abort(&format!(
+                "defergc: precise: use after free: byte {i} of freed cell {hdr:p} was                  written ({:#x})",
+                payload[i]
+            ));
+        }
+        if fill != 0 {
+            payload.fill(0);
+        }
+    }
 }
 
 #[cold]
@@ -582,7 +645,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             // SAFETY: as above.
             let buf = &mut unsafe { ts.local() }.heap.bufs[c];
             if buf.block != NO_BLOCK {
-                heap.blocks[buf.block as usize].state = BlockState::Full;
+                heap.file_exhausted(buf.block);
                 *buf = Bump::EMPTY;
             }
         }
@@ -592,9 +655,10 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             collector::collect_for_alloc(ts, false);
             continue;
         }
+        let lazy_sweep = heap.lazy_sweep;
         let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
             (id, Fresh::No)
-        } else if let Some(id) = heap.unswept[c].pop() {
+        } else if let Some(id) = lazy_sweep.then(|| heap.unswept[c].pop()).flatten() {
             (id, Fresh::Unswept)
         } else {
             match heap.take_free_block(class) {
@@ -603,7 +667,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
                     // Unswept blocks of other classes may be wholly free.
                     drop(heap);
                     swept_all = true;
-                    sweep_all_unswept(collector::live_mark(), &mut |h| {
+                    sweep_all_unswept(collector::completed_id(), &mut |h| {
                         // SAFETY: as above; no other borrow is live.
                         unsafe { ts.local() }.handles.push(h)
                     });
@@ -622,6 +686,12 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
+        if fresh != Fresh::No {
+            // Wholly free, or swept below: no dead object of the last cycle
+            // (which cannot complete while this thread sweeps: it has not
+            // acknowledged that cycle's snapshot yet).
+            block.swept = collector::completed_id();
+        }
         let base = block.base;
         drop(heap);
         let start = first_cell(base);
@@ -710,7 +780,7 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
             // Wholly free blocks, found by sweeping, can be given back.
             drop(heap);
-            sweep_all_unswept(collector::live_mark(), &mut |h| {
+            sweep_all_unswept(collector::completed_id(), &mut |h| {
                 // SAFETY: the calling thread's own state, no other borrow.
                 unsafe { ts.local() }.handles.push(h)
             });
@@ -753,10 +823,15 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     let mut heap = heap();
     for buf in &mut local.bufs {
         if buf.block != NO_BLOCK {
-            let block = &mut heap.blocks[buf.block as usize];
-            block.state = BlockState::Partial;
-            let class = block.class as usize;
-            heap.partial[class].push(buf.block);
+            let id = buf.block;
+            if heap.blocks[id as usize].swept == collector::completed_id() {
+                let block = &mut heap.blocks[id as usize];
+                block.state = BlockState::Partial;
+                let class = block.class as usize;
+                heap.partial[class].push(id);
+            } else {
+                heap.file_unswept(id);
+            }
         }
         *buf = Bump::EMPTY;
     }
@@ -803,7 +878,12 @@ unsafe fn sweep_cells(
                 "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
             );
             freed(handles::next_generation(handle));
-            let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
+            // Debug builds poison the whole cell (see init_object).
+            let used = if cfg!(debug_assertions) {
+                cell
+            } else {
+                (HEADER + size as usize).next_multiple_of(16).min(cell)
+            };
             // SAFETY: a dead object's cell of at least `used` bytes; once
             // its handle word is 0 the handle is stale.
             unsafe { zero_cell(hdr, used) };
@@ -838,10 +918,16 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
     unsafe {
         (*hdr).handle.store(0, Ordering::Relaxed);
         (*hdr).mark.store(0, Ordering::Relaxed);
-        ptr::addr_of_mut!((*hdr).size).write(0);
         ptr::addr_of_mut!((*hdr).type_lo).write(0);
         ptr::addr_of_mut!((*hdr).type_hi).write(0);
         let payload = used - HEADER;
+        if cfg!(debug_assertions) {
+            // Poisoned and stamped, checked when the cell is reused.
+            ptr::addr_of_mut!((*hdr).size).write(FREED_STAMP);
+            ptr::write_bytes(Header::payload(hdr), POISON, payload);
+            return;
+        }
+        ptr::addr_of_mut!((*hdr).size).write(0);
         let words = Header::payload(hdr).cast::<[u64; 2]>();
         // Most dead objects are small: explicit 16-byte stores (a loop
         // would become a memset call per object).
@@ -863,11 +949,16 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
 }
 
 /// Sweeps every unswept block, one at a time (each owned while it is
-/// swept), with `live_mark`, and files it as free, partly free or full.
-pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
+/// swept), freeing the objects that cycle `cycle` (completed) did not mark,
+/// and files it as free, partly free or full. Stops (leaving the rest
+/// unswept) if a marking starts meanwhile.
+pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut dyn FnMut(u64)) {
     let mut class = 0;
     while class < CLASSES {
         let mut heap = heap();
+        if !heap.lazy_sweep {
+            return;
+        }
         let Some(id) = heap.unswept[class].pop() else {
             class += 1;
             continue;
@@ -877,10 +968,13 @@ pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
         let base = block.base;
         drop(heap);
         let cell = CELL[class] as usize;
-        // SAFETY: the block is ours until we file it below; the caller
-        // passes the mark of the last completed marking.
-        let cells = unsafe { sweep_cells(base, cell, live_mark, &mut *freed) };
+        // SAFETY: the block is ours until we file it below; no marking runs
+        // (lazy_sweep was on when we took it, and a marking only starts
+        // tracing once every thread, the collector included, is done
+        // sweeping what it took), and `cycle`'s marking is complete.
+        let cells = unsafe { sweep_cells(base, cell, cycle as u8, &mut *freed) };
         let mut heap = self::heap();
+        heap.blocks[id as usize].swept = cycle;
         heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
     }
 }
@@ -900,19 +994,33 @@ impl Inner {
             BlockState::Full
         };
     }
+
+    /// Files a block that may hold dead objects of the last cycle.
+    fn file_unswept(&mut self, id: u32) {
+        let block = &mut self.blocks[id as usize];
+        block.state = BlockState::Unswept;
+        self.unswept[block.class as usize].push(id);
+    }
+
+    /// Files a block whose owner found no free run left in it: full, or
+    /// unswept if a cycle completed since it was last swept.
+    fn file_exhausted(&mut self, id: u32) {
+        if self.blocks[id as usize].swept == collector::completed_id() {
+            self.blocks[id as usize].state = BlockState::Full;
+        } else {
+            self.file_unswept(id);
+        }
+    }
 }
 
-/// Start of a cycle, world stopped and buffers retired: sweeps what the
-/// previous cycle left unswept (with its mark, `live_mark`), so that no
-/// dead object is left for the new cycle's marker to reach. The handles
-/// freed here belong to a completed cycle and go straight to the pool.
-///
-/// # Safety
-/// The world is stopped and every thread's buffers were retired.
-pub(crate) unsafe fn finish_sweep(live_mark: u8) {
-    let mut freed = Freed::new();
-    sweep_all_unswept(live_mark, &mut |h| freed.push_next(h));
-    handles::release(freed);
+/// Switches lazy sweeping on or off (off while a marking runs).
+pub(crate) fn set_lazy_sweep(on: bool) {
+    heap().lazy_sweep = on;
+}
+
+/// A cycle starts: the pacer counts allocation from here.
+pub(crate) fn cycle_started() {
+    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
 }
 
 /// What the end of marking found.
@@ -924,59 +1032,65 @@ pub(crate) struct AfterMark {
     pub(crate) small_live_bytes: usize,
 }
 
-/// End of marking, world stopped: frees the large objects `cycle` did not
-/// mark (memory released at [`end_cycle`], handles to `freed`), and files
-/// every small-object block that holds objects as unswept: its dead objects
-/// are freed when a thread takes it for allocation, or by the next
-/// [`finish_sweep`].
+/// End of marking for `cycle`, mutators running: unlinks the large objects
+/// the cycle did not mark (their entries point to the tombstone now, their
+/// handles go to `freed`, their memory is released by
+/// [`free_pending_large`] once every thread has passed a safepoint), and
+/// files every unowned small-object block that holds objects: full if
+/// every cell was marked, else unswept. Blocks owned by a thread stay
+/// owned: they were last swept before this cycle completed, so their owner
+/// files them unswept when it gives them up (at the latest at the next
+/// snapshot). Every block's live counter restarts at zero.
 ///
 /// # Safety
-/// The world is stopped and marking for `cycle` is complete.
+/// Marking for `cycle` is complete and no sweep runs.
 #[inline(never)]
-pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
+pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
     let mut guard = heap();
     let heap = &mut *guard;
     let mut out = AfterMark::default();
     for list in &mut heap.partial {
         list.clear();
     }
+    for list in &mut heap.unswept {
+        list.clear();
+    }
     for (id, block) in heap.blocks.iter_mut().enumerate() {
+        if matches!(block.state, BlockState::Free | BlockState::Released) {
+            continue;
+        }
+        // SAFETY: the block's header word, which only the marker (finished)
+        // and this function touch.
+        let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
+        let cell = CELL[block.class as usize] as usize;
+        out.small_live_bytes += live as usize * cell;
         match block.state {
-            BlockState::Free | BlockState::Released => {}
-            BlockState::Owned | BlockState::Unswept => {
-                debug_assert!(
-                    false,
-                    "defergc: precise: block {id} is {:?} after marking",
-                    block.state
-                )
+            BlockState::Owned => {}
+            _ if live as usize == cells_per_block(cell) => {
+                // Every cell holds a live object: nothing to sweep.
+                block.state = BlockState::Full;
+                block.swept = cycle;
             }
-            BlockState::Partial | BlockState::Full => {
-                // SAFETY: the block's header word, which only the marker
-                // (finished) and this function touch.
-                let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
-                let cell = CELL[block.class as usize] as usize;
-                out.small_live_bytes += live as usize * cell;
-                if live as usize == cells_per_block(cell) {
-                    // Every cell holds a live object: nothing to sweep.
-                    block.state = BlockState::Full;
-                } else {
-                    block.state = BlockState::Unswept;
-                    heap.unswept[block.class as usize].push(id as u32);
-                }
+            _ => {
+                block.state = BlockState::Unswept;
+                heap.unswept[block.class as usize].push(id as u32);
             }
         }
     }
+    let mark = cycle as u8;
     let mut i = 0;
     while i < heap.large.len() {
         let hdr = heap.large[i].hdr;
-        // SAFETY: a listed large object, initialised by its allocation.
-        let (handle, mark) = unsafe {
-            (
-                (*hdr).handle.load(Ordering::Relaxed),
-                (*hdr).mark.load(Ordering::Relaxed),
-            )
+        // SAFETY: a listed large object: zeroed memory, whose header its
+        // allocating thread may be initialising right now (the handle word
+        // last, with release).
+        let (handle, m) = unsafe {
+            let handle = (*hdr).handle.load(Ordering::Acquire);
+            (handle, (*hdr).mark.load(Ordering::Relaxed))
         };
-        if mark == cycle {
+        // Handle 0: still being allocated, by a thread that has seen this
+        // cycle's black allocation (it acknowledged every round): live.
+        if handle == 0 || m == mark {
             i += 1;
         } else {
             let large = heap.large.swap_remove(i);
@@ -984,8 +1098,8 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
                 handles::names(handle, hdr),
                 "defergc: precise: heap corruption"
             );
-            // Its entry stops pointing there now; its memory is released at
-            // the end of the cycle.
+            // Its entry stops pointing there now; its memory is released
+            // once every thread has passed a safepoint.
             handles::free_large(handle, freed);
             out.large_freed += 1;
             heap.pending_large.push(large);
@@ -994,9 +1108,29 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
     out
 }
 
-/// Ends a cycle for the heap: releases the large objects it freed, sets
-/// the pacer's next trigger from the heap bytes found live, and gives back
-/// the memory of free blocks beyond what the next cycle's allocation needs.
+/// Releases the memory of the large objects the last [`after_mark`]
+/// unlinked. Call only once every thread has passed a safepoint since (a
+/// thread resolving a stale handle may have loaded the old entry before the
+/// tombstone, but has finished with it by its next safepoint).
+pub(crate) fn free_pending_large() {
+    let pending = {
+        let mut heap = heap();
+        let pending = std::mem::take(&mut heap.pending_large);
+        heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
+        pending
+    };
+    for large in pending {
+        // SAFETY: allocated by calloc in large_cell, dead, unlisted, and no
+        // thread can still be reading it (the caller's obligation).
+        unsafe { libc::free(large.hdr.cast()) };
+    }
+}
+
+/// Ends a cycle for the heap: sets the pacer's next trigger from the heap
+/// bytes found live, and gives back the memory of free blocks beyond what
+/// the next cycle's allocation needs. Allocation since the cycle started
+/// counts towards the next trigger (those objects were born black: live for
+/// this cycle), so the heap peaks near `live * (1 + gc_percent / 100)`.
 pub(crate) fn end_cycle(live_heap_bytes: usize) {
     let percent = GC_PERCENT.load(Ordering::Relaxed);
     let min = MIN_TRIGGER.load(Ordering::Relaxed);
@@ -1007,18 +1141,7 @@ pub(crate) fn end_cycle(live_heap_bytes: usize) {
         TRIGGER.store(trigger, Ordering::Relaxed);
         trigger
     };
-    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
-    let pending = {
-        let mut heap = heap();
-        let pending = std::mem::take(&mut heap.pending_large);
-        heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
-        heap.release_free_blocks(trigger);
-        pending
-    };
-    for large in pending {
-        // SAFETY: allocated by calloc in large_cell, dead and unlisted.
-        unsafe { libc::free(large.hdr.cast()) };
-    }
+    heap().release_free_blocks(trigger);
 }
 
 #[cfg(test)]

@@ -84,13 +84,15 @@ mod types;
 pub use access::{
     deref, load, read_bytes, read_u64, size_of, store, type_of, write_bytes, write_u64,
 };
-pub use collector::collect;
+#[doc(hidden)]
+pub use collector::break_protocol_for_tests;
+pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
 pub use handles::Handle;
 pub use heap::{alloc, alloc_array};
-pub use roots::{add_global_root, remove_global_root, GlobalRoot};
+pub use roots::{add_global_root, remove_global_root, store_global, GlobalRoot};
 pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
-pub use stats::{stats, Stats};
+pub use stats::{reset_pause_stats, stats, Stats};
 pub use threads::{
     enter_native, is_thread_registered, leave_native, native, register_thread, safepoint,
     unregister_thread, NativeGuard,
