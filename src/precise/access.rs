@@ -137,25 +137,33 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 
 /// Stores a handle value into a slot the collector traces (a heap field or
 /// a global root), on the running thread `ts`. Every such store goes
-/// through here: the deletion (snapshot-at-the-beginning) barrier. While a
-/// marking runs, the old value is swapped out atomically (so a racing store
-/// cannot hide it) and recorded in the thread's log; otherwise the cost is
-/// one relaxed load.
+/// through here: the write barrier (see `collector.rs`). Off, it costs one
+/// relaxed load. On (while a marking runs), it records the overwritten
+/// value in the thread's log (deletion, snapshot-at-the-beginning), and,
+/// while the thread's own roots are not yet snapshotted, the stored value
+/// too; the load and the store need no atomic read-modify-write: a value
+/// that a racing store hides without its being logged was logged by its
+/// own writer (not yet snapshotted) or is held by a thread whose roots
+/// are, which protects it (collector.rs, I1).
 #[inline(always)]
 pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
     if collector::barrier_on() {
-        barriered_store(ts, slot, raw);
-    } else {
-        slot.store(raw, Ordering::Release);
+        let old = slot.load(Ordering::Relaxed);
+        if old != 0 || ts.before_snapshot() {
+            barrier_slow(ts, old, raw);
+        }
     }
+    slot.store(raw, Ordering::Release);
 }
 
 #[cold]
 #[inline(never)]
-fn barriered_store(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
-    let old = slot.swap(raw, Ordering::AcqRel);
+fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
     if old != 0 {
         collector::log(ts, old);
+    }
+    if raw != 0 && ts.before_snapshot() {
+        collector::log(ts, raw);
     }
 }
 

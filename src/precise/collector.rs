@@ -264,8 +264,12 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
     // SAFETY: the callers own the thread's state (see the docs above).
     let local = unsafe { ts.local() };
     match kind {
-        Round::Prepare => local.log.clear(),
+        Round::Prepare => {
+            local.log.clear();
+            ts.set_before_snapshot(true);
+        }
         Round::Snapshot => {
+            ts.set_before_snapshot(false);
             heap::retire(&mut local.heap);
             let roots = local.shadow.roots();
             let mut snapshot = Vec::with_capacity(roots.len() + 16);
@@ -284,7 +288,12 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
 /// snapshot is under way or done, its root memory (from an earlier
 /// registration, if any) joins it.
 pub(crate) fn on_register(ts: &ThreadState) {
-    if PHASE.load(Ordering::Acquire) == MARKING {
+    let marking = PHASE.load(Ordering::Acquire) == MARKING;
+    if BARRIER.load(Ordering::Acquire) && !marking {
+        // Between Prepare and Snapshot: like every other thread now.
+        ts.set_before_snapshot(true);
+    }
+    if marking {
         let mut snapshot = Vec::new();
         snapshot_root_memory(ts.owner, &mut snapshot);
         if !snapshot.is_empty() {

@@ -110,6 +110,9 @@ pub(crate) struct ThreadState {
     pub(crate) status: AtomicU32,
     /// The last round this thread has acknowledged.
     acked: AtomicU64,
+    /// Between its Prepare and Snapshot acknowledgements: its stores log
+    /// the stored value too (the barrier's insertion half, see access.rs).
+    before_snapshot: AtomicBool,
     /// Registration serial number, for diagnostics.
     id: u64,
     /// The root-memory owner id of the thread (`gc::thread::id`).
@@ -142,6 +145,19 @@ impl ThreadState {
     pub(crate) unsafe fn local(&self) -> &mut Local {
         // SAFETY: exclusivity is the caller's obligation (see above).
         unsafe { &mut *self.local.get() }
+    }
+
+    /// Whether this thread's roots are not yet snapshotted by the running
+    /// marking (it has acknowledged Prepare, not Snapshot).
+    #[inline(always)]
+    pub(crate) fn before_snapshot(&self) -> bool {
+        self.before_snapshot.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`ThreadState::before_snapshot`] (by whoever performs its
+    /// rounds, see `local`).
+    pub(crate) fn set_before_snapshot(&self, on: bool) {
+        self.before_snapshot.store(on, Ordering::Relaxed);
     }
 
     /// Counts an allocation (owner thread only).
@@ -247,6 +263,7 @@ fn register_current() -> Result<&'static ThreadState> {
             // Born acknowledged: a round in progress was published under
             // the lock we hold, and has nothing to ask of a new thread.
             acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
+            before_snapshot: AtomicBool::new(false),
             id,
             owner,
             name,
