@@ -311,6 +311,9 @@ struct Control {
     completed: u64,
     running: bool,
     shutdown: bool,
+    /// While shutting down: the last cycle to run before the thread exits
+    /// (the ones requested before [`shutdown`] was called).
+    last: u64,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -320,6 +323,7 @@ static CONTROL: Mutex<Control> = Mutex::new(Control {
     completed: 0,
     running: false,
     shutdown: false,
+    last: 0,
     thread: None,
 });
 /// The collector thread waits here for requests.
@@ -372,8 +376,9 @@ fn collector_main() {
         while c.requested <= c.started && !c.shutdown {
             c = WORK.wait(c).unwrap_or_else(|e| e.into_inner());
         }
-        if c.requested <= c.started {
-            // Shut down, and nothing left to do.
+        if c.shutdown && c.started >= c.last.min(c.requested) {
+            // Shut down: what was asked for before is done. Later requests
+            // are served by a new thread once shutdown has joined this one.
             return;
         }
         c.started += 1;
@@ -471,6 +476,7 @@ pub fn shutdown() {
     let handle = {
         let mut c = control();
         c.shutdown = true;
+        c.last = c.requested;
         WORK.notify_all();
         c.thread.take()
     };
