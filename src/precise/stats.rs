@@ -232,7 +232,8 @@ pub fn stats() -> Stats {
         pause_total: t.pause_total,
         pause_max: t.pause_max,
         pause_last: t.pause_last,
-        pause_p99: t.pauses.quantile(0.99),
+        // The bucket bound can exceed the exact maximum.
+        pause_p99: t.pauses.quantile(0.99).min(t.pause_max),
         pause_count: t.pauses.count(),
         cycle_last: t.cycle_last,
         mark_last: t.mark_last,
