@@ -369,6 +369,14 @@ impl Inner {
         self.block_bytes + self.large_bytes
     }
 
+    /// A wholly free block for `class` from the free list, if any.
+    fn take_swept_free_block(&mut self, class: u8) -> Option<u32> {
+        if self.free.is_empty() {
+            return None;
+        }
+        self.take_free_block(class).ok()
+    }
+
     /// A wholly free block for `class`: from the free list, or carved anew
     /// within the heap limit. Its cells are all zero.
     fn take_free_block(&mut self, class: u8) -> Result<u32> {
@@ -656,8 +664,12 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             continue;
         }
         let lazy_sweep = heap.lazy_sweep;
+        // A wholly free block already swept (by the collector thread,
+        // which sweeps concurrently) before sweeping one ourselves.
         let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
             (id, Fresh::No)
+        } else if let Some(id) = heap.take_swept_free_block(class) {
+            (id, Fresh::Whole)
         } else if let Some(id) = lazy_sweep.then(|| heap.unswept[c].pop()).flatten() {
             (id, Fresh::Unswept)
         } else {
