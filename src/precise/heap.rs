@@ -6,26 +6,32 @@
 //! Every object starts with a 16-byte [`Header`] (its handle, payload size,
 //! type id, mark byte); the payload follows, 16-byte aligned. The mark
 //! byte holds the low byte of a cycle id: an object is marked in cycle `c`
-//! when its mark byte equals `c`. Allocation writes
-//! [`collector::birth_mark`] there, in one place ([`init_object`]), so that
-//! allocating black is a change to that one function.
+//! when its mark byte equals `c`. Allocation writes the collector's birth
+//! mark there ([`collector::birth_mode`]), in one place ([`init_object`]):
+//! the last completed cycle's (white) outside a marking, the same but
+//! logged for tracing (grey) while roots are being snapshotted, the
+//! running cycle's (black) after that (see `collector.rs`).
 //!
 //! # Small objects
 //!
 //! Objects whose cell (header + payload, rounded up to the size class) is
 //! at most 8 KiB live in 128 KiB blocks of one size class each, carved from
 //! 8 MiB anonymous mappings. Blocks are 128 KiB-aligned and start with a
-//! 16-byte block header, a counter the marker increments for every object
-//! it marks there: a block whose cells are all live is not swept. Each
-//! thread owns at most one block per class and bump-allocates through runs
-//! of consecutive free cells in it ([`LocalHeap`]): the fast path is a
-//! compare and an add, with no lock and no atomic read-modify-write. When
-//! the block has no free run left, the thread takes (under the heap lock) a
-//! partly free block, an unswept one, a wholly free one, or a new one.
+//! 16-byte block header, a counter the marker (one thread) increments for
+//! every object it marks there: a block whose cells are all live is not
+//! swept. Each thread owns at most one block per class and bump-allocates
+//! through runs of consecutive free cells in it ([`LocalHeap`]): the fast
+//! path is a compare and an add, with no lock and no atomic
+//! read-modify-write. When the block has no free run left, the thread
+//! takes (under the heap lock) a partly free block, a wholly free one, an
+//! unswept one (which it sweeps), or a new one.
 //!
-//! Invariant: a free cell is all zeros (fresh mappings are; the sweep
-//! zeroes what it frees), so allocation only writes the header and a free
-//! cell is recognised by its handle word 0.
+//! Invariant: a free cell is recognised by its handle word 0, and its
+//! payload is all zeros in release builds (fresh mappings are; the sweep
+//! zeroes what it frees), so allocation only writes the header. Debug
+//! builds instead poison a freed cell's payload and stamp its size word,
+//! and check both when the cell is reused (then zero it): a write through
+//! a dangling pointer aborts with a `defergc:` message.
 //!
 //! # Large objects
 //!
@@ -33,18 +39,25 @@
 //!
 //! # Sweeping, limits, pacing
 //!
-//! Sweeping is lazy. At the end of marking ([`after_mark`], world
-//! stopped) large objects the cycle did not mark are freed (memory released
-//! at [`end_cycle`], once the cycle is over), and every block that holds
-//! objects is filed as *unswept*. A thread that takes an unswept block for
-//! allocation sweeps it first: it zeroes the cells of objects whose mark is
-//! not the last cycle's, takes their handles (next generation) into its own
-//! cache, and allocates in the cells it just touched. Whatever is still
-//! unswept when the next cycle starts is swept in its pause
-//! ([`finish_sweep`]), so no dead object is ever reached by a marker. Until
-//! its cell is swept, a dead object's handle is rejected by validation
-//! through its stale mark (see `handles.rs`). At the start of a cycle every
-//! thread's buffers are retired ([`retire`]), so no block is owned then.
+//! No cell is freed while a marking runs ([`set_lazy_sweep`]). At the end
+//! of marking ([`after_mark`], mutators running) large objects the cycle
+//! did not mark are unlinked (their memory is released by
+//! [`free_pending_large`] once every thread has passed a safepoint), and
+//! every unowned block that holds objects is filed as full (every cell
+//! marked) or *unswept*. Then the collector thread sweeps the unswept
+//! blocks, concurrently with the mutators; a thread that finds no swept
+//! block to allocate in may take an unswept one and sweep it itself. A
+//! sweep zeroes the cells of objects whose mark is not the last completed
+//! cycle's and frees their handles (next generation). Until its cell is
+//! swept, a dead object's handle is rejected by validation through its
+//! stale mark (see `handles.rs`).
+//!
+//! A block a thread owns when a cycle ends cannot be swept then; each
+//! block remembers the cycle it was last swept for ([`Block::swept`]), and
+//! one given up later (by its owner, at the latest at the next snapshot,
+//! which retires every thread's buffers) with an older one is filed
+//! unswept. So every block is swept at least every other cycle, and mark
+//! bytes never wrap around onto a dead object.
 //!
 //! Free blocks beyond the next cycle's allocation budget are given back to
 //! the system at the end of a cycle (`MADV_DONTNEED`: the address range
@@ -53,11 +66,12 @@
 //! not given back.
 //!
 //! The heap grows on demand. A new block or large object that would take
-//! the heap past the configured limit triggers a full collection; if that
-//! does not make room the allocation fails with [`Error::HeapLimit`]. A
-//! collection is also triggered when the bytes handed to allocation
-//! buffers since the last one exceed the pacer's trigger
-//! (`max(min_trigger, live_bytes * gc_percent / 100)`).
+//! the heap past the configured limit makes the allocation wait for a full
+//! collection; if that does not make room it fails with
+//! [`Error::HeapLimit`]. A collection is also requested (without waiting)
+//! when the bytes handed to allocation buffers since the last one started
+//! exceed the pacer's trigger (`max(min_trigger, live_bytes * gc_percent /
+//! 100)`); allocation during the cycle counts towards the next trigger.
 
 use super::collector;
 use super::error::{Error, Result};
