@@ -123,7 +123,7 @@ pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
 /// Errors as [`load`], and [`Error::StaleHandle`] / [`Error::InvalidHandle`]
 /// for a `value` that is not live (storing it would hide a dangling
 /// reference in the heap).
-#[inline]
+#[inline(always)]
 pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Result<()> {
     let value = value.into();
     let (ts, hdr) = object_on(obj)?;

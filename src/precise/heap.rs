@@ -474,7 +474,7 @@ impl Inner {
 ///
 /// [`Error::WrongTypeKind`] for a variable-length type,
 /// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline]
+#[inline(always)]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
     let info = types::info(ty);
     if info.kind() != Kind::Struct {
