@@ -111,7 +111,7 @@ fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
 ///
 /// [`Error::OutOfBounds`] if the field does not fit in the object,
 /// [`Error::NotAHandleField`] if the offset is not a handle field.
-#[inline]
+#[inline(always)]
 pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
     let field = handle_field(object(obj)?, offset)?;
     Ok(Handle::from_raw(field.load(Ordering::Acquire)).ok())
