@@ -568,7 +568,17 @@ fn run_cycle() {
     // 5. Sweep.
     heap::free_pending_large();
     heap::set_lazy_sweep(true);
-    heap::sweep_all_unswept(id, &mut |h| freed.push_next(h));
+    // Handles freed by the sweep go to the pool a batch at a time (the
+    // cycle is complete: they may be reused at once).
+    let mut batch = Vec::with_capacity(handles::BATCH);
+    heap::sweep_all_unswept(id, &mut |h| {
+        batch.push(h);
+        if batch.len() == handles::BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(handles::BATCH));
+            handles::release_batch(full);
+        }
+    });
+    handles::release_batch(batch);
     handles::release(freed);
     let live_heap = marker.heap_bytes + after.small_live_bytes;
     heap::end_cycle(live_heap);

@@ -245,10 +245,6 @@ impl Freed {
         self.handles.push(next_generation(handle));
     }
 
-    /// Adds a handle value that already has its next generation.
-    pub(crate) fn push_next(&mut self, next: u64) {
-        self.handles.push(next);
-    }
 }
 
 /// The value a freed `handle` is reused with: same index, next generation,
@@ -298,6 +294,14 @@ pub(crate) fn release(freed: Freed) {
         pool.batches.push(rest);
     }
     pool.batches.push(handles);
+}
+
+/// Makes a batch of handles (next generation, at most [`BATCH`]) freed by a
+/// completed cycle available for reuse.
+pub(crate) fn release_batch(batch: Vec<u64>) {
+    if !batch.is_empty() {
+        pool().batches.push(batch);
+    }
 }
 
 /// How many table indices have ever been handed out (the table's high-water
