@@ -66,7 +66,7 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 
 /// Handles moved between a thread cache and the pool at once.
-pub(crate) const BATCH: usize = 256;
+pub(crate) const BATCH: usize = 4096;
 
 type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
 static TABLE: Table = Table::new();
@@ -244,7 +244,6 @@ impl Freed {
     pub(crate) fn push(&mut self, handle: u64) {
         self.handles.push(next_generation(handle));
     }
-
 }
 
 /// The value a freed `handle` is reused with: same index, next generation,
@@ -335,7 +334,7 @@ impl LocalHandles {
     #[inline(always)]
     pub(crate) fn push(&mut self, next: u64) {
         self.free.push(next);
-        if self.free.len() >= 64 * BATCH {
+        if self.free.len() >= 8 * BATCH {
             self.spill();
         }
     }
@@ -343,7 +342,7 @@ impl LocalHandles {
     #[cold]
     fn spill(&mut self) {
         let mut pool = pool();
-        while self.free.len() > 32 * BATCH {
+        while self.free.len() > 4 * BATCH {
             let batch = self.free.split_off(self.free.len() - BATCH);
             pool.batches.push(batch);
         }
