@@ -140,6 +140,7 @@
 
 use super::handles::{self, Freed};
 use super::heap::{self, Header};
+use super::padded::CachePadded;
 use super::roots;
 use super::stats;
 use super::threads::{self, Round, ThreadState};
@@ -150,13 +151,13 @@ use std::time::Instant;
 
 /// Low byte: the mark of the last completed cycle; next byte: the mark of
 /// the running cycle (equal outside a cycle).
-static MARKS: AtomicU32 = AtomicU32::new(0);
+static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
 /// Low byte: the mark new objects are born with; [`GREY`] set while they
 /// must also be logged (traced) because the snapshot is being taken.
-static ALLOC_MODE: AtomicU32 = AtomicU32::new(0);
+static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
 const GREY: u32 = 1 << 8;
 /// The deletion barrier is on.
-static BARRIER: AtomicBool = AtomicBool::new(false);
+static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
 /// The phase, for threads registering mid-cycle.
 static PHASE: AtomicU8 = AtomicU8::new(IDLE);
 const IDLE: u8 = 0;

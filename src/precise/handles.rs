@@ -53,6 +53,7 @@
 use super::collector;
 use super::error::{Error, Result};
 use super::heap::Header;
+use super::padded::CachePadded;
 use super::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -69,7 +70,7 @@ const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 pub(crate) const BATCH: usize = 4096;
 
 type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
-static TABLE: Table = Table::new();
+static TABLE: CachePadded<Table> = CachePadded(Table::new());
 
 /// Where the entry of a freed large object points: a header that matches
 /// no handle.

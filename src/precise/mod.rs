@@ -76,13 +76,15 @@
 //! (global roots, root memory), `collector.rs` (the collector thread, the
 //! cycle, the marker), `access.rs` (loads, stores, the write barrier),
 //! `stats.rs` (including mutator pauses), `error.rs`, `segmented.rs` (the
-//! never-moving chunked array under the table and the type registry).
+//! never-moving chunked array under the table and the type registry),
+//! `padded.rs` (hot flags kept off other data's cache lines).
 
 mod access;
 mod collector;
 mod error;
 mod handles;
 mod heap;
+mod padded;
 mod roots;
 mod segmented;
 mod shadow;

@@ -54,6 +54,7 @@ use super::collector;
 use super::error::{Error, Result};
 use super::handles::LocalHandles;
 use super::heap::{self, LocalHeap};
+use super::padded::CachePadded;
 use super::shadow::ShadowStack;
 use super::stats;
 use crate::tls;
@@ -73,7 +74,7 @@ pub(crate) const SCANNING: u32 = 2;
 
 /// Set while a round waits for acknowledgements. The safepoint poll is one
 /// relaxed load of this.
-pub(crate) static SAFEPOINT: AtomicBool = AtomicBool::new(false);
+pub(crate) static SAFEPOINT: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
 
 /// The number of the latest round (0: none yet).
 static ROUND: AtomicU64 = AtomicU64::new(0);
