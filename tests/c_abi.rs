@@ -464,3 +464,16 @@ fn the_c_example_builds_and_runs() {
     check_compiled(out, "examples/c/generated.c");
     assert_ok(&run(&exe, &[]), "recovered the node holding -500");
 }
+
+/// The precise collector from C (or, without the feature, that every call
+/// reports it is not built).
+#[test]
+fn precise_collector_from_c() {
+    let out = run(&compile("precise"), &[]);
+    let expect = if cfg!(feature = "precise") {
+        "precise: ok"
+    } else {
+        "precise: not built"
+    };
+    assert_ok(&out, expect);
+}
