@@ -244,6 +244,119 @@ void *defergc_record_alloc(size_t size);
  * next 64 frees of the thread), DEFERGC_ENOTRECORD otherwise. */
 int defergc_record_free(void *record);
 
+/* ------------------------------------------------------------------ */
+/* The precise collector (built with the `precise` feature)            */
+/* ------------------------------------------------------------------ */
+
+/* Objects are reached through handles (0 is null); threads keep the
+ * handles they need on a shadow stack of frames; tracing is exact. Every
+ * function exists in every build: without the feature each reports
+ * DEFERGC_PRECISE_ENOTBUILT (or returns 0/NULL with it in *err).
+ *
+ * Errors are DEFERGC_PRECISE_E*, -(100 + the precise::Error code).
+ * Functions returning a handle or a pointer return 0/NULL on error and
+ * store the code in *err when err is not NULL. Bad handles (null, invalid,
+ * stale), unknown types and out-of-object offsets are always checked. */
+
+typedef uint64_t defergc_handle;
+typedef uint32_t defergc_type;
+
+#define DEFERGC_PRECISE_ENOTBUILT (-100)
+#define DEFERGC_PRECISE_ENULLHANDLE (-101)
+#define DEFERGC_PRECISE_EINVALIDHANDLE (-102)
+#define DEFERGC_PRECISE_ESTALEHANDLE (-103)
+#define DEFERGC_PRECISE_EUNKNOWNTYPE (-104)
+#define DEFERGC_PRECISE_EOUTOFBOUNDS (-105)
+#define DEFERGC_PRECISE_ENOTAHANDLEFIELD (-106)
+#define DEFERGC_PRECISE_EHANDLEFIELDOVERLAP (-107)
+#define DEFERGC_PRECISE_EWRONGTYPEKIND (-108)
+#define DEFERGC_PRECISE_EINVALIDLAYOUT (-109)
+#define DEFERGC_PRECISE_ETOOLARGE (-110)
+#define DEFERGC_PRECISE_EHEAPLIMIT (-111)
+#define DEFERGC_PRECISE_EOUTOFMEMORY (-112)
+#define DEFERGC_PRECISE_EOUTOFHANDLES (-113)
+#define DEFERGC_PRECISE_ENOFRAME (-114)
+#define DEFERGC_PRECISE_EFRAMENOTTOP (-115)
+#define DEFERGC_PRECISE_EFRAMESOPEN (-116)
+#define DEFERGC_PRECISE_EINNATIVE (-117)
+#define DEFERGC_PRECISE_ENOTINNATIVE (-118)
+#define DEFERGC_PRECISE_EALREADYINITIALIZED (-119)
+#define DEFERGC_PRECISE_EUNKNOWNROOT (-120)
+#define DEFERGC_PRECISE_ENOSUCHROOT (-121)
+#define DEFERGC_PRECISE_ENOTREGISTERED (-122)
+#define DEFERGC_PRECISE_EBADROOTADDRESS (-123)
+
+typedef struct defergc_precise_stats {
+    uint64_t live_objects;      /* found live by the last collection */
+    uint64_t live_bytes;
+    uint64_t heap_size;
+    uint64_t peak_heap_size;
+    uint64_t handles_in_use;
+    uint64_t objects_allocated;
+    uint64_t objects_freed;
+    uint64_t collections;
+    uint64_t threads;           /* registered threads */
+    uint64_t pause_total_ns;    /* time mutators were stopped */
+    uint64_t pause_max_ns;
+    uint64_t pause_last_ns;
+} defergc_precise_stats;
+
+/* Starts the collector and registers the calling thread. */
+int defergc_precise_init(void);
+
+/* A struct type of size bytes with handle fields at the n offsets. */
+int defergc_precise_register_type(size_t size, const size_t *offsets, size_t n,
+                                  defergc_type *out);
+/* The variable-length types: an array of handles, pointer-free bytes. */
+int defergc_precise_register_handle_array_type(defergc_type *out);
+int defergc_precise_register_bytes_type(defergc_type *out);
+
+/* Allocates an object (a struct type), or one with len elements (a
+ * variable-length type). 0 on error. May collect: every handle the caller
+ * still needs must be rooted. */
+defergc_handle defergc_precise_alloc(defergc_type type, int *err);
+defergc_handle defergc_precise_alloc_array(defergc_type type, size_t len, int *err);
+
+/* The object's payload, valid while its handle is rooted. NULL on error. */
+void *defergc_precise_deref(defergc_handle obj, int *err);
+
+/* Handle fields: load into *out (0 for null), store (0 for null). */
+int defergc_precise_load(defergc_handle obj, size_t offset, defergc_handle *out);
+int defergc_precise_store(defergc_handle obj, size_t offset, defergc_handle value);
+
+/* Pointer-free bytes: read len bytes at offset into buf, write from data
+ * (writing over a handle field is an error). */
+int defergc_precise_read(defergc_handle obj, size_t offset, void *buf, size_t len);
+int defergc_precise_write(defergc_handle obj, size_t offset, const void *data, size_t len);
+
+/* Shadow-stack frames: push (*frame gets its id), root handles in the
+ * innermost frame (root returns the slot index, >= 0, or an error code),
+ * update a slot as its variable changes, pop the frame (it must be the
+ * innermost: frames pop in order). */
+int defergc_precise_push_frame(uint64_t *frame);
+int defergc_precise_root(defergc_handle h);
+int defergc_precise_set_root(size_t slot, defergc_handle h);
+int defergc_precise_pop_frame(uint64_t frame);
+
+/* A safepoint. Native code: collections do not wait for a thread in it,
+ * and it must not touch the precise heap until it leaves. */
+int defergc_precise_safepoint(void);
+int defergc_precise_enter_native(void);
+int defergc_precise_leave_native(void);
+
+/* Runs a collection and waits for it. */
+int defergc_precise_collect(void);
+
+/* Thread registration (automatic on first use and at exit anyway). */
+int defergc_precise_register_thread(void);
+int defergc_precise_unregister_thread(void);
+
+/* The heap limit in bytes (0: none): allocations beyond it fail with
+ * DEFERGC_PRECISE_EHEAPLIMIT after a collection could not make room. */
+int defergc_precise_set_heap_limit(size_t bytes);
+
+int defergc_precise_get_stats(defergc_precise_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -464,3 +464,40 @@ fn the_c_example_builds_and_runs() {
     check_compiled(out, "examples/c/generated.c");
     assert_ok(&run(&exe, &[]), "recovered the node holding -500");
 }
+
+/// The precise collector from C (or, without the feature, that every call
+/// reports it is not built).
+#[test]
+fn precise_collector_from_c() {
+    let out = run(&compile("precise"), &[]);
+    let expect = if cfg!(feature = "precise") {
+        "precise: ok"
+    } else {
+        "precise: not built"
+    };
+    assert_ok(&out, expect);
+}
+
+/// The same example linked against the shared library with -ldefergc only.
+#[test]
+fn the_c_example_links_against_the_shared_library() {
+    let deps = static_lib().parent().unwrap().to_path_buf();
+    assert!(
+        deps.join("libdefergc.so").exists(),
+        "no libdefergc.so next to the tests"
+    );
+    let exe = out_dir().join("generated_shared");
+    let out = cc()
+        .args(["-O2", "-Wall", "-Wextra", "-Werror"])
+        .arg(format!("-I{}", root().join("include").display()))
+        .arg(root().join("examples/c/generated.c"))
+        .arg(format!("-L{}", deps.display()))
+        .arg(format!("-Wl,-rpath,{}", deps.display()))
+        .arg("-ldefergc")
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    check_compiled(out, "examples/c/generated.c against libdefergc.so");
+    assert_ok(&run(&exe, &[]), "recovered the node holding -500");
+}

@@ -30,10 +30,16 @@
 
 mod defer;
 mod gc;
+#[cfg(feature = "precise")]
+mod precise;
+#[cfg(not(feature = "precise"))]
+#[path = "precise_stub.rs"]
+mod precise;
 mod tls;
 
 pub use self::defer::*;
 pub use self::gc::*;
+pub use self::precise::*;
 pub use self::tls::*;
 pub use crate::defer::cframe::CFrame as Frame;
 pub use crate::defer::record::Call;

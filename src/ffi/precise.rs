@@ -1,0 +1,376 @@
+//! C ABI: the precise collector (feature `precise`; without it the same
+//! functions exist and report `DEFERGC_PRECISE_ENOTBUILT`, see
+//! `precise_stub.rs`).
+//!
+//! Every function returns 0 or a negative code, `-(100 + precise::Error
+//! code)`; those returning a handle or a pointer return 0/NULL and store
+//! the code in `*err` (when `err` is not NULL). Handles are `uint64_t`, 0
+//! is null.
+
+use super::entry;
+use crate::precise::{self, Error, FrameId, Handle, TypeId};
+use std::ffi::{c_int, c_void};
+
+/// The C code of a precise error.
+fn code(e: Error) -> c_int {
+    -(100 + e.code())
+}
+
+fn status(r: precise::Result<()>) -> c_int {
+    r.map_or_else(code, |()| 0)
+}
+
+/// Stores `e`'s code in `*err` if `err` is not NULL.
+///
+/// # Safety
+/// `err` is NULL or writable.
+unsafe fn report(err: *mut c_int, r: c_int) {
+    if !err.is_null() {
+        // SAFETY: the caller guarantees err is writable.
+        unsafe { err.write(r) };
+    }
+}
+
+/// Writes `value` to `out`, or returns the EINVAL-like null-pointer code.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn put<T>(out: *mut T, value: T) -> c_int {
+    if out.is_null() {
+        return super::errors::EINVAL;
+    }
+    // SAFETY: out is non-null and writable per the caller.
+    unsafe { out.write(value) };
+    0
+}
+
+fn handle(raw: u64) -> precise::Result<Handle> {
+    Handle::from_raw(raw)
+}
+
+fn maybe_handle(raw: u64) -> precise::Result<Option<Handle>> {
+    if raw == 0 {
+        Ok(None)
+    } else {
+        Handle::from_raw(raw).map(Some)
+    }
+}
+
+/// Precise statistics, as `defergc_precise_stats` in the header.
+#[repr(C)]
+pub struct PreciseStats {
+    live_objects: u64,
+    live_bytes: u64,
+    heap_size: u64,
+    peak_heap_size: u64,
+    handles_in_use: u64,
+    objects_allocated: u64,
+    objects_freed: u64,
+    collections: u64,
+    threads: u64,
+    pause_total_ns: u64,
+    pause_max_ns: u64,
+    pause_last_ns: u64,
+}
+
+/// Starts the precise collector and registers the calling thread.
+#[no_mangle]
+pub extern "C" fn defergc_precise_init() -> c_int {
+    entry("defergc_precise_init", || status(precise::init()))
+}
+
+/// Registers a struct type of `size` bytes whose handle fields are at the
+/// `n` offsets in `offsets`; stores its id in `*out`.
+///
+/// # Safety
+/// `offsets` points to `n` readable offsets (or `n` is 0); `out` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_register_type(
+    size: usize,
+    offsets: *const usize,
+    n: usize,
+    out: *mut u32,
+) -> c_int {
+    entry("defergc_precise_register_type", || {
+        if n > 0 && offsets.is_null() {
+            return super::errors::EINVAL;
+        }
+        let offsets = if n == 0 {
+            &[][..]
+        } else {
+            // SAFETY: offsets points to n readable offsets per the caller.
+            unsafe { std::slice::from_raw_parts(offsets, n) }
+        };
+        match precise::register_type(size, offsets) {
+            // SAFETY: forwarded from the caller.
+            Ok(ty) => unsafe { put(out, ty.to_raw()) },
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Registers the variable-length type "array of handles".
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_register_handle_array_type(out: *mut u32) -> c_int {
+    entry("defergc_precise_register_handle_array_type", || {
+        match precise::register_handle_array_type() {
+            // SAFETY: forwarded from the caller.
+            Ok(ty) => unsafe { put(out, ty.to_raw()) },
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Registers the variable-length type "pointer-free bytes".
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_register_bytes_type(out: *mut u32) -> c_int {
+    entry("defergc_precise_register_bytes_type", || {
+        match precise::register_bytes_type() {
+            // SAFETY: forwarded from the caller.
+            Ok(ty) => unsafe { put(out, ty.to_raw()) },
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Allocates an object of a struct type; 0 (and `*err`) on failure.
+///
+/// # Safety
+/// `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_alloc(ty: u32, err: *mut c_int) -> u64 {
+    entry("defergc_precise_alloc", || {
+        let r = TypeId::from_raw(ty).and_then(precise::alloc);
+        // SAFETY: forwarded from the caller.
+        unsafe { report(err, r.map_or_else(code, |_| 0)) };
+        r.map_or(0, Handle::to_raw)
+    })
+}
+
+/// Allocates a variable-length object with `len` elements (handles or
+/// bytes); 0 (and `*err`) on failure.
+///
+/// # Safety
+/// `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_alloc_array(ty: u32, len: usize, err: *mut c_int) -> u64 {
+    entry("defergc_precise_alloc_array", || {
+        let r = TypeId::from_raw(ty).and_then(|ty| precise::alloc_array(ty, len));
+        // SAFETY: forwarded from the caller.
+        unsafe { report(err, r.map_or_else(code, |_| 0)) };
+        r.map_or(0, Handle::to_raw)
+    })
+}
+
+/// The address of an object's payload, valid while the handle is rooted;
+/// NULL (and `*err`) for a bad handle.
+///
+/// # Safety
+/// `err` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_deref(obj: u64, err: *mut c_int) -> *mut c_void {
+    entry("defergc_precise_deref", || {
+        let r = handle(obj).and_then(precise::deref);
+        // SAFETY: forwarded from the caller.
+        unsafe { report(err, r.map_or_else(code, |_| 0)) };
+        r.map_or(std::ptr::null_mut(), |p| p.as_ptr().cast())
+    })
+}
+
+/// Loads the handle field at `offset` of `obj` into `*out` (0 for null).
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_load(obj: u64, offset: usize, out: *mut u64) -> c_int {
+    entry("defergc_precise_load", || {
+        match handle(obj).and_then(|h| precise::load(h, offset)) {
+            // SAFETY: forwarded from the caller.
+            Ok(v) => unsafe { put(out, Handle::raw_or_null(v)) },
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Stores `value` (0 for null) into the handle field at `offset` of `obj`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_store(obj: u64, offset: usize, value: u64) -> c_int {
+    entry("defergc_precise_store", || {
+        status(handle(obj).and_then(|h| precise::store(h, offset, maybe_handle(value)?)))
+    })
+}
+
+/// Copies `len` pointer-free bytes at `offset` of `obj` into `buf`.
+///
+/// # Safety
+/// `buf` points to `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_read(
+    obj: u64,
+    offset: usize,
+    buf: *mut c_void,
+    len: usize,
+) -> c_int {
+    entry("defergc_precise_read", || {
+        if len > 0 && buf.is_null() {
+            return super::errors::EINVAL;
+        }
+        // SAFETY: buf has len writable bytes per the caller.
+        let buf = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
+        status(handle(obj).and_then(|h| precise::read_bytes(h, offset, buf)))
+    })
+}
+
+/// Copies `len` bytes from `data` into the pointer-free bytes at `offset`
+/// of `obj` (a handle field may not be overwritten this way).
+///
+/// # Safety
+/// `data` points to `len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_write(
+    obj: u64,
+    offset: usize,
+    data: *const c_void,
+    len: usize,
+) -> c_int {
+    entry("defergc_precise_write", || {
+        if len > 0 && data.is_null() {
+            return super::errors::EINVAL;
+        }
+        // SAFETY: data has len readable bytes per the caller.
+        let data = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+        status(handle(obj).and_then(|h| precise::write_bytes(h, offset, data)))
+    })
+}
+
+/// Opens a frame on the thread's shadow stack; stores its id in `*frame`.
+///
+/// # Safety
+/// `frame` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_push_frame(frame: *mut u64) -> c_int {
+    entry("defergc_precise_push_frame", || {
+        match precise::push_frame() {
+            // SAFETY: forwarded from the caller.
+            Ok(id) => unsafe { put(frame, id.depth() as u64) },
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Roots `h` (0 for an empty slot) in the innermost frame; returns the
+/// slot's index (>= 0) for `defergc_precise_set_root`, or an error code.
+#[no_mangle]
+pub extern "C" fn defergc_precise_root(h: u64) -> c_int {
+    entry("defergc_precise_root", || {
+        match maybe_handle(h).and_then(precise::root) {
+            Ok(slot) => c_int::try_from(slot).unwrap_or(super::errors::ENOMEM),
+            Err(e) => code(e),
+        }
+    })
+}
+
+/// Replaces the handle in root slot `slot` of the thread's shadow stack
+/// (one slot per variable, updated as the variable changes).
+#[no_mangle]
+pub extern "C" fn defergc_precise_set_root(slot: usize, h: u64) -> c_int {
+    entry("defergc_precise_set_root", || {
+        status(maybe_handle(h).and_then(|h| precise::set_root(slot, h)))
+    })
+}
+
+/// Closes the innermost frame, which must be `frame`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_pop_frame(frame: u64) -> c_int {
+    entry("defergc_precise_pop_frame", || {
+        status(precise::pop_frame(FrameId::from_depth(frame as usize)))
+    })
+}
+
+/// A safepoint: where a collection may stop the thread.
+#[no_mangle]
+pub extern "C" fn defergc_precise_safepoint() -> c_int {
+    entry("defergc_precise_safepoint", || status(precise::safepoint()))
+}
+
+/// The thread enters native code: collections do not wait for it, and it
+/// must not touch the precise heap until `defergc_precise_leave_native`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_enter_native() -> c_int {
+    entry("defergc_precise_enter_native", || {
+        status(precise::enter_native())
+    })
+}
+
+/// The thread leaves native code (waiting while a collection runs).
+#[no_mangle]
+pub extern "C" fn defergc_precise_leave_native() -> c_int {
+    entry("defergc_precise_leave_native", || {
+        status(precise::leave_native())
+    })
+}
+
+/// Runs a full collection and waits for it.
+#[no_mangle]
+pub extern "C" fn defergc_precise_collect() -> c_int {
+    entry("defergc_precise_collect", || status(precise::collect()))
+}
+
+/// Registers the calling thread (automatic on first use anyway).
+#[no_mangle]
+pub extern "C" fn defergc_precise_register_thread() -> c_int {
+    entry("defergc_precise_register_thread", || {
+        status(precise::register_thread())
+    })
+}
+
+/// Unregisters the calling thread (automatic at thread exit anyway).
+#[no_mangle]
+pub extern "C" fn defergc_precise_unregister_thread() -> c_int {
+    entry("defergc_precise_unregister_thread", || {
+        status(precise::unregister_thread())
+    })
+}
+
+/// Sets the heap limit in bytes (0 for none).
+#[no_mangle]
+pub extern "C" fn defergc_precise_set_heap_limit(bytes: usize) -> c_int {
+    entry("defergc_precise_set_heap_limit", || {
+        precise::set_heap_limit((bytes > 0).then_some(bytes));
+        0
+    })
+}
+
+/// Fills `*out` with the precise collector's statistics.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_get_stats(out: *mut PreciseStats) -> c_int {
+    entry("defergc_precise_get_stats", || {
+        let s = precise::stats();
+        let stats = PreciseStats {
+            live_objects: s.live_objects,
+            live_bytes: s.live_bytes,
+            heap_size: s.heap_size as u64,
+            peak_heap_size: s.peak_heap_size as u64,
+            handles_in_use: s.handles_in_use,
+            objects_allocated: s.objects_allocated,
+            objects_freed: s.objects_freed,
+            collections: s.collections,
+            threads: s.threads as u64,
+            pause_total_ns: s.pause_total.as_nanos() as u64,
+            pause_max_ns: s.pause_max.as_nanos() as u64,
+            pause_last_ns: s.pause_last.as_nanos() as u64,
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { put(out, stats) }
+    })
+}
