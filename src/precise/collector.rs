@@ -55,10 +55,19 @@
 //! tracing starts after the last `T_i`. The invariants:
 //!
 //! - **(I1) Deletion barrier, from `B` until marking ends.** A handle
-//!   overwritten in a heap slot or global root is logged (an atomic swap,
-//!   so racing stores cannot hide a value). Hence the marker sees, for
-//!   every object it traces, every value any of its slots held at any time
-//!   since `B`: the current one when it reads it, or the logged one.
+//!   overwritten in a heap slot or global root is logged. The barrier is a
+//!   plain load and store, not an atomic swap, so two racing stores can
+//!   hide the first one's value from both logs; that value is then held
+//!   by its writer, and a writer whose roots are not yet snapshotted also
+//!   logs the value it stores (between its Prepare and Snapshot
+//!   acknowledgements), while one whose roots are snapshotted only ever
+//!   holds protected values (see the next point). Hence every value a slot
+//!   of a traced object held since `B` is either seen by the marker when it
+//!   reads the slot, logged, or held by a snapshotted thread.
+//! - **Holdings of a snapshotted thread are protected.** By induction on
+//!   time: a thread's handles after its snapshot come from the snapshot,
+//!   from black allocation, or from loads of slots whose values are
+//!   protected by (I1).
 //! - **(I2) Roots are snapshotted only after `B`, and tracing waits for all
 //!   of them.** So no object is traced (black) while some thread's roots
 //!   are not yet in the snapshot.
@@ -113,12 +122,16 @@
 //! a short stop-the-world. Its invariant: no black object points to a white
 //! one unless that white one is grey-protected, and the hybrid's insertion
 //! half covers the window before a stack is scanned. We take the other
-//! option the issue allows: a pure deletion barrier, enabled (and
-//! allocation grey) before the first root snapshot, with tracing only after
-//! the last one (Doligez-Leroy-Gonthier's sync1/sync2 handshakes). It costs
-//! two ragged handshakes instead of per-store shading of new values, keeps
-//! the barrier's fast path one relaxed load, and needs no stop-the-world at
-//! termination (the Flush rounds replace it).
+//! option the issue allows: the deletion barrier enabled (and allocation
+//! grey) before the first root snapshot, with tracing only after the last
+//! one (Doligez-Leroy-Gonthier's sync1/sync2 handshakes); this alone is
+//! what makes the stack cases safe. We keep one piece of insertion: a
+//! thread between its Prepare and Snapshot acknowledgements also logs the
+//! value it stores, which is only there so that the barrier needs no
+//! atomic swap (I1), not for the stack cases. It costs two ragged
+//! handshakes instead of Go's per-store shading while stacks are grey,
+//! keeps the barrier's fast path one relaxed load, and needs no
+//! stop-the-world at termination (the Flush rounds replace it).
 //!
 //! MMTk's ConcurrentImmix also uses a snapshot-at-the-beginning (Yuasa)
 //! barrier with a per-mutator buffer and black allocation, but it stops the
