@@ -25,7 +25,8 @@
 //! reused, so a write through a dangling pointer aborts with a `defergc:`
 //! message instead of going unnoticed.
 //!
-//! The test needs at least 1,000 cycles (it runs about 2,600). To see it fail, break the
+//! The test needs at least 1,000 cycles (it runs about 2,600;
+//! `DEFERGC_TORTURE_SCALE=10` runs ten times as many). To see it fail, break the
 //! protocol: `DEFERGC_TORTURE_BREAK=barrier` (no deletion barrier) or
 //! `DEFERGC_TORTURE_BREAK=early-black` (black allocation before every
 //! thread has snapshotted its roots) makes it report lost objects.
@@ -304,8 +305,14 @@ fn handles_moved_between_objects_roots_and_threads_survive_a_thousand_cycles() {
     );
     let mut total_cycles = 0;
     let mut total_checked = 0;
+    // DEFERGC_TORTURE_SCALE=n runs n times as many cycles (a soak).
+    let scale: u64 = std::env::var("DEFERGC_TORTURE_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
     for (threads, cycles) in [(2, 700), (3, 600), (4, 600), (8, 700)] {
-        let (c, n) = phase(&queue, threads, cycles, Duration::from_secs(40));
+        let limit = Duration::from_secs(40 * scale);
+        let (c, n) = phase(&queue, threads, cycles * scale, limit);
         eprintln!("{threads} mutators: {c} cycles, {n} objects checked");
         total_cycles += c;
         total_checked += n;
