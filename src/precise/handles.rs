@@ -323,7 +323,14 @@ impl LocalHandles {
     /// A free handle value, if the cache has one.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<u64> {
-        self.free.pop()
+        let h = self.free.pop();
+        // The next allocation writes the next handle's table entry: start
+        // fetching its line now (freed handles come back in no particular
+        // index order, so it is often a miss).
+        if let Some(&next) = self.free.last() {
+            prefetch_entry(next);
+        }
+        h
     }
 
     pub(crate) fn is_empty(&self) -> bool {
