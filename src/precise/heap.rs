@@ -978,7 +978,7 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
 /// swept), freeing the objects that cycle `cycle` (completed) did not mark,
 /// and files it as free, partly free or full. Stops (leaving the rest
 /// unswept) if a marking starts meanwhile.
-pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut dyn FnMut(u64)) {
+pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut impl FnMut(u64)) {
     let mut class = 0;
     while class < CLASSES {
         let mut heap = heap();
