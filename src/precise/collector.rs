@@ -567,6 +567,9 @@ fn run_cycle() {
         }
     }
     let mark_time = started.elapsed();
+    // Allocated since the cycle started: born black (or grey), so live for
+    // this cycle, as Go counts them in the marked heap.
+    let allocated_black = heap::allocated_since_cycle_start();
 
     // 4. End of marking.
     BARRIER.store(false, Ordering::SeqCst);
@@ -594,7 +597,7 @@ fn run_cycle() {
     });
     handles::release_batch(batch);
     handles::release(freed);
-    let live_heap = marker.heap_bytes + after.small_live_bytes;
+    let live_heap = marker.heap_bytes + after.small_live_bytes + allocated_black;
     heap::end_cycle(live_heap);
     stats::record_cycle(stats::Cycle {
         live_objects: marker.objects,

@@ -26,12 +26,13 @@
 //! takes (under the heap lock) a partly free block, a wholly free one, an
 //! unswept one (which it sweeps), or a new one.
 //!
-//! Invariant: a free cell is recognised by its handle word 0, and its
-//! payload is all zeros in release builds (fresh mappings are; the sweep
-//! zeroes what it frees), so allocation only writes the header. Debug
-//! builds instead poison a freed cell's payload and stamp its size word,
-//! and check both when the cell is reused (then zero it): a write through
-//! a dangling pointer aborts with a `defergc:` message.
+//! Invariant: a free cell is recognised by its handle word 0. The sweep
+//! frees a dead cell by clearing only that word; allocation zeroes the
+//! payload it hands out (a wholly free block that changes size class is
+//! zeroed first, so that no old payload looks like a header). Debug builds
+//! also poison a freed cell's payload and stamp its size word, and check
+//! both when the cell is reused: a write through a dangling pointer aborts
+//! with a `defergc:` message.
 //!
 //! # Large objects
 //!
@@ -396,12 +397,18 @@ impl Inner {
     fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
             let block = &mut self.blocks[id as usize];
-            if cfg!(debug_assertions) && block.class != class {
-                // Its poisoned cells are laid out for another size class:
-                // start from zero (the use-after-free check expects a free
-                // cell to be all poison on its own grid, or all zero).
-                // SAFETY: a free block: no object, no owner, ours to write.
-                unsafe { ptr::write_bytes(block.base as *mut u8, 0, BLOCK) };
+            if block.class != class {
+                // Its free cells are laid out for another size class, and
+                // only their handle words are cleared: the new class's
+                // cell headers would fall on old payloads. Start from zero
+                // (atomically: a thread validating a stale handle may read
+                // an old handle word meanwhile).
+                let words = (block.base + BLOCK_HEADER) as *const AtomicU64;
+                for i in 0..(BLOCK - BLOCK_HEADER) / 8 {
+                    // SAFETY: an aligned word of a free block: no object, no
+                    // owner but us.
+                    unsafe { &*words.add(i) }.store(0, Ordering::Relaxed);
+                }
             }
             block.class = class;
             return Ok(id);
@@ -516,7 +523,9 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
                 let p = buf.cursor;
                 buf.cursor = p + cell;
                 // SAFETY: p is a free, zeroed cell of this thread's run.
-                return Ok(unsafe { init_object(ts, p as *mut Header, type_id, size, handle) });
+                return Ok(unsafe {
+                    init_object(ts, p as *mut Header, type_id, size, handle, true)
+                });
             }
         }
     }
@@ -537,12 +546,16 @@ unsafe fn init_object(
     type_id: u32,
     size: u32,
     handle: u64,
+    small: bool,
 ) -> Handle {
-    #[cfg(debug_assertions)]
-    // SAFETY: as below.
-    unsafe {
-        check_and_clear_poison(hdr, size as usize)
-    };
+    if cfg!(debug_assertions) {
+        // SAFETY: as below.
+        unsafe { check_and_clear_poison(hdr, size as usize) };
+    } else if small {
+        // SAFETY: a free cell of ours with room for the payload rounded up
+        // to 16 (cells are multiples of 16); large objects come zeroed.
+        unsafe { zero_payload(hdr, size as usize) };
+    }
     let (mark, grey) = collector::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough. Nobody
     // reads these fields before the handle matches; a validator holding a
@@ -578,7 +591,6 @@ const FREED_STAMP: u32 = 0xF4EE_D0DE;
 /// # Safety
 /// `hdr` is a free cell (or fresh large allocation) of at least
 /// `HEADER + size` bytes owned by the caller.
-#[cfg(debug_assertions)]
 unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
     // SAFETY: forwarded from the caller.
     unsafe {
@@ -618,7 +630,7 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
     // SAFETY: hdr is a fresh zeroed cell of ours, handle a fresh handle.
-    Ok(unsafe { init_object(ts, hdr, type_id, size, handle) })
+    Ok(unsafe { init_object(ts, hdr, type_id, size, handle, class != LARGE) })
 }
 
 /// Makes sure this thread's handle cache is not empty.
@@ -889,10 +901,9 @@ unsafe fn sweep_cells(
         let hdr = (first_cell(base) + i * cell) as *mut Header;
         prefetch(hdr.cast::<u8>().wrapping_add(1024));
         // SAFETY: a cell of an owned block.
-        let (handle, size, mark) = unsafe {
+        let (handle, mark) = unsafe {
             (
                 (*hdr).handle.load(Ordering::Relaxed),
-                (*hdr).size,
                 (*hdr).mark.load(Ordering::Relaxed),
             )
         };
@@ -904,15 +915,9 @@ unsafe fn sweep_cells(
                 "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
             );
             freed(handles::next_generation(handle));
-            // Debug builds poison the whole cell (see init_object).
-            let used = if cfg!(debug_assertions) {
-                cell
-            } else {
-                (HEADER + size as usize).next_multiple_of(16).min(cell)
-            };
-            // SAFETY: a dead object's cell of at least `used` bytes; once
-            // its handle word is 0 the handle is stale.
-            unsafe { zero_cell(hdr, used) };
+            // SAFETY: a dead object's cell; once its handle word is 0 the
+            // handle is stale. Debug builds poison the whole cell.
+            unsafe { free_cell(hdr, cell) };
             out.free += 1;
         }
     }
@@ -931,33 +936,44 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-/// Zeroes the first `used` bytes (a multiple of 16) of a dead cell.
+/// Frees a dead cell: its handle word becomes 0, which makes it free and
+/// its handle stale. The rest is left as it is (allocation zeroes the
+/// payload it uses, see [`init_object`]); debug builds poison the first
+/// `used` bytes after the header and stamp the size word instead.
 ///
 /// # Safety
 /// `hdr` is a dead object's cell of at least `used` bytes, owned by the
 /// caller. Other threads may only read its handle word and, if that still
-/// matched, its mark (validating a stale handle): both are atomics and are
-/// cleared atomically; nothing else of a dead object is read by anyone.
+/// matched, its mark (validating a stale handle): both are atomics; nothing
+/// else of a dead object is read by anyone.
 #[inline(always)]
-unsafe fn zero_cell(hdr: *mut Header, used: usize) {
+unsafe fn free_cell(hdr: *mut Header, used: usize) {
     // SAFETY: forwarded from the caller.
     unsafe {
         (*hdr).handle.store(0, Ordering::Relaxed);
-        (*hdr).mark.store(0, Ordering::Relaxed);
-        ptr::addr_of_mut!((*hdr).type_lo).write(0);
-        ptr::addr_of_mut!((*hdr).type_hi).write(0);
-        let payload = used - HEADER;
         if cfg!(debug_assertions) {
             // Poisoned and stamped, checked when the cell is reused.
+            (*hdr).mark.store(0, Ordering::Relaxed);
+            ptr::addr_of_mut!((*hdr).type_lo).write(0);
+            ptr::addr_of_mut!((*hdr).type_hi).write(0);
             ptr::addr_of_mut!((*hdr).size).write(FREED_STAMP);
-            ptr::write_bytes(Header::payload(hdr), POISON, payload);
-            return;
+            ptr::write_bytes(Header::payload(hdr), POISON, used - HEADER);
         }
-        ptr::addr_of_mut!((*hdr).size).write(0);
-        let words = Header::payload(hdr).cast::<[u64; 2]>();
-        // Most dead objects are small: explicit 16-byte stores (a loop
-        // would become a memset call per object).
-        match payload {
+    }
+}
+
+/// Zeroes the first `bytes` (rounded up to 16) of a new object's payload.
+///
+/// # Safety
+/// The payload at `hdr` has room for `bytes` rounded up to 16, and is the
+/// caller's (a cell it is allocating).
+#[inline(always)]
+unsafe fn zero_payload(hdr: *mut Header, bytes: usize) {
+    let words = Header::payload(hdr).cast::<[u64; 2]>();
+    // SAFETY: forwarded from the caller. Most objects are small: explicit
+    // 16-byte stores (a loop would become a memset call per object).
+    unsafe {
+        match bytes.next_multiple_of(16) {
             0 => {}
             16 => words.write([0; 2]),
             32 => {
@@ -969,7 +985,7 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
                 words.add(1).write([0; 2]);
                 words.add(2).write([0; 2]);
             }
-            _ => ptr::write_bytes(Header::payload(hdr), 0, payload),
+            n => ptr::write_bytes(Header::payload(hdr), 0, n),
         }
     }
 }
@@ -1042,6 +1058,11 @@ impl Inner {
 /// Switches lazy sweeping on or off (off while a marking runs).
 pub(crate) fn set_lazy_sweep(on: bool) {
     heap().lazy_sweep = on;
+}
+
+/// Bytes handed to allocation since the running (or last) cycle started.
+pub(crate) fn allocated_since_cycle_start() -> usize {
+    ALLOCATED_SINCE_GC.load(Ordering::Relaxed)
 }
 
 /// A cycle starts: the pacer counts allocation from here.
