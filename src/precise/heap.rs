@@ -48,8 +48,10 @@
 //! marked) or *unswept*. Then the collector thread sweeps the unswept
 //! blocks, concurrently with the mutators; a thread that finds no swept
 //! block to allocate in may take an unswept one and sweep it itself. A
-//! sweep zeroes the cells of objects whose mark is not the last completed
-//! cycle's and frees their handles (next generation). Until its cell is
+//! sweep frees the cells of objects whose mark is not the last completed
+//! cycle's (clears their handle word) and their handles (next generation).
+//! The mutator's share stays small: it prefers blocks the collector has
+//! swept already. Until its cell is
 //! swept, a dead object's handle is rejected by validation through its
 //! stale mark (see `handles.rs`).
 //!
@@ -393,7 +395,8 @@ impl Inner {
     }
 
     /// A wholly free block for `class`: from the free list, or carved anew
-    /// within the heap limit. Its cells are all zero.
+    /// within the heap limit. Every cell is free (handle word 0), laid out
+    /// for `class`.
     fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
             let block = &mut self.blocks[id as usize];
@@ -522,7 +525,7 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
             if let Some(handle) = local.handles.pop() {
                 let p = buf.cursor;
                 buf.cursor = p + cell;
-                // SAFETY: p is a free, zeroed cell of this thread's run.
+                // SAFETY: p is a free cell of this thread's run.
                 return Ok(unsafe {
                     init_object(ts, p as *mut Header, type_id, size, handle, true)
                 });
@@ -536,7 +539,7 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
 /// that writes a birth mark.
 ///
 /// # Safety
-/// `hdr` is a free, zeroed cell (or large allocation) of at least
+/// `hdr` is a free cell (or zeroed large allocation) of at least
 /// `HEADER + size` bytes owned by this thread; `handle` was just popped
 /// from this thread's handle cache.
 #[inline(always)]
@@ -629,7 +632,8 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
     let Some(handle) = local.handles.pop() else {
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
-    // SAFETY: hdr is a fresh zeroed cell of ours, handle a fresh handle.
+    // SAFETY: hdr is a free cell of ours (a zeroed one if large), handle
+    // a fresh handle.
     Ok(unsafe { init_object(ts, hdr, type_id, size, handle, class != LARGE) })
 }
 
