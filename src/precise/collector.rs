@@ -567,9 +567,6 @@ fn run_cycle() {
         }
     }
     let mark_time = started.elapsed();
-    // Allocated since the cycle started: born black (or grey), so live for
-    // this cycle, as Go counts them in the marked heap.
-    let allocated_black = heap::allocated_since_cycle_start();
 
     // 4. End of marking.
     BARRIER.store(false, Ordering::SeqCst);
@@ -597,7 +594,10 @@ fn run_cycle() {
     });
     handles::release_batch(batch);
     handles::release(freed);
-    let live_heap = marker.heap_bytes + after.small_live_bytes + allocated_black;
+    // What marking found live (objects allocated during the cycle are not
+    // counted: when marking is slow they would inflate the next trigger
+    // without bound).
+    let live_heap = marker.heap_bytes + after.small_live_bytes;
     heap::end_cycle(live_heap);
     stats::record_cycle(stats::Cycle {
         live_objects: marker.objects,

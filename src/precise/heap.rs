@@ -1064,11 +1064,6 @@ pub(crate) fn set_lazy_sweep(on: bool) {
     heap().lazy_sweep = on;
 }
 
-/// Bytes handed to allocation since the running (or last) cycle started.
-pub(crate) fn allocated_since_cycle_start() -> usize {
-    ALLOCATED_SINCE_GC.load(Ordering::Relaxed)
-}
-
 /// A cycle starts: the pacer counts allocation from here.
 pub(crate) fn cycle_started() {
     ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
