@@ -1,5 +1,6 @@
-//! The collector thread under the mutators' feet: roots in tls slots and
-//! defer records survive cycles that run concurrently, threads come and go
+//! The collector thread under the mutators' feet: roots in tls slots,
+//! defer records and panic values survive cycles that run concurrently
+//! (the concurrent versions of `precise_roots.rs`), threads come and go
 //! during cycles, shutdown joins the collector while threads allocate, and
 //! a thread parked in native code for seconds does not stall collections.
 #![cfg(feature = "precise")]
@@ -132,6 +133,29 @@ fn handles_only_captured_by_deferred_closures_survive_concurrent_cycles() {
         });
         assert_eq!(bad.get(), 0, "deferred calls saw collected objects");
         assert!(precise::stats().collections >= before + 5);
+    })
+    .join()
+    .unwrap();
+    drop(cycler);
+}
+
+#[test]
+#[serial]
+fn a_handle_carried_by_a_panic_value_survives_concurrent_cycles() {
+    let cycler = Cycler::start();
+    std::thread::spawn(|| {
+        let recovered = defer::named(None, |f, out| {
+            f.defer_with(move |d| out.set(d.recover()));
+            // Cycles complete while the panic is in flight, the value held
+            // only by it.
+            f.defer(|| churn_for_cycles(10));
+            defer::panic(new_pair(77).to_raw())
+        });
+        let raw = recovered.unwrap().downcast::<u64>().unwrap();
+        assert!(
+            intact(Handle::from_raw(raw).unwrap(), 77),
+            "the object carried by a panic value was collected"
+        );
     })
     .join()
     .unwrap();
