@@ -8,7 +8,9 @@
 //! neither inherits a warm heap and drift on a shared machine hits both.
 //!
 //! With the `precise` feature, `defergc gcbench --backend precise` joins
-//! the alternation and its ratio to the Rust bdwgc run is printed.
+//! the alternation and its ratio to the Rust bdwgc run is printed, with
+//! its mutator pauses (the longest, the largest 99th percentile and the
+//! median count over the runs) next to bdwgc's longest stop.
 //!
 //! `GCBENCH_RUNS` sets the number of runs of each (default 7). Skipped (exit
 //! 0) under `nogc` and when the `defergc` binary is not built.
@@ -68,7 +70,9 @@ fn main() {
             rust.collections[n - 1]
         );
         if let Some(cmd) = precise_cmd.as_mut() {
-            precise.push(&run(cmd), "median_ms");
+            let line = run(cmd);
+            precise.push(&line, "median_ms");
+            precise.pauses(&line);
             print!(
                 "   precise {:8.1} ms ({} collections)",
                 precise.ms[n - 1],
@@ -96,6 +100,13 @@ fn main() {
             precise.peak
         );
         println!("precise/Rust-bdwgc {:.3}", precise_ms / rust_ms);
+        println!(
+            "pauses: precise max {:.1} us, p99 {:.1} us, {} per run; bdwgc (Rust) max {:.1} us",
+            precise.pause_max_us,
+            precise.pause_p99_us,
+            median(&mut precise.pause_counts),
+            rust.pause_max_us
+        );
     }
 }
 
@@ -106,10 +117,23 @@ struct Samples {
     ms: Vec<f64>,
     collections: Vec<f64>,
     peak: u64,
+    /// Longest pause and largest 99th percentile over the runs, and each
+    /// run's pause count (where the program reports them).
+    pause_max_us: f64,
+    pause_p99_us: f64,
+    pause_counts: Vec<f64>,
 }
 
 impl Samples {
+    fn pauses(&mut self, line: &str) {
+        self.pause_p99_us = self.pause_p99_us.max(field(line, "pause_p99_us"));
+        self.pause_counts.push(field(line, "pause_count"));
+    }
+
     fn push(&mut self, line: &str, ms_key: &str) {
+        if line.contains("\"pause_max_us\"") {
+            self.pause_max_us = self.pause_max_us.max(field(line, "pause_max_us"));
+        }
         self.ms.push(field(line, ms_key));
         self.collections.push(field(line, "collections"));
         self.peak = self.peak.max(field(line, "peak_heap_bytes") as u64);

@@ -13,6 +13,17 @@
 //!
 //! `benches/c/gcbench.c` is the same program in C against `gc.h`, and
 //! `benches/gcbench.rs` compares it with `defergc gcbench --runs 1 --json`.
+//!
+//! `--workload live-heap` runs a second program on the same trait: a large
+//! live heap (`--live-mb`, 100 MB by default: trees hung off a spine) whose
+//! trees are replaced one at a time, so that every collection marks the
+//! whole live heap while the mutator keeps allocating: the case where a
+//! stop-the-world collector pauses longest.
+//!
+//! Both report the collector's pauses: the longest (`pause_max_us`), and
+//! for the precise backend also the 99th percentile and the count of
+//! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
+//! stopped collection; the precise collector's are its handshakes.
 
 use super::report::Json;
 use defergc::gc;
@@ -60,6 +71,21 @@ pub struct Args {
     /// of what the last collection found live (Go's GOGC; default 100).
     #[arg(long)]
     gc_percent: Option<u32>,
+    /// The program to run.
+    #[arg(long, value_enum, default_value_t = Workload::Gcbench)]
+    workload: Workload,
+    /// live-heap workload: megabytes of live data (approximately).
+    #[arg(long, default_value_t = 100)]
+    live_mb: usize,
+}
+
+/// The program `gcbench` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Workload {
+    /// GCBench (Ellis, Kovac, Boehm).
+    Gcbench,
+    /// A large live heap whose parts are replaced one at a time.
+    LiveHeap,
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -100,6 +126,11 @@ struct Counters {
     collections: u64,
     /// The largest the heap has been so far, in bytes.
     peak_heap_bytes: usize,
+    /// The longest pause so far.
+    pause_max: Duration,
+    /// The 99th percentile of pauses and their count, where known.
+    pause_p99: Option<Duration>,
+    pause_count: Option<u64>,
 }
 
 /// What the workload needs from a collector.
@@ -124,6 +155,8 @@ trait Heap {
     fn set_right(&mut self, node: Self::Node, child: Self::Node);
     /// The children of `node`, or `None` for a leaf.
     fn children(&self, node: Self::Node) -> Option<(Self::Node, Self::Node)>;
+    /// The left and right child of `node`, each possibly absent.
+    fn children_raw(&self, node: Self::Node) -> (Option<Self::Node>, Option<Self::Node>);
     /// A new pointer-free array of `len` doubles (contents unspecified).
     fn array(&mut self, len: usize) -> Self::Array;
     /// Sets element `i` of `array`.
@@ -132,6 +165,8 @@ trait Heap {
     fn array_get(&self, array: Self::Array, i: usize) -> f64;
     /// The collector's counters now.
     fn counters(&self) -> Counters;
+    /// Forgets the pauses recorded so far, where the collector can.
+    fn reset_pauses(&mut self) {}
 
     /// Opens a root scope and returns its token for [`Heap::leave`]. A
     /// reference given to [`Heap::keep`] stays alive until its scope is
@@ -221,6 +256,12 @@ impl Heap for Bdwgc {
         unsafe { (*node.as_ptr()).right = child.as_ptr() }
     }
 
+    fn children_raw(&self, node: NonNull<Node>) -> (Option<NonNull<Node>>, Option<NonNull<Node>>) {
+        // SAFETY: node is a live Node reached from a root the workload holds.
+        let (left, right) = unsafe { ((*node.as_ptr()).left, (*node.as_ptr()).right) };
+        (NonNull::new(left), NonNull::new(right))
+    }
+
     fn children(&self, node: NonNull<Node>) -> Option<(NonNull<Node>, NonNull<Node>)> {
         // SAFETY: node is a live Node reached from a root the workload holds.
         let (left, right) = unsafe { ((*node.as_ptr()).left, (*node.as_ptr()).right) };
@@ -257,6 +298,9 @@ impl Heap for Bdwgc {
             // bdwgc's heap never shrinks (unmapped blocks still count), so
             // its size now is the largest it has been.
             peak_heap_bytes: stats.heap_size,
+            pause_max: stats.max_pause,
+            pause_p99: None,
+            pause_count: None,
         }
     }
 }
@@ -323,6 +367,12 @@ mod precise_heap {
             precise::store(node, 8, child).unwrap_or_else(|e| fail("store", e))
         }
 
+        fn children_raw(&self, node: Handle) -> (Option<Handle>, Option<Handle>) {
+            let left = precise::load(node, 0).unwrap_or_else(|e| fail("load", e));
+            let right = precise::load(node, 8).unwrap_or_else(|e| fail("load", e));
+            (left, right)
+        }
+
         fn children(&self, node: Handle) -> Option<(Handle, Handle)> {
             let left = precise::load(node, 0).unwrap_or_else(|e| fail("load", e));
             let right = precise::load(node, 8).unwrap_or_else(|e| fail("load", e));
@@ -349,7 +399,14 @@ mod precise_heap {
             Counters {
                 collections: stats.collections,
                 peak_heap_bytes: stats.peak_heap_size,
+                pause_max: stats.pause_max,
+                pause_p99: Some(stats.pause_p99),
+                pause_count: Some(stats.pause_count),
             }
+        }
+
+        fn reset_pauses(&mut self) {
+            precise::reset_pause_stats();
         }
 
         #[inline(always)]
@@ -493,9 +550,69 @@ fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
     })
 }
 
+/// Live-heap workload: `live_mb` megabytes of trees hung off a spine, each
+/// tree replaced in turn by a new one (the old one becomes garbage) until
+/// the whole live heap has been replaced `rounds` times; fails when a tree
+/// lost nodes.
+fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Result<Run, String> {
+    const DEPTH: u32 = 14;
+    // About 40 bytes a node on either collector.
+    let trees = ((live_mb << 20) / (40 * tree_size(DEPTH) as usize)).max(1);
+    let before = heap.counters();
+    let start = Instant::now();
+    let scope = heap.enter();
+    // The spine: a list whose nodes hold a tree on the left, the next
+    // spine node on the right.
+    let spine = heap.node();
+    heap.keep(spine);
+    let mut last = spine;
+    for _ in 1..trees {
+        let next = heap.node();
+        heap.set_right(last, next);
+        last = next;
+    }
+    let spine_node = |heap: &H, mut i: usize| {
+        let mut n = spine;
+        while i > 0 {
+            n = heap.children_raw(n).1.expect("spine cut short");
+            i -= 1;
+        }
+        n
+    };
+    for t in 0..trees * (rounds + 1) {
+        let tree = make_tree(heap, DEPTH);
+        // No allocation between making the tree and linking it in.
+        let at = spine_node(heap, t % trees);
+        heap.set_left(at, tree);
+    }
+    let elapsed = start.elapsed();
+    let after = heap.counters();
+    for i in 0..trees {
+        let tree = heap.children_raw(spine_node(heap, i)).0;
+        let nodes = tree.map_or(0, |t| count_nodes(heap, t));
+        if nodes != tree_size(DEPTH) {
+            return Err(format!("tree {i} has {nodes} nodes"));
+        }
+    }
+    heap.leave(scope);
+    Ok(Run {
+        elapsed,
+        collections: after.collections - before.collections,
+        peak_heap_bytes: after.peak_heap_bytes,
+    })
+}
+
 fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
     let backend = args.backend.name();
-    if !args.json {
+    heap.reset_pauses();
+    if args.workload == Workload::LiveHeap {
+        if !args.json {
+            println!(
+                "live heap of {} MB on {backend}: trees of depth 14 replaced one at a time",
+                args.live_mb
+            );
+        }
+    } else if !args.json {
         println!(
             "GCBench (Ellis, Kovac, Boehm) on {backend}: stretch tree depth \
              {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
@@ -505,7 +622,11 @@ fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
     }
     let mut runs = Vec::new();
     for n in 1..=args.runs {
-        let run = match run_once(heap) {
+        let result = match args.workload {
+            Workload::Gcbench => run_once(heap),
+            Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
+        };
+        let run = match result {
             Ok(run) => run,
             Err(why) => {
                 eprintln!("defergc gcbench: run {n} failed: {why}");
@@ -537,15 +658,34 @@ fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
             mib(peak)
         );
     }
-    let json = Json::new()
-        .str("bench", "gcbench")
+    let counters = heap.counters();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    if !args.json {
+        print!("pauses: max {:.1} us", us(counters.pause_max));
+        if let (Some(p99), Some(n)) = (counters.pause_p99, counters.pause_count) {
+            print!(", p99 {:.1} us, {n} pauses", us(p99));
+        }
+        println!();
+    }
+    let bench_name = match args.workload {
+        Workload::Gcbench => "gcbench",
+        Workload::LiveHeap => "live-heap",
+    };
+    let mut json = Json::new()
+        .str("bench", bench_name)
         .str("backend", backend)
         .num("runs", f64::from(args.runs))
         .num("median_ms", median_ms)
         .num("min_ms", min_ms)
         .num("max_ms", max_ms)
         .num("collections", median_collections)
-        .num("peak_heap_bytes", peak as f64);
+        .num("peak_heap_bytes", peak as f64)
+        .num("pause_max_us", us(counters.pause_max));
+    if let (Some(p99), Some(n)) = (counters.pause_p99, counters.pause_count) {
+        json = json
+            .num("pause_p99_us", us(p99))
+            .num("pause_count", n as f64);
+    }
     println!("{json}");
     0
 }

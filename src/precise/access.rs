@@ -9,17 +9,23 @@
 //!
 //! [`write_handle_slot`] is the one function through which every store of
 //! a handle into memory the collector traces goes (heap fields, global
-//! roots): the place for a write barrier. Shadow-stack slots are roots
-//! snapshotted at a safepoint and do not go through it.
+//! roots): the deletion barrier (see `collector.rs`). Shadow-stack slots
+//! and root memory are roots, written only by their own thread and
+//! snapshotted at its handshake, and do not go through it.
 //!
 //! All of these run on a registered, running thread and contain no
-//! safepoint, so no collection can free an object between validation and
-//! access.
+//! safepoint. A handle they validate names an object that is reachable
+//! (the mutator rules) or was just allocated, and the concurrent collector
+//! never frees such an object (see `collector.rs`); a stale handle is
+//! rejected by validation, and the memory it named stays readable until
+//! every thread has passed a safepoint, so no access goes through freed
+//! memory.
 
+use super::collector;
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
-use super::threads;
+use super::threads::{self, ThreadState};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -29,6 +35,13 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 fn object(obj: Handle) -> Result<*mut Header> {
     threads::current()?;
     handles::resolve(obj)
+}
+
+/// As [`object`], also returning the running thread's state.
+#[inline(always)]
+fn object_on(obj: Handle) -> Result<(&'static ThreadState, *mut Header)> {
+    let ts = threads::current()?;
+    Ok((ts, handles::resolve(obj)?))
 }
 
 /// The type of a live object.
@@ -98,7 +111,7 @@ fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
 ///
 /// [`Error::OutOfBounds`] if the field does not fit in the object,
 /// [`Error::NotAHandleField`] if the offset is not a handle field.
-#[inline]
+#[inline(always)]
 pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
     let field = handle_field(object(obj)?, offset)?;
     Ok(Handle::from_raw(field.load(Ordering::Acquire)).ok())
@@ -110,23 +123,48 @@ pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
 /// Errors as [`load`], and [`Error::StaleHandle`] / [`Error::InvalidHandle`]
 /// for a `value` that is not live (storing it would hide a dangling
 /// reference in the heap).
-#[inline]
+#[inline(always)]
 pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Result<()> {
     let value = value.into();
-    let field = handle_field(object(obj)?, offset)?;
+    let (ts, hdr) = object_on(obj)?;
+    let field = handle_field(hdr, offset)?;
     if let Some(v) = value {
         handles::resolve(v)?;
     }
-    write_handle_slot(field, Handle::raw_or_null(value));
+    write_handle_slot(ts, field, Handle::raw_or_null(value));
     Ok(())
 }
 
 /// Stores a handle value into a slot the collector traces (a heap field or
-/// a global root). Every such store goes through here: the concurrent
-/// collector's deletion barrier will record the old value at this point.
+/// a global root), on the running thread `ts`. Every such store goes
+/// through here: the write barrier (see `collector.rs`). Off, it costs one
+/// relaxed load. On (while a marking runs), it records the overwritten
+/// value in the thread's log (deletion, snapshot-at-the-beginning), and,
+/// while the thread's own roots are not yet snapshotted, the stored value
+/// too; the load and the store need no atomic read-modify-write: a value
+/// that a racing store hides without its being logged was logged by its
+/// own writer (not yet snapshotted) or is held by a thread whose roots
+/// are, which protects it (collector.rs, I1).
 #[inline(always)]
-pub(crate) fn write_handle_slot(slot: &AtomicU64, raw: u64) {
+pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
+    if collector::barrier_on() {
+        let old = slot.load(Ordering::Relaxed);
+        if old != 0 || ts.before_snapshot() {
+            barrier_slow(ts, old, raw);
+        }
+    }
     slot.store(raw, Ordering::Release);
+}
+
+#[cold]
+#[inline(never)]
+fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
+    if old != 0 {
+        collector::log(ts, old);
+    }
+    if raw != 0 && ts.before_snapshot() {
+        collector::log(ts, raw);
+    }
 }
 
 /// The checked byte range `offset..offset + len` of the object at `hdr`.

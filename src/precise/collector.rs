@@ -1,143 +1,632 @@
-//! Collection cycles: handshake, mark, sweep, end of cycle.
+//! Collection cycles, run concurrently with the mutators by a dedicated
+//! collector thread: handshakes, marking with a deletion barrier,
+//! termination, concurrent sweeping, and the thread's life.
 //!
-//! A cycle here is stop-the-world, run by the thread that asks for it
-//! ([`collect`], or an allocation that hits the pacer's trigger or the heap
-//! limit). Its phases are kept apart so that the concurrent collector can
-//! move them to a GC thread one at a time:
+//! # The cycle
 //!
-//! 1. **handshake** ([`threads::stop_the_world`]): every registered thread
-//!    is parked at a safepoint or in native code; the new cycle id is
-//!    published and every thread's bump buffers are retired;
-//! 2. **mark** ([`Marker`]): from the shadow stacks, the global roots and
-//!    root memory (candidates, validated), then transitively through the
-//!    types' handle fields, with an explicit growable mark stack (no
-//!    recursion, whatever the shape of the heap) and prefetching;
-//! 3. **sweep**: unmarked large objects are freed at once
-//!    ([`heap::after_mark`]), their handles to the cycle's pending list;
-//!    blocks are swept lazily by the threads that allocate in them next,
-//!    and what is left by the start of the next cycle
-//!    ([`heap::finish_sweep`]);
-//! 4. **end of cycle**: freed handles and large objects become reusable,
-//!    statistics and the pacer are updated, the world resumes.
+//! The collector thread ([`collector_main`]) runs a cycle when one is
+//! requested ([`gc_async`], [`collect`], or the pacer when allocation since
+//! the last cycle started exceeds its trigger). A cycle `c` is:
 //!
-//! # Mark words
+//! 1. **Prepare.** Lazy sweeping is switched off (no cell is freed while
+//!    marking runs), validation starts accepting both the last completed
+//!    mark `c-1` and the new one `c`, allocation turns *grey* (born with mark
+//!    `c-1` and recorded in the thread's barrier log, so it will be traced),
+//!    and the deletion barrier is switched on. Then a [`Round::Prepare`]
+//!    handshake: every thread acknowledges at a safepoint (the collector
+//!    for threads in native code), so from then on every thread's stores
+//!    are barriered. Threads also drop stale log entries here.
+//! 2. **Snapshot.** A [`Round::Snapshot`] handshake: each thread copies its
+//!    shadow stack and its root memory (tls slots, defer records, panic
+//!    values: `roots::by_thread::for_each_word(Some(owner))`) into the
+//!    collector's grey queue and retires its bump buffers; the collector
+//!    does it for threads in native code. Only when *every* thread has
+//!    done so does tracing start. Then allocation turns *black* (born with
+//!    mark `c`, not traced), and the collector adds global roots, orphaned
+//!    root memory and the added scanners.
+//! 3. **Mark.** The collector traces from the grey queue (roots, logged
+//!    values, grey-born objects), then runs [`Round::Flush`] handshakes, in
+//!    which each thread hands over its barrier log (and the global roots are
+//!    read again), tracing what they bring, until a round that marks
+//!    nothing new: then marking is complete.
+//! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
+//!    from now on, so a dead object's handle is stale), the barrier goes
+//!    off, allocation is white for the next cycle (mark `c`), and
+//!    [`heap::after_mark`] files the blocks and unlinks the dead large
+//!    objects. A [`Round::End`] handshake makes every thread see this.
+//! 5. **Sweep.** After the End round: the large objects unlinked in step 4
+//!    are freed (no thread can still be reading them: each has passed a
+//!    safepoint since), lazy sweeping is on again, and the collector sweeps
+//!    every unswept block concurrently with the mutators (which may sweep
+//!    the blocks they take themselves). Handles freed by the collector's
+//!    sweep go to the pool at the end of the cycle; cells freed by any
+//!    sweep are free from then on. Then statistics and the pacer.
 //!
-//! [`CYCLE`] is the id of the latest cycle. An object is marked in cycle
-//! `c` when its mark byte is `c`'s low byte; new objects are born with the
-//! current value ([`birth_mark`]). Outside a cycle that is the previous id, i.e.
-//! white for the next cycle; once a concurrent cycle publishes its id
-//! before mutators resume, the same line allocates black. After a sweep
-//! every object in the heap carries the id of the cycle that swept it, so
-//! ids can wrap around freely.
+//! Memory and handles freed by a cycle are therefore reused only once its
+//! marking is complete and every thread has acknowledged that (step 5),
+//! and no cell is freed while any marking runs (so the marker never reads
+//! a cell that is being reused).
+//!
+//! # Why no live object is lost
+//!
+//! The snapshot is the union of each thread's roots at its Snapshot
+//! acknowledgement `T_i`, all of them taken after every thread has
+//! acknowledged Prepare (`B`): so every store after `B` is barriered, and
+//! tracing starts after the last `T_i`. The invariants:
+//!
+//! - **(I1) Deletion barrier, from `B` until marking ends.** A handle
+//!   overwritten in a heap slot or global root is logged. The barrier is a
+//!   plain load and store, not an atomic swap, so two racing stores can
+//!   hide the first one's value from both logs; that value is then held
+//!   by its writer, and a writer whose roots are not yet snapshotted also
+//!   logs the value it stores (between its Prepare and Snapshot
+//!   acknowledgements), while one whose roots are snapshotted only ever
+//!   holds protected values (see the next point). Hence every value a slot
+//!   of a traced object held since `B` is either seen by the marker when it
+//!   reads the slot, logged, or held by a snapshotted thread.
+//! - **Holdings of a snapshotted thread are protected.** By induction on
+//!   time: a thread's handles after its snapshot come from the snapshot,
+//!   from black allocation, or from loads of slots whose values are
+//!   protected by (I1).
+//! - **(I2) Roots are snapshotted only after `B`, and tracing waits for all
+//!   of them.** So no object is traced (black) while some thread's roots
+//!   are not yet in the snapshot.
+//! - **(I3) Objects born before every thread has snapshotted are grey**
+//!   (logged, so traced); only objects born after the last `T_i` are black
+//!   (marked, never traced).
+//! - **(I4) Termination** needs a Flush round with an empty mark stack at
+//!   its start in which nothing is newly marked: any white object still
+//!   reachable would need a log entry made after its thread's flush to
+//!   protect it, and that entry would itself need an earlier one, back to
+//!   a flushed entry, which was found marked: a contradiction.
+//! - **(I5) No sweep during marking; reuse after the End round.**
+//!
+//! Every lost-object case, and the invariant that makes it impossible:
+//!
+//! - *A handle copied out of an unscanned object into a scanned one, the
+//!   original cleared*: clearing the original is a logged overwrite (I1).
+//! - *A handle copied into a root slot above the snapshot, the original
+//!   cleared*: same (I1); root slots need no barrier because a root is only
+//!   ever written by its own thread, and a handle reached after a thread's
+//!   snapshot came from the snapshot, from a black allocation, or from a
+//!   heap slot whose later overwrite is logged.
+//! - *A thread not yet snapshotted stores a handle from its stack into a
+//!   black object and drops it before its handshake*: there is no black
+//!   object before every thread has snapshotted (I2, I3): the object it
+//!   stores into is grey or white and traced later, and finds the handle
+//!   (or its later overwrite is logged). This is why allocation is grey
+//!   during the handshakes: a black allocation by an already-snapshotted
+//!   thread, handed to a not-yet-snapshotted one through the heap, would
+//!   lose what that one stores into it (the torture test catches this
+//!   ordering, see `tests/precise_torture.rs`).
+//! - *A handle passed between threads through a shared queue*: the queue
+//!   is a heap object, so its slot overwrites are logged (I1).
+//! - *An object allocated during the cycle and stored only in the heap*:
+//!   black or grey, never freed by this cycle (I3).
+//! - *A thread in native code, or one that exits mid-cycle*: the collector
+//!   snapshots a native thread on its behalf; an exiting thread performs
+//!   any round it has not acknowledged and hands over its log before its
+//!   shadow stack and root memory disappear.
+//! - *A handle in a registered global address written without the
+//!   barrier*: globals are read after the last snapshot and at every Flush
+//!   round, which catches a value stored after the snapshot; a value that
+//!   is *overwritten* before the collector reads it is only safe when the
+//!   store went through the barrier ([`store_global`](crate::precise::store_global)).
+//!
+//! # Compared with Go and MMTk
+//!
+//! Go (design 17503, `mbarrier.go`, `mgc.go`) uses a *hybrid* barrier:
+//! shade the overwritten value (Yuasa) and, while the storing goroutine's
+//! stack is grey, also the new value (Dijkstra); stacks are scanned one at
+//! a time and never rescanned, allocation is black, and mark termination is
+//! a short stop-the-world. Its invariant: no black object points to a white
+//! one unless that white one is grey-protected, and the hybrid's insertion
+//! half covers the window before a stack is scanned. We take the other
+//! option the issue allows: the deletion barrier enabled (and allocation
+//! grey) before the first root snapshot, with tracing only after the last
+//! one (Doligez-Leroy-Gonthier's sync1/sync2 handshakes); this alone is
+//! what makes the stack cases safe. We keep one piece of insertion: a
+//! thread between its Prepare and Snapshot acknowledgements also logs the
+//! value it stores, which is only there so that the barrier needs no
+//! atomic swap (I1), not for the stack cases. It costs two ragged
+//! handshakes instead of Go's per-store shading while stacks are grey,
+//! keeps the barrier's fast path one relaxed load, and needs no
+//! stop-the-world at termination (the Flush rounds replace it).
+//!
+//! MMTk's ConcurrentImmix also uses a snapshot-at-the-beginning (Yuasa)
+//! barrier with a per-mutator buffer and black allocation, but it stops the
+//! world for the initial root scan and for the final mark, which make the
+//! snapshot consistent by construction; our handshakes take the snapshot
+//! thread by thread (I2, I3 are what make that sound) and terminate without
+//! a pause (I4).
+//!
+//! # Mark bytes
+//!
+//! An object's mark byte holds the low byte of a cycle id. [`MARKS`] holds
+//! the last completed cycle's byte and the running (started) cycle's; an
+//! object is live for validation when its mark is either. Outside a cycle
+//! both are equal. After the collector's sweep every object in the heap
+//! carries the id of the cycle that swept it or of a later one; blocks
+//! owned by a thread when a sweep runs are swept by the next one (they are
+//! retired at every snapshot), so no object is ever more than a few cycles
+//! old and ids can wrap around freely.
 
 use super::handles::{self, Freed};
 use super::heap::{self, Header};
+use super::padded::CachePadded;
 use super::roots;
 use super::stats;
-use super::threads::{self, ThreadState, World};
+use super::threads::{self, Round, ThreadState};
 use super::types::{self, Kind, TypeInfo};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
 
-/// The id of the latest cycle.
-static CYCLE: AtomicU32 = AtomicU32::new(0);
+/// Low byte: the mark of the last completed cycle; next byte: the mark of
+/// the running cycle (equal outside a cycle).
+static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
+/// Low byte: the mark new objects are born with; [`GREY`] set while they
+/// must also be logged (traced) because the snapshot is being taken.
+static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
+const GREY: u32 = 1 << 8;
+/// The deletion barrier is on.
+static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
+/// The phase, for threads registering mid-cycle.
+static PHASE: AtomicU8 = AtomicU8::new(IDLE);
+const IDLE: u8 = 0;
+/// From the Snapshot round until marking is complete.
+const MARKING: u8 = 1;
 
-/// The mark byte of a new object.
+/// Test hook: switches the deletion barrier off for good (the torture test
+/// uses it to check that it notices lost objects).
+static BROKEN_NO_BARRIER: AtomicBool = AtomicBool::new(false);
+/// Test hook: black allocation from the Prepare round on, instead of grey
+/// until every thread has snapshotted.
+static BROKEN_EARLY_BLACK: AtomicBool = AtomicBool::new(false);
+
+/// The id of the last cycle whose marking completed.
+static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
+
+/// The mark byte of a new object, and whether it must be logged (grey).
 #[inline(always)]
-pub(crate) fn birth_mark() -> u8 {
-    CYCLE.load(Ordering::Relaxed) as u8
+pub(crate) fn birth_mode() -> (u8, bool) {
+    let m = ALLOC_MODE.load(Ordering::Relaxed);
+    (m as u8, m & GREY != 0)
 }
 
-/// The mark byte every live object has outside a cycle: the last cycle's.
-/// A dead object that is not swept yet has an older one.
+/// Whether an object with mark `m` is live for validation: marked by the
+/// last completed cycle, or by (or born during) the running one.
+#[inline(always)]
+pub(crate) fn is_live_mark(m: u8) -> bool {
+    let marks = MARKS.load(Ordering::Relaxed);
+    m == marks as u8 || m == (marks >> 8) as u8
+}
+
+/// The mark of the last completed cycle: what every live object carries
+/// outside a cycle, and what sweeps keep.
 #[inline(always)]
 pub(crate) fn live_mark() -> u8 {
-    CYCLE.load(Ordering::Relaxed) as u8
+    MARKS.load(Ordering::Relaxed) as u8
 }
 
-/// Runs a full stop-the-world collection. Every registered thread is
-/// brought to a safepoint first (threads in native code are not waited
-/// for); a thread that never reaches one holds the collection up (see
-/// [`safepoint`](crate::precise::safepoint) and
-/// [`native`](crate::precise::native)). If another thread is collecting,
-/// waits for it, then collects again.
+/// The id of the last cycle whose marking completed.
+#[inline(always)]
+pub(crate) fn completed_id() -> u32 {
+    COMPLETED_ID.load(Ordering::Relaxed)
+}
+
+/// Whether the deletion barrier is on: one relaxed load.
+#[inline(always)]
+pub(crate) fn barrier_on() -> bool {
+    BARRIER.load(Ordering::Relaxed)
+}
+
+/// Entries of a thread's log handed over at once.
+const LOG_BATCH: usize = 2048;
+
+/// Records `old` (a value a barriered store overwrote, or a grey-born
+/// object) in the thread's log.
+#[inline(always)]
+pub(crate) fn log(ts: &ThreadState, old: u64) {
+    // SAFETY: the running thread's own state, no other borrow live (the
+    // callers hold none across this call).
+    let log = &mut unsafe { ts.local() }.log;
+    log.push(old);
+    if log.len() >= LOG_BATCH {
+        hand_over_log(log);
+    }
+}
+
+/// Grey values for the marker: root snapshots, barrier logs.
+static GREY_QUEUE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
+
+fn grey_queue() -> MutexGuard<'static, Vec<Vec<u64>>> {
+    GREY_QUEUE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Gives a thread's log to the marker (leaving it empty).
+pub(crate) fn hand_over_log(log: &mut Vec<u64>) {
+    if !log.is_empty() {
+        let batch = std::mem::replace(log, Vec::with_capacity(LOG_BATCH));
+        grey_queue().push(batch);
+    }
+}
+
+/// Whether `w` may be a handle (a cheap filter for root memory words).
+#[inline(always)]
+fn could_be_handle(w: u64) -> bool {
+    w >> handles::INDEX_BITS != 0 && w & ((1 << handles::INDEX_BITS) - 1) != 0
+}
+
+/// Copies the root memory words of `owner` that may be handles into `out`.
+fn snapshot_root_memory(owner: u64, out: &mut Vec<u64>) {
+    // SAFETY: the owner is the caller, or is in native code held by the
+    // collector (SCANNING), so its root stacks do not change meanwhile.
+    unsafe {
+        crate::roots::by_thread::for_each_word(Some(owner), &mut |w| {
+            if could_be_handle(w as u64) {
+                out.push(w as u64)
+            }
+        })
+    };
+}
+
+/// Performs round `kind` for `ts`: called by the thread itself at a
+/// safepoint (or while unregistering), or by the collector while the
+/// thread is `SCANNING`.
+pub(crate) fn act(ts: &ThreadState, kind: Round) {
+    // SAFETY: the callers own the thread's state (see the docs above).
+    let local = unsafe { ts.local() };
+    match kind {
+        Round::Prepare => {
+            local.log.clear();
+            ts.set_before_snapshot(true);
+        }
+        Round::Snapshot => {
+            ts.set_before_snapshot(false);
+            heap::retire(&mut local.heap);
+            let roots = local.shadow.roots();
+            let mut snapshot = Vec::with_capacity(roots.len() + 16);
+            snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
+            snapshot_root_memory(ts.owner, &mut snapshot);
+            if !snapshot.is_empty() {
+                grey_queue().push(snapshot);
+            }
+        }
+        Round::Flush => hand_over_log(&mut local.log),
+        Round::End => {}
+    }
+}
+
+/// A thread registered (under the registry lock): if the running cycle's
+/// snapshot is under way or done, its root memory (from an earlier
+/// registration, if any) joins it.
+pub(crate) fn on_register(ts: &ThreadState) {
+    let marking = PHASE.load(Ordering::Acquire) == MARKING;
+    if BARRIER.load(Ordering::Acquire) && !marking {
+        // Between Prepare and Snapshot: like every other thread now.
+        ts.set_before_snapshot(true);
+    }
+    if marking {
+        let mut snapshot = Vec::new();
+        snapshot_root_memory(ts.owner, &mut snapshot);
+        if !snapshot.is_empty() {
+            grey_queue().push(snapshot);
+        }
+    }
+}
+
+// ---- the collector thread and requests ---------------------------------
+
+struct Control {
+    /// Cycles asked for (counting from 1), started, completed.
+    requested: u64,
+    started: u64,
+    completed: u64,
+    running: bool,
+    shutdown: bool,
+    /// While shutting down: the last cycle to run before the thread exits
+    /// (the ones requested before [`shutdown`] was called).
+    last: u64,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+static CONTROL: Mutex<Control> = Mutex::new(Control {
+    requested: 0,
+    started: 0,
+    completed: 0,
+    running: false,
+    shutdown: false,
+    last: 0,
+    thread: None,
+});
+/// The collector thread waits here for requests.
+static WORK: Condvar = Condvar::new();
+/// Waiters for cycles wait here.
+static DONE: Condvar = Condvar::new();
+/// Mirrors `Control::requested > Control::started`: a cycle is pending, so
+/// the pacer need not take the lock.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+fn control() -> MutexGuard<'static, Control> {
+    CONTROL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Asks for a cycle that starts after this call; returns its number.
+fn request_new(c: &mut Control) -> u64 {
+    let target = c.started + 1;
+    if c.requested < target {
+        c.requested = target;
+        PENDING.store(true, Ordering::Relaxed);
+        WORK.notify_all();
+    }
+    ensure_thread(c);
+    target
+}
+
+fn ensure_thread(c: &mut Control) {
+    if c.thread.is_none() && !c.shutdown {
+        let spawned = std::thread::Builder::new()
+            .name("defergc-precise-gc".into())
+            .spawn(|| {
+                // A panic here is a collector bug: waiters would hang and
+                // mutators run on without collections. Fail loudly.
+                if std::panic::catch_unwind(collector_main).is_err() {
+                    crate::abort("defergc: precise: the collector thread panicked");
+                }
+            });
+        match spawned {
+            Ok(handle) => c.thread = Some(handle),
+            Err(e) => crate::abort(&format!(
+                "defergc: precise: cannot start the collector thread: {e}"
+            )),
+        }
+    }
+}
+
+fn collector_main() {
+    loop {
+        let mut c = control();
+        while c.requested <= c.started && !c.shutdown {
+            c = WORK.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+        if c.shutdown && c.started >= c.last.min(c.requested) {
+            // Shut down: what was asked for before is done. Later requests
+            // are served by a new thread once shutdown has joined this one.
+            return;
+        }
+        c.started += 1;
+        c.running = true;
+        PENDING.store(c.requested > c.started, Ordering::Relaxed);
+        drop(c);
+        run_cycle();
+        let mut c = control();
+        c.completed += 1;
+        c.running = false;
+        DONE.notify_all();
+    }
+}
+
+/// Requests a collection cycle and returns at once: the collector thread
+/// runs it concurrently with the mutators. A cycle that is already running
+/// does not count (its snapshot may predate the caller's garbage), so this
+/// asks for one that starts after the call. Does not register the calling
+/// thread.
+pub fn gc_async() {
+    super::ensure_started();
+    request_new(&mut control());
+}
+
+/// Waits until every requested cycle has completed (immediately if none is
+/// pending). A registered thread waits as if in native code, so the
+/// collector does not wait for it. [`Error::InNative`] never: a thread in
+/// native code may wait too.
+///
+/// [`Error::InNative`]: crate::precise::Error::InNative
+pub fn gc_wait() {
+    let target = control().requested;
+    wait_for(target);
+}
+
+/// Waits until cycle `target` has completed, as native code if the caller
+/// is a running registered thread.
+fn wait_for(target: u64) {
+    let wait = || {
+        let mut c = control();
+        while c.completed < target {
+            c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+    };
+    let ts = threads::current_ptr();
+    // SAFETY: CURRENT is this thread's live state when non-null.
+    match unsafe { ts.as_ref() } {
+        Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
+            threads::wait_native(ts, wait)
+        }
+        _ => wait(),
+    }
+}
+
+/// Runs a full collection: [`gc_async`] then [`gc_wait`] for the cycle it
+/// asked for. Every object unreachable when this is called is freed by the
+/// time it returns. The caller does not stop anyone: it waits as if in
+/// native code.
 ///
 /// [`Error::InNative`](crate::precise::Error::InNative) from native code.
 pub fn collect() -> super::Result<()> {
-    let ts = threads::current()?;
-    run(ts, true);
+    threads::current()?;
+    let target = request_new(&mut control());
+    wait_for(target);
     Ok(())
 }
 
-/// A collection on behalf of an allocation on `ts` (which is at a
-/// safepoint). Without `force`, a collection some other thread is running
-/// counts.
-pub(crate) fn collect_for_alloc(ts: &ThreadState, force: bool) {
-    run(ts, force);
-}
-
-fn run(me: &ThreadState, force: bool) {
-    let Some(world) = threads::stop_the_world(me, force) else {
-        return;
-    };
-    let cycle = begin(&world);
-    let mut marked = mark(&world, cycle);
-    let mut freed = Freed::new();
-    // SAFETY: the world is stopped and marking for `cycle` is complete.
-    let after = unsafe { heap::after_mark(cycle, &mut freed) };
-    debug_assert_eq!(freed.len() as u64, after.large_freed);
-    marked.heap_bytes += after.small_live_bytes;
-    end(world, marked, freed);
-}
-
-/// Handshake epilogue: takes every block away from the threads, sweeps
-/// what the previous cycle left unswept, and publishes the new cycle id.
-fn begin(world: &World) -> u8 {
-    for ts in world.threads() {
-        // SAFETY: the thread is stopped (or is us, with no borrow live).
-        heap::retire(&mut unsafe { ts.local() }.heap);
-    }
-    // SAFETY: the world is stopped and every buffer retired.
-    unsafe { heap::finish_sweep(live_mark()) };
-    let cycle = CYCLE.load(Ordering::Relaxed).wrapping_add(1);
-    CYCLE.store(cycle, Ordering::Relaxed);
-    cycle as u8
-}
-
-/// What marking found live.
-struct Marked {
-    objects: u64,
-    /// Payload bytes.
-    bytes: u64,
-    /// Heap bytes (large objects while marking; cells added after).
-    heap_bytes: usize,
-}
-
-#[inline(never)]
-fn mark(world: &World, cycle: u8) -> Marked {
-    let mut marker = Marker::new(cycle);
-    for ts in world.threads() {
-        // SAFETY: the thread is stopped (or is us, with no borrow live).
-        for &raw in unsafe { ts.local() }.shadow.roots() {
-            marker.visit(raw);
+/// A collection on behalf of an allocation on `ts` (at a safepoint). With
+/// `wait` (the heap limit, no handles left) the allocation waits for a
+/// full new cycle; without it (the pacer) a cycle is requested unless one
+/// is pending, and the allocation goes on.
+pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
+    if wait {
+        let target = request_new(&mut control());
+        threads::wait_native(ts, || {
+            let mut c = control();
+            while c.completed < target {
+                c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+            }
+        });
+    } else if !PENDING.load(Ordering::Relaxed) {
+        let mut c = control();
+        if c.requested <= c.started {
+            request_new(&mut c);
         }
     }
-    roots::for_each_global(&mut |raw| marker.visit(raw));
-    roots::scan_root_memory(&mut |raw| marker.visit(raw));
-    marker.drain();
-    Marked {
-        objects: marker.objects,
-        bytes: marker.bytes,
-        heap_bytes: marker.heap_bytes,
+}
+
+/// Stops the collector thread and joins it, after the cycles already
+/// requested have completed. Mutators may still be registered and running:
+/// they are not waited for beyond the handshakes of those cycles. A later
+/// request ([`collect`], [`gc_async`], the pacer) starts a new collector
+/// thread.
+pub fn shutdown() {
+    let handle = {
+        let mut c = control();
+        c.shutdown = true;
+        c.last = c.requested;
+        WORK.notify_all();
+        c.thread.take()
+    };
+    if let Some(handle) = handle {
+        // The thread can only die of a bug; say so rather than hide it.
+        if handle.join().is_err() {
+            crate::abort("defergc: precise: the collector thread panicked");
+        }
+    }
+    let mut c = control();
+    c.shutdown = false;
+    if c.requested > c.started {
+        // Asked for while we were shutting down: serve it.
+        ensure_thread(&mut c);
     }
 }
 
-fn end(world: World, marked: Marked, freed: Freed) {
+/// Test hooks: break the protocol on purpose, to show the tests catch it.
+#[doc(hidden)]
+pub fn break_protocol_for_tests(no_barrier: bool, early_black: bool) {
+    BROKEN_NO_BARRIER.store(no_barrier, Ordering::SeqCst);
+    BROKEN_EARLY_BLACK.store(early_black, Ordering::SeqCst);
+}
+
+// ---- one cycle -------------------------------------------------------------
+
+fn set_alloc_mode(mark: u8, grey: bool) {
+    ALLOC_MODE.store(
+        u32::from(mark) | if grey { GREY } else { 0 },
+        Ordering::SeqCst,
+    );
+}
+
+fn run_cycle() {
+    let started = Instant::now();
+    let prev = COMPLETED_ID.load(Ordering::Relaxed);
+    let id = prev.wrapping_add(1);
+    let (prev_mark, mark) = (prev as u8, id as u8);
+
+    // 1. Prepare.
+    heap::set_lazy_sweep(false);
+    heap::cycle_started();
+    MARKS.store(
+        u32::from(prev_mark) | u32::from(mark) << 8,
+        Ordering::SeqCst,
+    );
+    if BROKEN_EARLY_BLACK.load(Ordering::Relaxed) {
+        set_alloc_mode(mark, false);
+    } else {
+        set_alloc_mode(prev_mark, true);
+    }
+    BARRIER.store(!BROKEN_NO_BARRIER.load(Ordering::Relaxed), Ordering::SeqCst);
+    threads::round(Round::Prepare);
+
+    // 2. Snapshot.
+    PHASE.store(MARKING, Ordering::SeqCst);
+    threads::round(Round::Snapshot);
+    set_alloc_mode(mark, false);
+    let allocated = threads::allocation_totals().0;
+    let mut marker = Marker::new(mark);
+    roots::scan_shared_roots(&mut |raw| marker.visit(raw));
+
+    // 3. Mark, until a Flush round marks nothing new.
+    let mut flushes = 0u64;
+    loop {
+        drain_queue(&mut marker);
+        let before = marker.objects;
+        threads::round(Round::Flush);
+        flushes += 1;
+        roots::for_each_global(&mut |raw| marker.visit(raw));
+        drain_queue(&mut marker);
+        if marker.objects == before {
+            break;
+        }
+    }
+    let mark_time = started.elapsed();
+
+    // 4. End of marking.
+    BARRIER.store(false, Ordering::SeqCst);
+    set_alloc_mode(mark, false);
+    MARKS.store(u32::from(mark) | u32::from(mark) << 8, Ordering::SeqCst);
+    COMPLETED_ID.store(id, Ordering::SeqCst);
+    PHASE.store(IDLE, Ordering::SeqCst);
+    let mut freed = Freed::new();
+    // SAFETY: marking for `id` is complete and no sweep runs.
+    let after = unsafe { heap::after_mark(id, &mut freed) };
+    threads::round(Round::End);
+
+    // 5. Sweep.
+    heap::free_pending_large();
+    heap::set_lazy_sweep(true);
+    // Handles freed by the sweep go to the pool a batch at a time (the
+    // cycle is complete: they may be reused at once).
+    let mut batch = Vec::with_capacity(handles::BATCH);
+    heap::sweep_all_unswept(id, &mut |h| {
+        batch.push(h);
+        if batch.len() == handles::BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(handles::BATCH));
+            handles::release_batch(full);
+        }
+    });
+    handles::release_batch(batch);
     handles::release(freed);
-    heap::end_cycle(marked.heap_bytes);
-    let allocated = world.allocated_objects();
-    let pause = world.requested.elapsed();
-    stats::record_cycle(marked.objects, marked.bytes, allocated, pause);
-    drop(world);
+    // What marking found live (objects allocated during the cycle are not
+    // counted: when marking is slow they would inflate the next trigger
+    // without bound).
+    let live_heap = marker.heap_bytes + after.small_live_bytes;
+    heap::end_cycle(live_heap);
+    stats::record_cycle(stats::Cycle {
+        live_objects: marker.objects,
+        live_bytes: marker.bytes,
+        allocated,
+        mark_time,
+        total_time: started.elapsed(),
+        flush_rounds: flushes,
+    });
+    // Leftover grey values (logged after the last flush) are candidates of
+    // no cycle: drop them.
+    grey_queue().clear();
+}
+
+/// Traces everything in the grey queue, and what it reaches.
+fn drain_queue(marker: &mut Marker) {
+    marker.drain();
+    loop {
+        let batches = std::mem::take(&mut *grey_queue());
+        if batches.is_empty() {
+            return;
+        }
+        for batch in batches {
+            for raw in batch {
+                marker.visit(raw);
+            }
+            marker.drain();
+        }
+    }
 }
 
 /// Prefetches the cache line at `p` (a hint: never faults).
@@ -207,6 +696,8 @@ impl<T: Copy, const N: usize> Fifo<T, N> {
 /// live handle is dropped when resolved.
 struct Marker {
     cycle: u8,
+    /// The mark of the last completed cycle: objects to mark carry it.
+    prev: u8,
     stack: Vec<u64>,
     entries: Fifo<u64, 8>,
     headers: Fifo<(u64, *mut Header), 8>,
@@ -221,6 +712,7 @@ impl Marker {
     fn new(cycle: u8) -> Marker {
         Marker {
             cycle,
+            prev: cycle.wrapping_sub(1),
             stack: Vec::with_capacity(1024),
             entries: Fifo::new(0),
             headers: Fifo::new((0, std::ptr::null_mut())),
@@ -267,19 +759,24 @@ impl Marker {
     /// handle fields.
     #[inline(always)]
     fn mark(&mut self, hdr: *mut Header) {
-        // SAFETY: resolved from a live handle: an initialised object that
-        // no sweep frees while we mark.
-        let (mark, type_id, size) =
-            unsafe { (&(*hdr).mark, (*hdr).type_id(), (*hdr).size as usize) };
-        if mark.load(Ordering::Relaxed) == self.cycle {
+        // SAFETY: resolved from a handle that matched its header: an
+        // initialised object, which no sweep frees while we mark (sweeps
+        // never overlap marking).
+        let mark = unsafe { &(*hdr).mark };
+        // Only an object that was live at the last completed marking (or
+        // was born since, white) is marked: one marked already is done, and
+        // any other mark is a dead, not yet swept object, never revived.
+        if mark.load(Ordering::Relaxed) != self.prev {
             return;
         }
+        // SAFETY: as above; type and size never change after allocation.
+        let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
         mark.store(self.cycle, Ordering::Relaxed);
         self.objects += 1;
         self.bytes += size as u64;
         if size + heap::HEADER <= heap::MAX_SMALL_CELL {
             // SAFETY: a small object lives in a block, whose header word
-            // only the marker writes while it runs. The block counts feed
+            // only the marker (one thread) writes while it runs. The block counts feed
             // the live heap size (after_mark).
             let live = unsafe { &*heap::block_live_counter(hdr) };
             live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);

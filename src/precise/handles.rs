@@ -22,8 +22,9 @@
 //! cell, whose header no longer matches. Between the end of the marking
 //! that found an object dead and the (lazy) sweep of its cell, its header
 //! still holds its handle; validation also requires the object's mark to
-//! be the last cycle's ([`collector::live_mark`]), which a dead object's is
-//! not, so its handle is stale from the end of marking on. Small-object cells stay mapped for
+//! be the last completed cycle's or the running one's
+//! ([`collector::is_live_mark`]), which a dead object's is not, so its
+//! handle is stale from the end of marking on. Small-object cells stay mapped for
 //! the life of the process, so the entry can always be read through. A
 //! large object's memory is returned to the allocator, so its entry is
 //! pointed at a static tombstone header first.
@@ -52,6 +53,7 @@
 use super::collector;
 use super::error::{Error, Result};
 use super::heap::Header;
+use super::padded::CachePadded;
 use super::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -65,10 +67,10 @@ const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 
 /// Handles moved between a thread cache and the pool at once.
-pub(crate) const BATCH: usize = 256;
+pub(crate) const BATCH: usize = 4096;
 
 type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
-static TABLE: Table = Table::new();
+static TABLE: CachePadded<Table> = CachePadded(Table::new());
 
 /// Where the entry of a freed large object points: a header that matches
 /// no handle.
@@ -149,7 +151,7 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     // only once the handle matches, so it is this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
-            && (*hdr).mark.load(Ordering::Relaxed) == collector::live_mark()
+            && collector::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
     };
     if live {
         Ok(hdr)
@@ -237,21 +239,11 @@ impl Freed {
         }
     }
 
-    /// How many handles this cycle freed.
-    pub(crate) fn len(&self) -> usize {
-        self.handles.len()
-    }
-
     /// Frees `handle`, the handle of an object the collector is freeing: it
     /// becomes reusable, with the next generation, at [`release`].
     #[inline(always)]
     pub(crate) fn push(&mut self, handle: u64) {
         self.handles.push(next_generation(handle));
-    }
-
-    /// Adds a handle value that already has its next generation.
-    pub(crate) fn push_next(&mut self, next: u64) {
-        self.handles.push(next);
     }
 }
 
@@ -304,6 +296,14 @@ pub(crate) fn release(freed: Freed) {
     pool.batches.push(handles);
 }
 
+/// Makes a batch of handles (next generation, at most [`BATCH`]) freed by a
+/// completed cycle available for reuse.
+pub(crate) fn release_batch(batch: Vec<u64>) {
+    if !batch.is_empty() {
+        pool().batches.push(batch);
+    }
+}
+
 /// How many table indices have ever been handed out (the table's high-water
 /// mark: reuse keeps it flat).
 pub(crate) fn capacity_used() -> usize {
@@ -323,7 +323,14 @@ impl LocalHandles {
     /// A free handle value, if the cache has one.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<u64> {
-        self.free.pop()
+        let h = self.free.pop();
+        // The next allocation writes the next handle's table entry: start
+        // fetching its line now (freed handles come back in no particular
+        // index order, so it is often a miss).
+        if let Some(&next) = self.free.last() {
+            prefetch_entry(next);
+        }
+        h
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -335,7 +342,7 @@ impl LocalHandles {
     #[inline(always)]
     pub(crate) fn push(&mut self, next: u64) {
         self.free.push(next);
-        if self.free.len() >= 64 * BATCH {
+        if self.free.len() >= 8 * BATCH {
             self.spill();
         }
     }
@@ -343,7 +350,7 @@ impl LocalHandles {
     #[cold]
     fn spill(&mut self) {
         let mut pool = pool();
-        while self.free.len() > 32 * BATCH {
+        while self.free.len() > 4 * BATCH {
             let batch = self.free.split_off(self.free.len() - BATCH);
             pool.batches.push(batch);
         }

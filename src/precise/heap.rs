@@ -6,26 +6,33 @@
 //! Every object starts with a 16-byte [`Header`] (its handle, payload size,
 //! type id, mark byte); the payload follows, 16-byte aligned. The mark
 //! byte holds the low byte of a cycle id: an object is marked in cycle `c`
-//! when its mark byte equals `c`. Allocation writes
-//! [`collector::birth_mark`] there, in one place ([`init_object`]), so that
-//! allocating black is a change to that one function.
+//! when its mark byte equals `c`. Allocation writes the collector's birth
+//! mark there ([`collector::birth_mode`]), in one place ([`init_object`]):
+//! the last completed cycle's (white) outside a marking, the same but
+//! logged for tracing (grey) while roots are being snapshotted, the
+//! running cycle's (black) after that (see `collector.rs`).
 //!
 //! # Small objects
 //!
 //! Objects whose cell (header + payload, rounded up to the size class) is
 //! at most 8 KiB live in 128 KiB blocks of one size class each, carved from
 //! 8 MiB anonymous mappings. Blocks are 128 KiB-aligned and start with a
-//! 16-byte block header, a counter the marker increments for every object
-//! it marks there: a block whose cells are all live is not swept. Each
-//! thread owns at most one block per class and bump-allocates through runs
-//! of consecutive free cells in it ([`LocalHeap`]): the fast path is a
-//! compare and an add, with no lock and no atomic read-modify-write. When
-//! the block has no free run left, the thread takes (under the heap lock) a
-//! partly free block, an unswept one, a wholly free one, or a new one.
+//! 16-byte block header, a counter the marker (one thread) increments for
+//! every object it marks there: a block whose cells are all live is not
+//! swept. Each thread owns at most one block per class and bump-allocates
+//! through runs of consecutive free cells in it ([`LocalHeap`]): the fast
+//! path is a compare and an add, with no lock and no atomic
+//! read-modify-write. When the block has no free run left, the thread
+//! takes (under the heap lock) a partly free block, a wholly free one, an
+//! unswept one (which it sweeps), or a new one.
 //!
-//! Invariant: a free cell is all zeros (fresh mappings are; the sweep
-//! zeroes what it frees), so allocation only writes the header and a free
-//! cell is recognised by its handle word 0.
+//! Invariant: a free cell is recognised by its handle word 0. The sweep
+//! frees a dead cell by clearing only that word; allocation zeroes the
+//! payload it hands out (a wholly free block that changes size class is
+//! zeroed first, so that no old payload looks like a header). Debug builds
+//! also poison a freed cell's payload and stamp its size word, and check
+//! both when the cell is reused: a write through a dangling pointer aborts
+//! with a `defergc:` message.
 //!
 //! # Large objects
 //!
@@ -33,18 +40,27 @@
 //!
 //! # Sweeping, limits, pacing
 //!
-//! Sweeping is lazy. At the end of marking ([`after_mark`], world
-//! stopped) large objects the cycle did not mark are freed (memory released
-//! at [`end_cycle`], once the cycle is over), and every block that holds
-//! objects is filed as *unswept*. A thread that takes an unswept block for
-//! allocation sweeps it first: it zeroes the cells of objects whose mark is
-//! not the last cycle's, takes their handles (next generation) into its own
-//! cache, and allocates in the cells it just touched. Whatever is still
-//! unswept when the next cycle starts is swept in its pause
-//! ([`finish_sweep`]), so no dead object is ever reached by a marker. Until
-//! its cell is swept, a dead object's handle is rejected by validation
-//! through its stale mark (see `handles.rs`). At the start of a cycle every
-//! thread's buffers are retired ([`retire`]), so no block is owned then.
+//! No cell is freed while a marking runs ([`set_lazy_sweep`]). At the end
+//! of marking ([`after_mark`], mutators running) large objects the cycle
+//! did not mark are unlinked (their memory is released by
+//! [`free_pending_large`] once every thread has passed a safepoint), and
+//! every unowned block that holds objects is filed as full (every cell
+//! marked) or *unswept*. Then the collector thread sweeps the unswept
+//! blocks, concurrently with the mutators; a thread that finds no swept
+//! block to allocate in may take an unswept one and sweep it itself. A
+//! sweep frees the cells of objects whose mark is not the last completed
+//! cycle's (clears their handle word) and their handles (next generation).
+//! The mutator's share stays small: it prefers blocks the collector has
+//! swept already. Until its cell is
+//! swept, a dead object's handle is rejected by validation through its
+//! stale mark (see `handles.rs`).
+//!
+//! A block a thread owns when a cycle ends cannot be swept then; each
+//! block remembers the cycle it was last swept for ([`Block::swept`]), and
+//! one given up later (by its owner, at the latest at the next snapshot,
+//! which retires every thread's buffers) with an older one is filed
+//! unswept. So every block is swept at least every other cycle, and mark
+//! bytes never wrap around onto a dead object.
 //!
 //! Free blocks beyond the next cycle's allocation budget are given back to
 //! the system at the end of a cycle (`MADV_DONTNEED`: the address range
@@ -53,11 +69,12 @@
 //! not given back.
 //!
 //! The heap grows on demand. A new block or large object that would take
-//! the heap past the configured limit triggers a full collection; if that
-//! does not make room the allocation fails with [`Error::HeapLimit`]. A
-//! collection is also triggered when the bytes handed to allocation
-//! buffers since the last one exceed the pacer's trigger
-//! (`max(min_trigger, live_bytes * gc_percent / 100)`).
+//! the heap past the configured limit makes the allocation wait for a full
+//! collection; if that does not make room it fails with
+//! [`Error::HeapLimit`]. A collection is also requested (without waiting)
+//! when the bytes handed to allocation buffers since the last one started
+//! exceed the pacer's trigger (`max(min_trigger, live_bytes * gc_percent /
+//! 100)`); allocation during the cycle counts towards the next trigger.
 
 use super::collector;
 use super::error::{Error, Result};
@@ -268,6 +285,10 @@ struct Block {
     base: usize,
     class: u8,
     state: BlockState,
+    /// The id of the completed cycle whose dead objects the last sweep of
+    /// this block freed (or that found every cell live). A block retired
+    /// or exhausted with an older one may hold dead objects: unswept.
+    swept: u32,
 }
 
 struct Large {
@@ -289,6 +310,8 @@ struct Inner {
     pending_large: Vec<Large>,
     block_bytes: usize,
     large_bytes: usize,
+    /// Whether blocks may be swept now: not while a marking runs.
+    lazy_sweep: bool,
 }
 
 // SAFETY: the raw pointers are to heap memory owned by this module and only
@@ -307,6 +330,7 @@ static HEAP: Mutex<Inner> = Mutex::new(Inner {
     pending_large: Vec::new(),
     block_bytes: 0,
     large_bytes: 0,
+    lazy_sweep: true,
 });
 
 fn heap() -> MutexGuard<'static, Inner> {
@@ -362,11 +386,34 @@ impl Inner {
         self.block_bytes + self.large_bytes
     }
 
+    /// A wholly free block for `class` from the free list, if any.
+    fn take_swept_free_block(&mut self, class: u8) -> Option<u32> {
+        if self.free.is_empty() {
+            return None;
+        }
+        self.take_free_block(class).ok()
+    }
+
     /// A wholly free block for `class`: from the free list, or carved anew
-    /// within the heap limit. Its cells are all zero.
+    /// within the heap limit. Every cell is free (handle word 0), laid out
+    /// for `class`.
     fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
-            self.blocks[id as usize].class = class;
+            let block = &mut self.blocks[id as usize];
+            if block.class != class {
+                // Its free cells are laid out for another size class, and
+                // only their handle words are cleared: the new class's
+                // cell headers would fall on old payloads. Start from zero
+                // (atomically: a thread validating a stale handle may read
+                // an old handle word meanwhile).
+                let words = (block.base + BLOCK_HEADER) as *const AtomicU64;
+                for i in 0..(BLOCK - BLOCK_HEADER) / 8 {
+                    // SAFETY: an aligned word of a free block: no object, no
+                    // owner but us.
+                    unsafe { &*words.add(i) }.store(0, Ordering::Relaxed);
+                }
+            }
+            block.class = class;
             return Ok(id);
         }
         if self.size().saturating_add(BLOCK) > LIMIT.load(Ordering::Relaxed) {
@@ -410,6 +457,7 @@ impl Inner {
             base,
             class,
             state: BlockState::Free,
+            swept: 0,
         });
         Ok(self.blocks.len() as u32 - 1)
     }
@@ -436,7 +484,7 @@ impl Inner {
 ///
 /// [`Error::WrongTypeKind`] for a variable-length type,
 /// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline]
+#[inline(always)]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
     let info = types::info(ty);
     if info.kind() != Kind::Struct {
@@ -477,8 +525,10 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
             if let Some(handle) = local.handles.pop() {
                 let p = buf.cursor;
                 buf.cursor = p + cell;
-                // SAFETY: p is a free, zeroed cell of this thread's run.
-                return Ok(unsafe { init_object(ts, p as *mut Header, type_id, size, handle) });
+                // SAFETY: p is a free cell of this thread's run.
+                return Ok(unsafe {
+                    init_object(ts, p as *mut Header, type_id, size, handle, true)
+                });
             }
         }
     }
@@ -489,7 +539,7 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
 /// that writes a birth mark.
 ///
 /// # Safety
-/// `hdr` is a free, zeroed cell (or large allocation) of at least
+/// `hdr` is a free cell (or zeroed large allocation) of at least
 /// `HEADER + size` bytes owned by this thread; `handle` was just popped
 /// from this thread's handle cache.
 #[inline(always)]
@@ -499,7 +549,17 @@ unsafe fn init_object(
     type_id: u32,
     size: u32,
     handle: u64,
+    small: bool,
 ) -> Handle {
+    if cfg!(debug_assertions) {
+        // SAFETY: as below.
+        unsafe { check_and_clear_poison(hdr, size as usize) };
+    } else if small {
+        // SAFETY: a free cell of ours with room for the payload rounded up
+        // to 16 (cells are multiples of 16); large objects come zeroed.
+        unsafe { zero_payload(hdr, size as usize) };
+    }
+    let (mark, grey) = collector::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough. Nobody
     // reads these fields before the handle matches; a validator holding a
     // stale handle reads only the (atomic) handle word.
@@ -507,14 +567,54 @@ unsafe fn init_object(
         std::ptr::addr_of_mut!((*hdr).size).write(size);
         std::ptr::addr_of_mut!((*hdr).type_lo).write(type_id as u16);
         std::ptr::addr_of_mut!((*hdr).type_hi).write((type_id >> 16) as u8);
-        (*hdr)
-            .mark
-            .store(collector::birth_mark(), Ordering::Relaxed);
+        (*hdr).mark.store(mark, Ordering::Relaxed);
         (*hdr).handle.store(handle, Ordering::Release);
     }
     ts.count_allocation();
     // SAFETY: handle is fresh from our cache; the header is initialised.
-    unsafe { handles::publish(handle, hdr) }
+    let h = unsafe { handles::publish(handle, hdr) };
+    if grey {
+        // Born while roots are being snapshotted: traced by this cycle
+        // (logged once published, so that the marker can resolve it).
+        collector::log(ts, handle);
+    }
+    h
+}
+
+/// Written over the payload of freed cells in debug builds.
+const POISON: u8 = 0xDB;
+/// Written in the size word of freed cells in debug builds.
+const FREED_STAMP: u32 = 0xF4EE_D0DE;
+
+/// Debug builds: before a cell is reused, checks that nobody wrote to it
+/// since it was freed (its payload still all poison, its stamp intact, or
+/// all zero if never used), then zeroes it. A write through a dangling
+/// pointer is reported here instead of corrupting the new object.
+///
+/// # Safety
+/// `hdr` is a free cell (or fresh large allocation) of at least
+/// `HEADER + size` bytes owned by the caller.
+unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let stamp = (*hdr).size;
+        let payload = std::slice::from_raw_parts_mut(Header::payload(hdr), size);
+        let fill = if stamp == FREED_STAMP { POISON } else { 0 };
+        if stamp != 0 && stamp != FREED_STAMP {
+            crate::abort(&format!(
+                "defergc: precise: heap corruption: free cell {hdr:p} has size word {stamp:#x}"
+            ));
+        }
+        if let Some(i) = payload.iter().position(|&b| b != fill) {
+            crate::abort(&format!(
+                "defergc: precise: use after free: byte {i} of freed cell {hdr:p} was                  written ({:#x})",
+                payload[i]
+            ));
+        }
+        if fill != 0 {
+            payload.fill(0);
+        }
+    }
 }
 
 #[cold]
@@ -532,8 +632,9 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
     let Some(handle) = local.handles.pop() else {
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
-    // SAFETY: hdr is a fresh zeroed cell of ours, handle a fresh handle.
-    Ok(unsafe { init_object(ts, hdr, type_id, size, handle) })
+    // SAFETY: hdr is a free cell of ours (a zeroed one if large), handle
+    // a fresh handle.
+    Ok(unsafe { init_object(ts, hdr, type_id, size, handle, class != LARGE) })
 }
 
 /// Makes sure this thread's handle cache is not empty.
@@ -582,7 +683,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             // SAFETY: as above.
             let buf = &mut unsafe { ts.local() }.heap.bufs[c];
             if buf.block != NO_BLOCK {
-                heap.blocks[buf.block as usize].state = BlockState::Full;
+                heap.file_exhausted(buf.block);
                 *buf = Bump::EMPTY;
             }
         }
@@ -592,9 +693,14 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             collector::collect_for_alloc(ts, false);
             continue;
         }
+        let lazy_sweep = heap.lazy_sweep;
+        // A wholly free block already swept (by the collector thread,
+        // which sweeps concurrently) before sweeping one ourselves.
         let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
             (id, Fresh::No)
-        } else if let Some(id) = heap.unswept[c].pop() {
+        } else if let Some(id) = heap.take_swept_free_block(class) {
+            (id, Fresh::Whole)
+        } else if let Some(id) = lazy_sweep.then(|| heap.unswept[c].pop()).flatten() {
             (id, Fresh::Unswept)
         } else {
             match heap.take_free_block(class) {
@@ -603,7 +709,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
                     // Unswept blocks of other classes may be wholly free.
                     drop(heap);
                     swept_all = true;
-                    sweep_all_unswept(collector::live_mark(), &mut |h| {
+                    sweep_all_unswept(collector::completed_id(), &mut |h| {
                         // SAFETY: as above; no other borrow is live.
                         unsafe { ts.local() }.handles.push(h)
                     });
@@ -622,6 +728,12 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
+        if fresh != Fresh::No {
+            // Wholly free, or swept below: no dead object of the last cycle
+            // (which cannot complete while this thread sweeps: it has not
+            // acknowledged that cycle's snapshot yet).
+            block.swept = collector::completed_id();
+        }
         let base = block.base;
         drop(heap);
         let start = first_cell(base);
@@ -710,7 +822,7 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
             // Wholly free blocks, found by sweeping, can be given back.
             drop(heap);
-            sweep_all_unswept(collector::live_mark(), &mut |h| {
+            sweep_all_unswept(collector::completed_id(), &mut |h| {
                 // SAFETY: the calling thread's own state, no other borrow.
                 unsafe { ts.local() }.handles.push(h)
             });
@@ -753,10 +865,15 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     let mut heap = heap();
     for buf in &mut local.bufs {
         if buf.block != NO_BLOCK {
-            let block = &mut heap.blocks[buf.block as usize];
-            block.state = BlockState::Partial;
-            let class = block.class as usize;
-            heap.partial[class].push(buf.block);
+            let id = buf.block;
+            if heap.blocks[id as usize].swept == collector::completed_id() {
+                let block = &mut heap.blocks[id as usize];
+                block.state = BlockState::Partial;
+                let class = block.class as usize;
+                heap.partial[class].push(id);
+            } else {
+                heap.file_unswept(id);
+            }
         }
         *buf = Bump::EMPTY;
     }
@@ -788,10 +905,9 @@ unsafe fn sweep_cells(
         let hdr = (first_cell(base) + i * cell) as *mut Header;
         prefetch(hdr.cast::<u8>().wrapping_add(1024));
         // SAFETY: a cell of an owned block.
-        let (handle, size, mark) = unsafe {
+        let (handle, mark) = unsafe {
             (
                 (*hdr).handle.load(Ordering::Relaxed),
-                (*hdr).size,
                 (*hdr).mark.load(Ordering::Relaxed),
             )
         };
@@ -803,10 +919,9 @@ unsafe fn sweep_cells(
                 "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
             );
             freed(handles::next_generation(handle));
-            let used = (HEADER + size as usize).next_multiple_of(16).min(cell);
-            // SAFETY: a dead object's cell of at least `used` bytes; once
-            // its handle word is 0 the handle is stale.
-            unsafe { zero_cell(hdr, used) };
+            // SAFETY: a dead object's cell; once its handle word is 0 the
+            // handle is stale. Debug builds poison the whole cell.
+            unsafe { free_cell(hdr, cell) };
             out.free += 1;
         }
     }
@@ -825,27 +940,44 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-/// Zeroes the first `used` bytes (a multiple of 16) of a dead cell.
+/// Frees a dead cell: its handle word becomes 0, which makes it free and
+/// its handle stale. The rest is left as it is (allocation zeroes the
+/// payload it uses, see [`init_object`]); debug builds poison the first
+/// `used` bytes after the header and stamp the size word instead.
 ///
 /// # Safety
 /// `hdr` is a dead object's cell of at least `used` bytes, owned by the
 /// caller. Other threads may only read its handle word and, if that still
-/// matched, its mark (validating a stale handle): both are atomics and are
-/// cleared atomically; nothing else of a dead object is read by anyone.
+/// matched, its mark (validating a stale handle): both are atomics; nothing
+/// else of a dead object is read by anyone.
 #[inline(always)]
-unsafe fn zero_cell(hdr: *mut Header, used: usize) {
+unsafe fn free_cell(hdr: *mut Header, used: usize) {
     // SAFETY: forwarded from the caller.
     unsafe {
         (*hdr).handle.store(0, Ordering::Relaxed);
-        (*hdr).mark.store(0, Ordering::Relaxed);
-        ptr::addr_of_mut!((*hdr).size).write(0);
-        ptr::addr_of_mut!((*hdr).type_lo).write(0);
-        ptr::addr_of_mut!((*hdr).type_hi).write(0);
-        let payload = used - HEADER;
-        let words = Header::payload(hdr).cast::<[u64; 2]>();
-        // Most dead objects are small: explicit 16-byte stores (a loop
-        // would become a memset call per object).
-        match payload {
+        if cfg!(debug_assertions) {
+            // Poisoned and stamped, checked when the cell is reused.
+            (*hdr).mark.store(0, Ordering::Relaxed);
+            ptr::addr_of_mut!((*hdr).type_lo).write(0);
+            ptr::addr_of_mut!((*hdr).type_hi).write(0);
+            ptr::addr_of_mut!((*hdr).size).write(FREED_STAMP);
+            ptr::write_bytes(Header::payload(hdr), POISON, used - HEADER);
+        }
+    }
+}
+
+/// Zeroes the first `bytes` (rounded up to 16) of a new object's payload.
+///
+/// # Safety
+/// The payload at `hdr` has room for `bytes` rounded up to 16, and is the
+/// caller's (a cell it is allocating).
+#[inline(always)]
+unsafe fn zero_payload(hdr: *mut Header, bytes: usize) {
+    let words = Header::payload(hdr).cast::<[u64; 2]>();
+    // SAFETY: forwarded from the caller. Most objects are small: explicit
+    // 16-byte stores (a loop would become a memset call per object).
+    unsafe {
+        match bytes.next_multiple_of(16) {
             0 => {}
             16 => words.write([0; 2]),
             32 => {
@@ -857,17 +989,22 @@ unsafe fn zero_cell(hdr: *mut Header, used: usize) {
                 words.add(1).write([0; 2]);
                 words.add(2).write([0; 2]);
             }
-            _ => ptr::write_bytes(Header::payload(hdr), 0, payload),
+            n => ptr::write_bytes(Header::payload(hdr), 0, n),
         }
     }
 }
 
 /// Sweeps every unswept block, one at a time (each owned while it is
-/// swept), with `live_mark`, and files it as free, partly free or full.
-pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
+/// swept), freeing the objects that cycle `cycle` (completed) did not mark,
+/// and files it as free, partly free or full. Stops (leaving the rest
+/// unswept) if a marking starts meanwhile.
+pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut impl FnMut(u64)) {
     let mut class = 0;
     while class < CLASSES {
         let mut heap = heap();
+        if !heap.lazy_sweep {
+            return;
+        }
         let Some(id) = heap.unswept[class].pop() else {
             class += 1;
             continue;
@@ -877,10 +1014,13 @@ pub(crate) fn sweep_all_unswept(live_mark: u8, freed: &mut dyn FnMut(u64)) {
         let base = block.base;
         drop(heap);
         let cell = CELL[class] as usize;
-        // SAFETY: the block is ours until we file it below; the caller
-        // passes the mark of the last completed marking.
-        let cells = unsafe { sweep_cells(base, cell, live_mark, &mut *freed) };
+        // SAFETY: the block is ours until we file it below; no marking runs
+        // (lazy_sweep was on when we took it, and a marking only starts
+        // tracing once every thread, the collector included, is done
+        // sweeping what it took), and `cycle`'s marking is complete.
+        let cells = unsafe { sweep_cells(base, cell, cycle as u8, &mut *freed) };
         let mut heap = self::heap();
+        heap.blocks[id as usize].swept = cycle;
         heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
     }
 }
@@ -900,19 +1040,33 @@ impl Inner {
             BlockState::Full
         };
     }
+
+    /// Files a block that may hold dead objects of the last cycle.
+    fn file_unswept(&mut self, id: u32) {
+        let block = &mut self.blocks[id as usize];
+        block.state = BlockState::Unswept;
+        self.unswept[block.class as usize].push(id);
+    }
+
+    /// Files a block whose owner found no free run left in it: full, or
+    /// unswept if a cycle completed since it was last swept.
+    fn file_exhausted(&mut self, id: u32) {
+        if self.blocks[id as usize].swept == collector::completed_id() {
+            self.blocks[id as usize].state = BlockState::Full;
+        } else {
+            self.file_unswept(id);
+        }
+    }
 }
 
-/// Start of a cycle, world stopped and buffers retired: sweeps what the
-/// previous cycle left unswept (with its mark, `live_mark`), so that no
-/// dead object is left for the new cycle's marker to reach. The handles
-/// freed here belong to a completed cycle and go straight to the pool.
-///
-/// # Safety
-/// The world is stopped and every thread's buffers were retired.
-pub(crate) unsafe fn finish_sweep(live_mark: u8) {
-    let mut freed = Freed::new();
-    sweep_all_unswept(live_mark, &mut |h| freed.push_next(h));
-    handles::release(freed);
+/// Switches lazy sweeping on or off (off while a marking runs).
+pub(crate) fn set_lazy_sweep(on: bool) {
+    heap().lazy_sweep = on;
+}
+
+/// A cycle starts: the pacer counts allocation from here.
+pub(crate) fn cycle_started() {
+    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
 }
 
 /// What the end of marking found.
@@ -924,59 +1078,65 @@ pub(crate) struct AfterMark {
     pub(crate) small_live_bytes: usize,
 }
 
-/// End of marking, world stopped: frees the large objects `cycle` did not
-/// mark (memory released at [`end_cycle`], handles to `freed`), and files
-/// every small-object block that holds objects as unswept: its dead objects
-/// are freed when a thread takes it for allocation, or by the next
-/// [`finish_sweep`].
+/// End of marking for `cycle`, mutators running: unlinks the large objects
+/// the cycle did not mark (their entries point to the tombstone now, their
+/// handles go to `freed`, their memory is released by
+/// [`free_pending_large`] once every thread has passed a safepoint), and
+/// files every unowned small-object block that holds objects: full if
+/// every cell was marked, else unswept. Blocks owned by a thread stay
+/// owned: they were last swept before this cycle completed, so their owner
+/// files them unswept when it gives them up (at the latest at the next
+/// snapshot). Every block's live counter restarts at zero.
 ///
 /// # Safety
-/// The world is stopped and marking for `cycle` is complete.
+/// Marking for `cycle` is complete and no sweep runs.
 #[inline(never)]
-pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
+pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
     let mut guard = heap();
     let heap = &mut *guard;
     let mut out = AfterMark::default();
     for list in &mut heap.partial {
         list.clear();
     }
+    for list in &mut heap.unswept {
+        list.clear();
+    }
     for (id, block) in heap.blocks.iter_mut().enumerate() {
+        if matches!(block.state, BlockState::Free | BlockState::Released) {
+            continue;
+        }
+        // SAFETY: the block's header word, which only the marker (finished)
+        // and this function touch.
+        let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
+        let cell = CELL[block.class as usize] as usize;
+        out.small_live_bytes += live as usize * cell;
         match block.state {
-            BlockState::Free | BlockState::Released => {}
-            BlockState::Owned | BlockState::Unswept => {
-                debug_assert!(
-                    false,
-                    "defergc: precise: block {id} is {:?} after marking",
-                    block.state
-                )
+            BlockState::Owned => {}
+            _ if live as usize == cells_per_block(cell) => {
+                // Every cell holds a live object: nothing to sweep.
+                block.state = BlockState::Full;
+                block.swept = cycle;
             }
-            BlockState::Partial | BlockState::Full => {
-                // SAFETY: the block's header word, which only the marker
-                // (finished) and this function touch.
-                let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
-                let cell = CELL[block.class as usize] as usize;
-                out.small_live_bytes += live as usize * cell;
-                if live as usize == cells_per_block(cell) {
-                    // Every cell holds a live object: nothing to sweep.
-                    block.state = BlockState::Full;
-                } else {
-                    block.state = BlockState::Unswept;
-                    heap.unswept[block.class as usize].push(id as u32);
-                }
+            _ => {
+                block.state = BlockState::Unswept;
+                heap.unswept[block.class as usize].push(id as u32);
             }
         }
     }
+    let mark = cycle as u8;
     let mut i = 0;
     while i < heap.large.len() {
         let hdr = heap.large[i].hdr;
-        // SAFETY: a listed large object, initialised by its allocation.
-        let (handle, mark) = unsafe {
-            (
-                (*hdr).handle.load(Ordering::Relaxed),
-                (*hdr).mark.load(Ordering::Relaxed),
-            )
+        // SAFETY: a listed large object: zeroed memory, whose header its
+        // allocating thread may be initialising right now (the handle word
+        // last, with release).
+        let (handle, m) = unsafe {
+            let handle = (*hdr).handle.load(Ordering::Acquire);
+            (handle, (*hdr).mark.load(Ordering::Relaxed))
         };
-        if mark == cycle {
+        // Handle 0: still being allocated, by a thread that has seen this
+        // cycle's black allocation (it acknowledged every round): live.
+        if handle == 0 || m == mark {
             i += 1;
         } else {
             let large = heap.large.swap_remove(i);
@@ -984,8 +1144,8 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
                 handles::names(handle, hdr),
                 "defergc: precise: heap corruption"
             );
-            // Its entry stops pointing there now; its memory is released at
-            // the end of the cycle.
+            // Its entry stops pointing there now; its memory is released
+            // once every thread has passed a safepoint.
             handles::free_large(handle, freed);
             out.large_freed += 1;
             heap.pending_large.push(large);
@@ -994,9 +1154,29 @@ pub(crate) unsafe fn after_mark(cycle: u8, freed: &mut Freed) -> AfterMark {
     out
 }
 
-/// Ends a cycle for the heap: releases the large objects it freed, sets
-/// the pacer's next trigger from the heap bytes found live, and gives back
-/// the memory of free blocks beyond what the next cycle's allocation needs.
+/// Releases the memory of the large objects the last [`after_mark`]
+/// unlinked. Call only once every thread has passed a safepoint since (a
+/// thread resolving a stale handle may have loaded the old entry before the
+/// tombstone, but has finished with it by its next safepoint).
+pub(crate) fn free_pending_large() {
+    let pending = {
+        let mut heap = heap();
+        let pending = std::mem::take(&mut heap.pending_large);
+        heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
+        pending
+    };
+    for large in pending {
+        // SAFETY: allocated by calloc in large_cell, dead, unlisted, and no
+        // thread can still be reading it (the caller's obligation).
+        unsafe { libc::free(large.hdr.cast()) };
+    }
+}
+
+/// Ends a cycle for the heap: sets the pacer's next trigger from the heap
+/// bytes found live, and gives back the memory of free blocks beyond what
+/// the next cycle's allocation needs. Allocation since the cycle started
+/// counts towards the next trigger (those objects were born black: live for
+/// this cycle), so the heap peaks near `live * (1 + gc_percent / 100)`.
 pub(crate) fn end_cycle(live_heap_bytes: usize) {
     let percent = GC_PERCENT.load(Ordering::Relaxed);
     let min = MIN_TRIGGER.load(Ordering::Relaxed);
@@ -1007,18 +1187,7 @@ pub(crate) fn end_cycle(live_heap_bytes: usize) {
         TRIGGER.store(trigger, Ordering::Relaxed);
         trigger
     };
-    ALLOCATED_SINCE_GC.store(0, Ordering::Relaxed);
-    let pending = {
-        let mut heap = heap();
-        let pending = std::mem::take(&mut heap.pending_large);
-        heap.large_bytes -= pending.iter().map(|l| l.bytes).sum::<usize>();
-        heap.release_free_blocks(trigger);
-        pending
-    };
-    for large in pending {
-        // SAFETY: allocated by calloc in large_cell, dead and unlisted.
-        unsafe { libc::free(large.hdr.cast()) };
-    }
+    heap().release_free_blocks(trigger);
 }
 
 #[cfg(test)]

@@ -5,9 +5,16 @@
 //! table. Every thread keeps the handles it needs on its shadow stack, in
 //! frames; the collector traces from those, from global roots and from
 //! root memory, through the handle fields that each object's registered
-//! type declares. Collection is stop-the-world: the threads stop at
-//! safepoints (allocation, frame push and pop, [`safepoint`]); threads in
-//! native code are not waited for.
+//! type declares. Collection is concurrent: a dedicated collector thread
+//! marks and sweeps while the mutators run. It never stops the world: each
+//! thread stops only for its own handshakes, at safepoints (allocation,
+//! frame push and pop, [`safepoint`]), for microseconds (snapshotting its
+//! roots, handing over its write-barrier log); threads in native code are
+//! handled on their behalf. See `collector.rs` for the protocol and why it
+//! loses no live object. [`collect`] runs a full cycle and waits for it;
+//! [`gc_async`] and [`gc_wait`] split the two; [`shutdown`] joins the
+//! collector thread; the pacer requests cycles by allocation volume
+//! ([`Config::gc_percent`]).
 //!
 //! ```
 //! use defergc::precise::{self, Frame};
@@ -31,8 +38,11 @@
 //!   object that is; otherwise it may be collected and become stale.
 //! - A thread that blocks or runs for long without a safepoint must do so
 //!   in native code ([`native`], [`enter_native`]), or every collection
-//!   waits for it. A registered thread blocked in `join()` or on a lock
-//!   held by a thread that is collecting deadlocks: wrap the wait.
+//!   waits for its handshake (the other threads keep running meanwhile).
+//! - Handles move between threads only through the heap or roots (a
+//!   global root, a shared object), never as bare values a new thread
+//!   picks up later: a handle is alive only while something the collector
+//!   traces holds it.
 //! - The calling thread is registered on first use and unregistered at
 //!   exit; [`init`] registers the thread that calls it (normally `main`,
 //!   which never unregisters).
@@ -54,24 +64,27 @@
 //! Debug builds (`debug_assertions`) only: the handles given to [`root`],
 //! [`set_root`], [`Frame::root`] and [`Frame::set`] (a stale or invalid one
 //! is an error there; in release it is stored, ignored by the marker, and
-//! reported when used), and heap consistency checks in the sweep (each
-//! freed header must be the one its table entry points to) and after
-//! marking (no block owned or unswept).
+//! reported when used), heap consistency checks in the sweep (each freed
+//! header must be the one its table entry points to), and freed cells
+//! poisoned and stamped, checked when reused (a write after free aborts).
 //!
 //! # Layout
 //!
 //! `handles.rs` (the table), `heap.rs` (size classes, blocks, bump
-//! buffers, large objects, lazy sweep), `types.rs`, `shadow.rs`, `threads.rs`
-//! (registry, safepoints, native code), `roots.rs` (global roots, root
-//! memory), `collector.rs` (the cycle), `access.rs` (loads, stores, the
-//! handle-store function), `stats.rs`, `error.rs`, `segmented.rs` (the
-//! never-moving chunked array under the table and the type registry).
+//! buffers, large objects, sweeping), `types.rs`, `shadow.rs`, `threads.rs`
+//! (registry, handshake rounds, safepoints, native code), `roots.rs`
+//! (global roots, root memory), `collector.rs` (the collector thread, the
+//! cycle, the marker), `access.rs` (loads, stores, the write barrier),
+//! `stats.rs` (including mutator pauses), `error.rs`, `segmented.rs` (the
+//! never-moving chunked array under the table and the type registry),
+//! `padded.rs` (hot flags kept off other data's cache lines).
 
 mod access;
 mod collector;
 mod error;
 mod handles;
 mod heap;
+mod padded;
 mod roots;
 mod segmented;
 mod shadow;
@@ -84,13 +97,15 @@ mod types;
 pub use access::{
     deref, load, read_bytes, read_u64, size_of, store, type_of, write_bytes, write_u64,
 };
-pub use collector::collect;
+#[doc(hidden)]
+pub use collector::break_protocol_for_tests;
+pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
 pub use handles::Handle;
 pub use heap::{alloc, alloc_array};
-pub use roots::{add_global_root, remove_global_root, GlobalRoot};
+pub use roots::{add_global_root, remove_global_root, store_global, GlobalRoot};
 pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
-pub use stats::{stats, Stats};
+pub use stats::{reset_pause_stats, stats, Stats};
 pub use threads::{
     enter_native, is_thread_registered, leave_native, native, register_thread, safepoint,
     unregister_thread, NativeGuard,

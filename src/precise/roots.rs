@@ -9,9 +9,24 @@
 //!   *candidate*, which the marker keeps only if it is a live handle
 //!   (`handles::resolve_candidate`). Any word is safe to offer.
 //!
-//! The marker reads all of them while the world is stopped. A scanner runs
-//! then, so it must not call into the precise collector or take a lock
-//! that a stopped thread may hold.
+//! Who reads what, and when (see `collector.rs` for why it is enough):
+//!
+//! - each thread's root memory is snapshotted at its handshake, by itself
+//!   or by the collector on its behalf while it is in native code
+//!   (`collector::act`); root memory needs no barrier, since only its owner
+//!   writes it;
+//! - global roots, root memory whose thread has exited (*orphans*) and the
+//!   added scanners are read by the collector thread after every thread
+//!   has snapshotted ([`scan_shared_roots`]), and global roots again at
+//!   every Flush round. Stores into global roots through [`GlobalRoot`]
+//!   and [`store_global`] go through the deletion barrier; plain stores
+//!   into a registered address are read by those scans, which is enough
+//!   unless the slot is overwritten while a marking runs (see
+//!   [`add_global_root`]).
+//!
+//! Scanners run on the collector thread, concurrently with the mutators:
+//! they must not call into the precise collector, and must read memory
+//! that others write with atomic loads.
 
 use super::access;
 use super::error::{Error, Result};
@@ -37,15 +52,50 @@ fn globals() -> MutexGuard<'static, BTreeMap<usize, usize>> {
 /// address twice needs two removals. [`Error::BadRootAddress`] for a null
 /// or unaligned address.
 ///
+/// Stores into the slot should go through [`store_global`], which applies
+/// the collector's write barrier. A plain 8-byte store is read by the
+/// collector's next scan of the globals; it is enough for a slot that
+/// only ever changes from null to a handle, or between cycles, but a
+/// handle that is overwritten by a plain store while a marking runs, and
+/// that another thread loaded from the slot before, may be freed under
+/// that thread.
+///
 /// # Safety
 /// `slot` stays valid for reads until [`remove_global_root`], and is only
-/// written by registered threads that are not in native code (so that a
-/// collection never sees a half-done store).
+/// written by registered threads that are not in native code, with
+/// aligned 8-byte stores (so that the collector never sees a half-done
+/// store).
 pub unsafe fn add_global_root(slot: *const u64) -> Result<()> {
     if slot.is_null() || slot as usize % 8 != 0 {
         return Err(Error::BadRootAddress);
     }
     *globals().entry(slot as usize).or_insert(0) += 1;
+    Ok(())
+}
+
+/// Stores `value` (a live handle, or null) into the 8-byte slot at `slot`
+/// through the collector's deletion barrier: the way for compiled code to
+/// write a registered global root while collections run concurrently.
+/// Errors: [`Error::BadRootAddress`] for a null or unaligned `slot`,
+/// [`Error::StaleHandle`] / [`Error::InvalidHandle`] for a `value` that is
+/// not live, [`Error::InNative`] from native code.
+///
+/// # Safety
+/// `slot` is valid for reads and writes, and only written through this
+/// function or by the thread calling it.
+pub unsafe fn store_global(slot: *mut u64, value: impl Into<Option<Handle>>) -> Result<()> {
+    if slot.is_null() || slot as usize % 8 != 0 {
+        return Err(Error::BadRootAddress);
+    }
+    let ts = threads::current()?;
+    let value = value.into();
+    if let Some(v) = value {
+        handles::resolve(v)?;
+    }
+    // SAFETY: an aligned, valid slot (the caller's obligation) accessed
+    // atomically by everyone who writes it.
+    let cell = unsafe { &*slot.cast_const().cast::<AtomicU64>() };
+    access::write_handle_slot(ts, cell, Handle::raw_or_null(value));
     Ok(())
 }
 
@@ -101,11 +151,11 @@ impl GlobalRoot {
     /// Replaces the handle held; the new one must be live (or null).
     pub fn set(&self, handle: impl Into<Option<Handle>>) -> Result<()> {
         let handle = handle.into();
-        threads::current()?;
+        let ts = threads::current()?;
         if let Some(h) = handle {
             handles::resolve(h)?;
         }
-        access::write_handle_slot(&self.cell, Handle::raw_or_null(handle));
+        access::write_handle_slot(ts, &self.cell, Handle::raw_or_null(handle));
         Ok(())
     }
 }
@@ -125,16 +175,17 @@ impl std::fmt::Debug for GlobalRoot {
 /// Offers the value of every global root to `visit`.
 pub(crate) fn for_each_global(visit: &mut dyn FnMut(u64)) {
     for &addr in globals().keys() {
-        // SAFETY: registered slots are valid, aligned and only written by
-        // threads that are stopped now (add_global_root's contract).
+        // SAFETY: registered slots are valid and aligned, and written with
+        // whole 8-byte stores (add_global_root's contract).
         visit(unsafe { &*(addr as *const AtomicU64) }.load(Ordering::Acquire));
     }
 }
 
 /// Adds a source of root memory: at every collection, `scanner` is called
-/// with a visitor to offer each word of its memory as a candidate handle.
-/// Each source adds its scanner once. Called with the world stopped: it
-/// must not call into the precise collector.
+/// on the collector thread with a visitor to offer each word of its memory
+/// as a candidate handle. Each source adds its scanner once. It runs
+/// concurrently with the mutators: it must not call into the precise
+/// collector, and reads what they write with atomic loads.
 #[allow(dead_code)] // Wired to tls slots and defer records by their layers.
 pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
     SCANNERS
@@ -143,13 +194,19 @@ pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
         .push(scanner);
 }
 
-/// Offers every word of root memory to `visit`: the crate's root memory
-/// (tls slot pages, defer records, panic values, of every thread), then
-/// whatever the added scanners offer.
-pub(crate) fn scan_root_memory(visit: &mut dyn FnMut(u64)) {
-    // SAFETY: the world is stopped: every registered thread is at a
-    // safepoint or in native code, where it does not touch root memory.
-    unsafe { crate::roots::by_thread::for_each_word(None, &mut |w| visit(w as u64)) };
+/// The roots no thread snapshots for itself, read by the collector thread
+/// once every thread has snapshotted its own: global roots, root memory
+/// whose thread has exited, and whatever the added scanners offer.
+pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
+    for_each_global(visit);
+    // SAFETY: orphaned root memory has no owner left to change its stacks
+    // (an exiting thread's stacks are gone before its blocks are orphaned);
+    // block words are read atomically.
+    unsafe {
+        crate::roots::by_thread::for_each_word(Some(crate::roots::by_thread::ORPHANS), &mut |w| {
+            visit(w as u64)
+        })
+    };
     let scanners = SCANNERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for scanner in scanners {
         scanner(visit);

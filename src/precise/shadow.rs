@@ -147,7 +147,7 @@ unsafe fn stack_of(ts: &ThreadState) -> &mut ShadowStack {
 }
 
 /// Opens a frame on this thread's shadow stack (a safepoint).
-#[inline]
+#[inline(always)]
 pub fn push_frame() -> Result<FrameId> {
     let ts = threads::current()?;
     threads::poll(ts);
@@ -157,7 +157,7 @@ pub fn push_frame() -> Result<FrameId> {
 
 /// Roots `handle` (or null) in the innermost frame until it is popped;
 /// returns its slot, for [`set_root`]. [`Error::NoFrame`] without a frame.
-#[inline]
+#[inline(always)]
 pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
     let raw = Handle::raw_or_null(handle.into());
     let ts = threads::current()?;
@@ -168,7 +168,7 @@ pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
 
 /// Closes `frame`, which must be the innermost one. A safepoint, taken
 /// before the frame's roots are released (see the module docs).
-#[inline]
+#[inline(always)]
 pub fn pop_frame(frame: FrameId) -> Result<()> {
     let ts = threads::current()?;
     threads::poll(ts);

@@ -1,11 +1,17 @@
 //! Statistics of the precise collector.
 //!
-//! Cycle results (live objects and bytes, frees, pauses) are recorded at
-//! the end of each collection under one lock. Allocation counts are
+//! Cycle results (live objects and bytes, frees, cycle times) are recorded
+//! at the end of each collection under one lock. Allocation counts are
 //! per-thread counters that only their owner writes (no shared cache line
-//! on the allocation path), summed by [`stats`]. Pauses also go into a
-//! log-linear histogram ([`PauseHistogram`], 4 buckets per power of two,
-//! so within 25%), from which percentiles can be read.
+//! on the allocation path), summed by [`stats`].
+//!
+//! A *pause* is any time a mutator is stopped by the collector: its own
+//! handshake actions (snapshotting its roots, handing over its barrier
+//! log), and waiting in [`leave_native`](crate::precise::leave_native)
+//! while the collector scans it on its behalf. The collector never stops
+//! the world, so pauses are per thread. Each is recorded when it ends, in
+//! a log-linear histogram ([`PauseHistogram`], 4 buckets per power of two,
+//! so within 25%), from which percentiles are read.
 
 use super::handles;
 use super::heap;
@@ -39,12 +45,24 @@ pub struct Stats {
     pub collections: u64,
     /// Registered threads.
     pub threads: usize,
-    /// Total time mutators were stopped for collections.
+    /// Total time mutators were stopped by the collector (see the module
+    /// docs: handshakes, not whole collections).
     pub pause_total: Duration,
-    /// Longest stop.
+    /// Longest stop of one mutator.
     pub pause_max: Duration,
-    /// The last collection's stop.
+    /// The latest stop of a mutator.
     pub pause_last: Duration,
+    /// The 99th percentile of mutator stops (an upper bound within 25%).
+    pub pause_p99: Duration,
+    /// Number of mutator stops recorded.
+    pub pause_count: u64,
+    /// Wall time of the last collection, start to end of its sweep (the
+    /// mutators run meanwhile).
+    pub cycle_last: Duration,
+    /// Wall time of the last collection's marking (handshakes included).
+    pub mark_last: Duration,
+    /// Total wall time the collector thread spent in collections.
+    pub cycle_total: Duration,
 }
 
 /// Counts of durations in log-linear buckets: exact below 4 ns, then four
@@ -91,14 +109,12 @@ impl PauseHistogram {
     }
 
     /// How many durations were recorded.
-    #[allow(dead_code)] // Reported by the concurrent collector's stats.
     pub(crate) fn count(&self) -> u64 {
         self.count
     }
 
     /// An upper bound (within 25%) of the `q` quantile, `0.0 < q <= 1.0`;
     /// zero when empty.
-    #[allow(dead_code)] // Reported by the concurrent collector's stats.
     pub(crate) fn quantile(&self, q: f64) -> Duration {
         if self.count == 0 {
             return Duration::ZERO;
@@ -120,6 +136,9 @@ struct Totals {
     live_bytes: u64,
     objects_freed: u64,
     collections: u64,
+    cycle_last: Duration,
+    mark_last: Duration,
+    cycle_total: Duration,
     pause_total: Duration,
     pause_max: Duration,
     pause_last: Duration,
@@ -131,26 +150,66 @@ static TOTALS: Mutex<Totals> = Mutex::new(Totals {
     live_bytes: 0,
     objects_freed: 0,
     collections: 0,
+    cycle_last: Duration::ZERO,
+    mark_last: Duration::ZERO,
+    cycle_total: Duration::ZERO,
     pause_total: Duration::ZERO,
     pause_max: Duration::ZERO,
     pause_last: Duration::ZERO,
     pauses: PauseHistogram::new(),
 });
 
-/// Records a completed collection that found `live_objects` objects of
-/// `live_bytes` payload bytes live when `allocated` objects had been
-/// allocated in all: every other object is freed by it (the memory of
-/// small ones lazily).
-pub(crate) fn record_cycle(live_objects: u64, live_bytes: u64, allocated: u64, pause: Duration) {
-    let mut t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
-    t.live_objects = live_objects;
-    t.live_bytes = live_bytes;
-    t.objects_freed = allocated.saturating_sub(live_objects).max(t.objects_freed);
+fn totals() -> std::sync::MutexGuard<'static, Totals> {
+    TOTALS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What one completed collection found.
+pub(crate) struct Cycle {
+    /// Objects (and their payload bytes) marked.
+    pub(crate) live_objects: u64,
+    pub(crate) live_bytes: u64,
+    /// Objects allocated in all when the snapshot was complete: every one
+    /// of them that was not marked is freed by this cycle (the memory of
+    /// small ones lazily).
+    pub(crate) allocated: u64,
+    pub(crate) mark_time: Duration,
+    pub(crate) total_time: Duration,
+    #[allow(dead_code)] // Kept for diagnostics.
+    pub(crate) flush_rounds: u64,
+}
+
+/// Records a completed collection.
+pub(crate) fn record_cycle(c: Cycle) {
+    let mut t = totals();
+    t.live_objects = c.live_objects;
+    t.live_bytes = c.live_bytes;
+    t.objects_freed = c
+        .allocated
+        .saturating_sub(c.live_objects)
+        .max(t.objects_freed);
     t.collections += 1;
+    t.cycle_last = c.total_time;
+    t.mark_last = c.mark_time;
+    t.cycle_total += c.total_time;
+}
+
+/// Records one mutator stop.
+pub(crate) fn record_pause(pause: Duration) {
+    let mut t = totals();
     t.pause_total += pause;
     t.pause_max = t.pause_max.max(pause);
     t.pause_last = pause;
     t.pauses.record(pause);
+}
+
+/// Forgets the pauses recorded so far (their total, maximum, percentiles
+/// and count), so that a benchmark can report the pauses of one run.
+pub fn reset_pause_stats() {
+    let mut t = totals();
+    t.pause_total = Duration::ZERO;
+    t.pause_max = Duration::ZERO;
+    t.pause_last = Duration::ZERO;
+    t.pauses = PauseHistogram::new();
 }
 
 /// Reads the statistics. Does not register the calling thread; may wait
@@ -158,7 +217,7 @@ pub(crate) fn record_cycle(live_objects: u64, live_bytes: u64, allocated: u64, p
 pub fn stats() -> Stats {
     let (objects_allocated, threads) = threads::allocation_totals();
     let (heap_size, peak_heap_size) = heap::size();
-    let t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
+    let t = totals();
     Stats {
         live_objects: t.live_objects,
         live_bytes: t.live_bytes,
@@ -173,6 +232,12 @@ pub fn stats() -> Stats {
         pause_total: t.pause_total,
         pause_max: t.pause_max,
         pause_last: t.pause_last,
+        // The bucket bound can exceed the exact maximum.
+        pause_p99: t.pauses.quantile(0.99).min(t.pause_max),
+        pause_count: t.pauses.count(),
+        cycle_last: t.cycle_last,
+        mark_last: t.mark_last,
+        cycle_total: t.cycle_total,
     }
 }
 

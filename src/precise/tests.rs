@@ -1,6 +1,6 @@
 //! Crate-internal tests of hooks that the public API does not reach: the
 //! root memory scanner, and a collection held open long enough to watch
-//! `leave_native` wait for it.
+//! `leave_native` return without waiting for it.
 
 use super::*;
 use serial_test::serial;
@@ -80,30 +80,47 @@ fn objects_named_only_by_root_memory_survive_and_garbage_words_are_ignored() {
 
 #[test]
 #[serial(precise)]
-fn leave_native_waits_until_the_running_collection_is_over() {
+fn leave_native_does_not_wait_for_a_running_collection() {
     install_scanner();
     let (entered_tx, entered_rx) = mpsc::channel();
     let native_thread = std::thread::spawn(move || {
         register_thread().unwrap();
+        let frame = Frame::new().unwrap();
+        let kept = alloc_array(bytes_type(), 8).unwrap();
+        write_u64(kept, 0, 99).unwrap();
+        frame.root(kept).unwrap();
         enter_native().unwrap();
         entered_tx.send(()).unwrap();
         while !HELD.load(Ordering::Acquire) {
             std::thread::yield_now();
         }
         leave_native().unwrap();
-        // A collector that counted us as native must be done by now.
-        RELEASED.load(Ordering::Acquire)
+        // The collection is still held open by the scanner: we did not
+        // wait for it, and may use the heap while it marks.
+        let during = !RELEASED.load(Ordering::Acquire);
+        let fresh = alloc_array(bytes_type(), 8).unwrap();
+        write_u64(fresh, 0, 7).unwrap();
+        frame.root(fresh).unwrap();
+        while !RELEASED.load(Ordering::Acquire) {
+            safepoint().unwrap();
+            std::thread::yield_now();
+        }
+        gc_wait();
+        (during, read_u64(kept, 0), read_u64(fresh, 0))
     });
     entered_rx.recv().unwrap();
     HOLD.store(true, Ordering::Release);
     let collector = std::thread::spawn(|| collect().unwrap());
-    let waited = native_thread.join().unwrap();
+    let (during, kept, fresh) = native_thread.join().unwrap();
     collector.join().unwrap();
     HOLD.store(false, Ordering::Release);
     HELD.store(false, Ordering::Release);
     RELEASED.store(false, Ordering::Release);
-    assert!(
-        waited,
-        "leave_native returned while a collection was running"
+    assert!(during, "leave_native waited for the whole collection");
+    assert_eq!(
+        kept,
+        Ok(99),
+        "the native thread's root was not scanned for it"
     );
+    assert_eq!(fresh, Ok(7), "an object allocated during marking was freed");
 }

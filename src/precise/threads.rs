@@ -1,71 +1,123 @@
-//! The thread registry, safepoints, and native-code declarations.
+//! The thread registry, handshakes, safepoints, and native-code
+//! declarations.
 //!
 //! Every thread that uses the precise heap has a [`ThreadState`] (shadow
-//! stack, bump buffers, handle cache) and is in the registry. Registration
-//! is automatic on first use ([`current`]) and undone at thread exit by the
-//! destructor of a [`crate::tls`] slot; [`register_thread`] and
-//! [`unregister_thread`] do it explicitly.
+//! stack, bump buffers, handle cache, write-barrier log) and is in the
+//! registry. Registration is automatic on first use ([`current`]) and undone
+//! at thread exit by the destructor of a [`crate::tls`] slot;
+//! [`register_thread`] and [`unregister_thread`] do it explicitly.
 //!
 //! # Status and who may touch a thread's state
 //!
 //! A thread is `RUNNING` (mutating; only it touches its state), `NATIVE`
-//! (declared it will not touch the heap until [`leave_native`]; the
-//! collector may read and reset its state), or `PARKED` (stopped at a
-//! safepoint; likewise). Only the thread itself changes its status.
+//! (declared it will not touch the heap until [`leave_native`]), or
+//! `SCANNING` (native, and the collector thread is acting on its behalf:
+//! only the collector touches its state). Only the thread moves itself
+//! between `RUNNING` and `NATIVE`; only the collector moves it from `NATIVE`
+//! to `SCANNING` and back (compare-and-swap, under the registry lock), so a
+//! thread that leaves native code while the collector works for it waits
+//! (on the registry lock) until it is done.
 //!
-//! # Stop-the-world protocol
+//! # Handshakes (rounds)
 //!
-//! [`stop_the_world`] takes the registry lock, sets `collecting`, stores
-//! [`SAFEPOINT`] and waits on a condition variable until no registered
-//! thread but the caller is `RUNNING`. It never gives up and never proceeds
-//! while one is (after 10 s it prints which threads it waits for, once, and
-//! keeps waiting). The returned [`World`] keeps the lock for the whole
-//! collection; dropping it resumes everyone.
+//! The collector never stops the world. It talks to the mutators in
+//! *rounds* ([`round`]): it publishes a round number and a [`Round`] kind
+//! under the registry lock and sets [`SAFEPOINT`]; every registered thread
+//! performs the round's action at its next safepoint poll (one relaxed load
+//! of [`SAFEPOINT`] on the fast path) and acknowledges it by storing the
+//! round number in its `acked` word; the collector performs the action
+//! itself, under the registry lock, for threads in native code. The round
+//! is over when every registered thread has acknowledged it. A thread never
+//! waits for the others: its only stop is its own action (its *pause*,
+//! recorded in the statistics).
 //!
-//! - The safepoint poll ([`poll`]) is one relaxed load of [`SAFEPOINT`];
-//!   allocation, frame push/pop and [`safepoint`] poll. The slow path parks
-//!   under the lock and wakes the collector.
-//! - [`enter_native`] stores `NATIVE` then loads [`SAFEPOINT`];
-//!   the collector stores [`SAFEPOINT`] then loads statuses (all `SeqCst`),
-//!   so either the collector sees `NATIVE` or the thread sees the request
-//!   and wakes the collector under the lock (no lost wake-up).
-//! - [`leave_native`] stores `RUNNING` then loads [`SAFEPOINT`]; if a
-//!   collection was requested it parks until that collection is over, so a
-//!   collector that counted the thread as native never sees it run.
-//! - Registration waits while a collection runs; unregistration declares
-//!   the thread native first, then removes it under the lock.
+//! - A thread that registers during a round is born acknowledged (it has no
+//!   roots yet; if it has root memory from an earlier registration, it
+//!   gives it to the collector, see [`register_current`]).
+//! - A thread that unregisters performs any round it has not acknowledged
+//!   (under the registry lock, so it cannot miss one) and hands its
+//!   write-barrier log to the collector before it leaves the registry:
+//!   nothing it knew is lost with it.
+//! - The collector waits for acknowledgements on a condition variable with
+//!   a counter ([`ACKS`]), so no wake-up is lost; it never proceeds without
+//!   an acknowledgement (after 10 s it says which threads it waits for, and
+//!   keeps waiting).
 //!
-//! Lock order: registry, then heap, then handle pool. Nothing polls a
+//! What each round does is the collector's business (`collector.rs`); this
+//! module only calls [`super::collector::act`].
+//!
+//! Lock order: registry, then heap, then handle pool; the root-memory
+//! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
+use super::collector;
 use super::error::{Error, Result};
 use super::handles::LocalHandles;
 use super::heap::{self, LocalHeap};
+use super::padded::CachePadded;
 use super::shadow::ShadowStack;
+use super::stats;
 use crate::tls;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Mutating: only the thread itself touches its state.
 pub(crate) const RUNNING: u32 = 0;
-/// In native code: the collector does not wait for it, and scans it.
+/// In native code: the collector does not wait for it, and acts for it.
 pub(crate) const NATIVE: u32 = 1;
-/// Stopped at a safepoint for a collection.
-pub(crate) const PARKED: u32 = 2;
+/// In native code, and the collector is acting on its behalf right now.
+pub(crate) const SCANNING: u32 = 2;
 
-/// Set while a collection wants (or has) the world stopped. The safepoint
-/// poll is one relaxed load of this.
-pub(crate) static SAFEPOINT: AtomicBool = AtomicBool::new(false);
+/// Set while a round waits for acknowledgements. The safepoint poll is one
+/// relaxed load of this.
+pub(crate) static SAFEPOINT: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
+
+/// The number of the latest round (0: none yet).
+static ROUND: AtomicU64 = AtomicU64::new(0);
+/// The kind of the latest round ([`Round`] as a byte).
+static ROUND_KIND: AtomicU8 = AtomicU8::new(0);
+
+/// What a round asks of each thread (see `collector.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Round {
+    /// The barrier and grey allocation are on: acknowledge having seen it.
+    Prepare = 0,
+    /// Snapshot your roots (shadow stack, root memory), retire your blocks.
+    Snapshot = 1,
+    /// Hand over your write-barrier log.
+    Flush = 2,
+    /// Marking is over: acknowledge having seen it.
+    End = 3,
+}
+
+impl Round {
+    fn from_u8(b: u8) -> Round {
+        match b {
+            0 => Round::Prepare,
+            1 => Round::Snapshot,
+            2 => Round::Flush,
+            _ => Round::End,
+        }
+    }
+}
 
 /// One registered thread's collector state.
 pub(crate) struct ThreadState {
     pub(crate) status: AtomicU32,
+    /// The last round this thread has acknowledged.
+    acked: AtomicU64,
+    /// Between its Prepare and Snapshot acknowledgements: its stores log
+    /// the stored value too (the barrier's insertion half, see access.rs).
+    before_snapshot: AtomicBool,
     /// Registration serial number, for diagnostics.
     id: u64,
+    /// The root-memory owner id of the thread (`gc::thread::id`).
+    pub(crate) owner: u64,
     name: Option<String>,
     objects_allocated: AtomicU64,
     local: UnsafeCell<Local>,
@@ -77,6 +129,8 @@ pub(crate) struct Local {
     pub(crate) heap: LocalHeap,
     pub(crate) handles: LocalHandles,
     pub(crate) shadow: ShadowStack,
+    /// Old handle values recorded by the deletion barrier.
+    pub(crate) log: Vec<u64>,
 }
 
 impl ThreadState {
@@ -85,12 +139,26 @@ impl ThreadState {
     /// # Safety
     /// Either the caller is this state's thread, it is `RUNNING`, and no
     /// other reference from `local` is live; or the caller is the collector
-    /// holding a [`World`] and the thread is not `RUNNING`.
+    /// and has moved the thread to `SCANNING`; or the caller is this thread
+    /// unregistering under the registry lock.
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn local(&self) -> &mut Local {
         // SAFETY: exclusivity is the caller's obligation (see above).
         unsafe { &mut *self.local.get() }
+    }
+
+    /// Whether this thread's roots are not yet snapshotted by the running
+    /// marking (it has acknowledged Prepare, not Snapshot).
+    #[inline(always)]
+    pub(crate) fn before_snapshot(&self) -> bool {
+        self.before_snapshot.load(Ordering::Relaxed)
+    }
+
+    /// Sets [`ThreadState::before_snapshot`] (by whoever performs its
+    /// rounds, see `local`).
+    pub(crate) fn set_before_snapshot(&self, on: bool) {
+        self.before_snapshot.store(on, Ordering::Relaxed);
     }
 
     /// Counts an allocation (owner thread only).
@@ -118,7 +186,6 @@ unsafe impl Send for ThreadPtr {}
 
 struct Registry {
     threads: Vec<ThreadPtr>,
-    collecting: bool,
     next_id: u64,
     /// Allocation count of threads that have unregistered.
     exited_objects: u64,
@@ -126,18 +193,24 @@ struct Registry {
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     threads: Vec::new(),
-    collecting: false,
     next_id: 1,
     exited_objects: 0,
 });
-/// The collector waits here for threads to stop.
-static STOPPED: Condvar = Condvar::new();
-/// Parked threads (and would-be registrants) wait here for the end of a
-/// collection.
-static RESUMED: Condvar = Condvar::new();
+
+/// Counts acknowledgements (and other changes a waiting collector must
+/// look at: a thread going native or leaving the registry).
+static ACKS: Mutex<u64> = Mutex::new(0);
+static ACKED: Condvar = Condvar::new();
 
 fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wakes a collector waiting for acknowledgements.
+fn notify_collector() {
+    let mut n = ACKS.lock().unwrap_or_else(|e| e.into_inner());
+    *n += 1;
+    ACKED.notify_all();
 }
 
 thread_local! {
@@ -181,26 +254,34 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
 fn register_current() -> Result<&'static ThreadState> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
+    let owner = crate::roots::by_thread::owner();
     let ts: *const ThreadState = {
         let mut reg = registry();
-        // A thread that appears mid-collection starts after it.
-        while reg.collecting {
-            reg = RESUMED.wait(reg).unwrap_or_else(|e| e.into_inner());
-        }
         let id = reg.next_id;
         reg.next_id += 1;
         let ts = Box::into_raw(Box::new(ThreadState {
             status: AtomicU32::new(RUNNING),
+            // Born acknowledged: a round in progress was published under
+            // the lock we hold, and has nothing to ask of a new thread.
+            acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
+            before_snapshot: AtomicBool::new(false),
             id,
+            owner,
             name,
             objects_allocated: AtomicU64::new(0),
             local: UnsafeCell::new(Local {
                 heap: LocalHeap::new(),
                 handles: LocalHandles::new(),
                 shadow: ShadowStack::new(),
+                log: Vec::new(),
             }),
         }));
         reg.threads.push(ThreadPtr(ts));
+        // A thread that registers again (after unregistering, with tls
+        // slots still set) may have root memory already: a cycle whose
+        // snapshot is under way gets it now.
+        // SAFETY: just created, ours alone.
+        collector::on_register(unsafe { &*ts });
         ts
     };
     CURRENT.with(|c| c.set(ts));
@@ -222,25 +303,32 @@ fn on_thread_exit(_: ()) {
 /// `forced` (thread exit), open frames are discarded; otherwise they are
 /// [`Error::FramesOpen`].
 fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
-    // SAFETY: our own state; not yet declared native, so ours alone.
+    // A thread in native code at exit is ours again first.
+    leave_native_state(ts);
+    // SAFETY: our own running state, no other borrow.
     let depth = unsafe { ts.local() }.shadow.depth();
     if depth > 0 && !forced {
         return Err(Error::FramesOpen);
     }
-    declare_native(ts);
     let mut reg = registry();
-    // No collection is past its handshake while we hold the lock, and the
-    // collector only touches thread state after it: ours again.
+    // The collector acts for threads only under this lock, and publishes
+    // rounds under it: we see every round, and nobody else touches us.
+    let round = ROUND.load(Ordering::Acquire);
+    if ts.acked.load(Ordering::Relaxed) < round {
+        collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+        ts.acked.store(round, Ordering::Release);
+    }
     // SAFETY: see above.
     let local = unsafe { ts.local() };
+    collector::hand_over_log(&mut local.log);
     heap::retire(&mut local.heap);
     local.handles.give_back();
     let me = ts as *const ThreadState;
     reg.threads.retain(|t| t.0 != me);
     reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
-    // A collector waiting for threads re-checks the (shorter) list.
-    STOPPED.notify_all();
     drop(reg);
+    // A collector waiting for us re-checks the (shorter) list.
+    notify_collector();
     CURRENT.with(|c| c.set(ptr::null()));
     // SAFETY: allocated by register_current, no longer reachable from the
     // registry or CURRENT; Frame guards compare against CURRENT before use.
@@ -280,36 +368,30 @@ pub fn is_thread_registered() -> bool {
 #[inline(always)]
 pub(crate) fn poll(ts: &ThreadState) {
     if SAFEPOINT.load(Ordering::Relaxed) {
-        park(ts);
+        handshake(ts);
     }
 }
 
+/// Performs the current round's action for this (running) thread if it has
+/// not acknowledged it yet, and acknowledges it.
 #[cold]
 #[inline(never)]
-fn park(ts: &ThreadState) {
-    drop(park_locked(ts, registry()));
+fn handshake(ts: &ThreadState) {
+    let round = ROUND.load(Ordering::Acquire);
+    if ts.acked.load(Ordering::Relaxed) >= round {
+        return;
+    }
+    let start = Instant::now();
+    collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+    ts.acked.store(round, Ordering::Release);
+    let pause = start.elapsed();
+    notify_collector();
+    stats::record_pause(pause);
 }
 
-/// Parks `ts` (this thread) until no collection runs.
-fn park_locked(
-    ts: &ThreadState,
-    mut reg: MutexGuard<'static, Registry>,
-) -> MutexGuard<'static, Registry> {
-    if !reg.collecting {
-        return reg;
-    }
-    ts.status.store(PARKED, Ordering::SeqCst);
-    STOPPED.notify_all();
-    while reg.collecting {
-        reg = RESUMED.wait(reg).unwrap_or_else(|e| e.into_inner());
-    }
-    ts.status.store(RUNNING, Ordering::SeqCst);
-    reg
-}
-
-/// An explicit safepoint: if a collection is waiting, stop here until it
-/// is over. Compiled code calls this in loops that neither allocate nor
-/// push frames, so that collections are never held up for long.
+/// An explicit safepoint: if the collector asked for a handshake, do it
+/// here. Compiled code calls this in loops that neither allocate nor push
+/// frames, so that collections are never held up for long.
 /// [`Error::InNative`] in native code.
 #[inline]
 pub fn safepoint() -> Result<()> {
@@ -320,25 +402,45 @@ pub fn safepoint() -> Result<()> {
 fn declare_native(ts: &ThreadState) {
     ts.status.store(NATIVE, Ordering::SeqCst);
     if SAFEPOINT.load(Ordering::SeqCst) {
-        // The collector may be waiting for this thread: wake it under the
-        // lock so that the wake-up cannot fall between its check and wait.
-        let _reg = registry();
-        STOPPED.notify_all();
+        // The collector may be waiting for this thread: it can act for it
+        // now.
+        notify_collector();
+    }
+}
+
+/// Moves this thread from native code back to running (a no-op if it is
+/// running), waiting while the collector acts on its behalf.
+fn leave_native_state(ts: &ThreadState) {
+    loop {
+        match ts
+            .status
+            .compare_exchange(NATIVE, RUNNING, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) | Err(RUNNING) => return,
+            // The collector holds the registry lock while it scans us.
+            Err(_) => drop(registry()),
+        }
     }
 }
 
 /// Declares that the calling thread is about to run code that does not
 /// touch the precise heap (a blocking call, a long computation): until
-/// [`leave_native`], collections do not wait for it and scan its shadow
-/// stack on its behalf. Heap operations in between fail with
-/// [`Error::InNative`], as does a second `enter_native`.
+/// [`leave_native`], collections do not wait for it and act on its behalf
+/// (scan its shadow stack and root memory). Heap operations in between fail
+/// with [`Error::InNative`], as does a second `enter_native`.
 pub fn enter_native() -> Result<()> {
-    declare_native(current()?);
+    let ts = current()?;
+    // Acknowledge a pending round ourselves: it is cheap, and it spares
+    // the collector a scan on our behalf.
+    poll(ts);
+    declare_native(ts);
     Ok(())
 }
 
-/// Ends [`enter_native`]. If a collection is running, waits until it is
-/// over. [`Error::NotInNative`] if the thread is not in native code.
+/// Ends [`enter_native`]. If the collector is scanning this thread's roots
+/// on its behalf at that moment, waits until it is done (microseconds);
+/// it never waits for a whole collection. [`Error::NotInNative`] if the
+/// thread is not in native code.
 pub fn leave_native() -> Result<()> {
     let ts = current_ptr();
     if ts.is_null() {
@@ -346,13 +448,16 @@ pub fn leave_native() -> Result<()> {
     }
     // SAFETY: this thread's own live state.
     let ts = unsafe { &*ts };
-    if ts.status.load(Ordering::Relaxed) != NATIVE {
+    if ts.status.load(Ordering::Relaxed) == RUNNING {
         return Err(Error::NotInNative);
     }
-    ts.status.store(RUNNING, Ordering::SeqCst);
-    if SAFEPOINT.load(Ordering::SeqCst) {
-        park(ts);
+    let start = Instant::now();
+    leave_native_state(ts);
+    let waited = start.elapsed();
+    if waited > Duration::from_micros(1) {
+        stats::record_pause(waited);
     }
+    poll(ts);
     Ok(())
 }
 
@@ -382,8 +487,8 @@ impl Drop for NativeGuard {
 
 /// Runs `f` in native code: collections do not wait for this thread while
 /// `f` runs (`f` must not touch the precise heap). Wrap blocking calls
-/// (joins, locks, channel receives) in this, or a collection started by
-/// another thread waits for this one until they return.
+/// (joins, locks, channel receives) in this, or a collection's handshake
+/// waits for this thread until they return.
 pub fn native<R>(f: impl FnOnce() -> R) -> Result<R> {
     let guard = NativeGuard::enter()?;
     let r = f();
@@ -391,83 +496,58 @@ pub fn native<R>(f: impl FnOnce() -> R) -> Result<R> {
     Ok(r)
 }
 
-/// The stopped world: every registered thread is parked or in native code
-/// and the registry is locked. Dropping it resumes the threads.
-pub(crate) struct World {
-    reg: MutexGuard<'static, Registry>,
-    me: *const ThreadState,
-    /// When the collector asked the world to stop.
-    pub(crate) requested: Instant,
-}
-
-impl World {
-    /// Objects allocated by all threads, past and present, so far.
-    pub(crate) fn allocated_objects(&self) -> u64 {
-        let mut n = self.reg.exited_objects;
-        for t in self.threads() {
-            n += t.objects_allocated.load(Ordering::Relaxed);
-        }
-        n
-    }
-
-    /// Every registered thread, the collector's own included.
-    pub(crate) fn threads(&self) -> impl Iterator<Item = &ThreadState> + '_ {
-        // SAFETY: registered states stay allocated while listed, and the
-        // list cannot change while we hold the lock.
-        self.reg.threads.iter().map(|t| unsafe { &*t.0 })
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        SAFEPOINT.store(false, Ordering::SeqCst);
-        self.reg.collecting = false;
-        // SAFETY: the collector's own state, live for the whole collection.
-        unsafe { &*self.me }.status.store(RUNNING, Ordering::SeqCst);
-        RESUMED.notify_all();
-    }
-}
-
-/// How long the handshake waits before saying which threads it waits for.
+/// How long a round waits before saying which threads it waits for.
 const HANDSHAKE_WARNING: Duration = Duration::from_secs(10);
 
-/// Stops every registered thread at a safepoint; `me` (this thread, which
-/// must be `RUNNING` and at a safepoint) counts as stopped.
-///
-/// If another thread is collecting, parks until it is done; then returns
-/// `None` unless `force`, in which case it goes on to collect itself.
-pub(crate) fn stop_the_world(me: &ThreadState, force: bool) -> Option<World> {
-    let mut reg = registry();
-    if reg.collecting {
-        reg = park_locked(me, reg);
-        if !force {
-            return None;
-        }
-        while reg.collecting {
-            reg = park_locked(me, reg);
-        }
-    }
-    reg.collecting = true;
+/// Runs one round (collector thread only): publishes it, acts for threads
+/// in native code, and returns once every registered thread has
+/// acknowledged it. Never gives up and never proceeds without every
+/// acknowledgement.
+pub(crate) fn round(kind: Round) {
     let requested = Instant::now();
-    SAFEPOINT.store(true, Ordering::SeqCst);
-    me.status.store(PARKED, Ordering::SeqCst);
+    let round = {
+        let _reg = registry();
+        let round = ROUND.load(Ordering::Relaxed) + 1;
+        ROUND_KIND.store(kind as u8, Ordering::Release);
+        ROUND.store(round, Ordering::Release);
+        SAFEPOINT.store(true, Ordering::SeqCst);
+        round
+    };
     let mut warned = false;
     loop {
-        let running = |t: &ThreadPtr| {
+        let seen = *ACKS.lock().unwrap_or_else(|e| e.into_inner());
+        let reg = registry();
+        let mut waiting = Vec::new();
+        for t in &reg.threads {
             // SAFETY: listed states are live while we hold the lock.
-            unsafe { &*t.0 }.status.load(Ordering::SeqCst) == RUNNING
-        };
-        if !reg.threads.iter().any(running) {
-            break;
+            let ts = unsafe { &*t.0 };
+            if ts.acked.load(Ordering::Acquire) >= round {
+                continue;
+            }
+            if ts
+                .status
+                .compare_exchange(NATIVE, SCANNING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                // The thread is in native code and cannot leave it until we
+                // store NATIVE again: its state is ours.
+                collector::act(ts, kind);
+                ts.acked.store(round, Ordering::Release);
+                ts.status.store(NATIVE, Ordering::SeqCst);
+            } else {
+                waiting.push(t.0);
+            }
+        }
+        if waiting.is_empty() {
+            SAFEPOINT.store(false, Ordering::SeqCst);
+            return;
         }
         if !warned && requested.elapsed() >= HANDSHAKE_WARNING {
             warned = true;
-            let names: Vec<String> = reg
-                .threads
+            let names: Vec<String> = waiting
                 .iter()
-                .filter(|t| running(t))
-                // SAFETY: as above.
-                .map(|t| unsafe { &*t.0 }.describe())
+                // SAFETY: as above, still under the lock.
+                .map(|&t| unsafe { &*t }.describe())
                 .collect();
             eprintln!(
                 "defergc: precise: a collection has waited {}s for thread(s) {} to reach a \
@@ -476,12 +556,18 @@ pub(crate) fn stop_the_world(me: &ThreadState, force: bool) -> Option<World> {
                 names.join(", ")
             );
         }
-        reg = STOPPED
-            .wait_timeout(reg, Duration::from_secs(1))
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        drop(reg);
+        let acks = ACKS.lock().unwrap_or_else(|e| e.into_inner());
+        if *acks == seen {
+            // Woken by any acknowledgement, native declaration or exit; the
+            // timeout only bounds how long a missed notification can cost.
+            drop(
+                ACKED
+                    .wait_timeout(acks, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+        }
     }
-    Some(World { reg, me, requested })
 }
 
 /// Objects allocated by all threads, past and present, and the number of
@@ -495,4 +581,16 @@ pub(crate) fn allocation_totals() -> (u64, usize) {
         objects += unsafe { &*t.0 }.objects_allocated.load(Ordering::Relaxed);
     }
     (objects, reg.threads.len())
+}
+
+/// Runs `f` while this (running) thread waits in native code, so that the
+/// collector acts for it instead of waiting for it; returns `f`'s result.
+/// Used by [`super::collect`] and allocations that wait for a cycle.
+pub(crate) fn wait_native<R>(ts: &ThreadState, f: impl FnOnce() -> R) -> R {
+    poll(ts);
+    declare_native(ts);
+    let r = f();
+    leave_native_state(ts);
+    poll(ts);
+    r
 }

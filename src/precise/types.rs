@@ -18,6 +18,7 @@
 
 use super::error::{Error, Result};
 use super::heap;
+use super::padded::CachePadded;
 use super::segmented::{Segmented, Zeroed};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -157,18 +158,20 @@ static NEXT: Mutex<u32> = Mutex::new(1);
 /// Slots of the first [`FIRST_TYPES`] ids, inline in the static (no chunk
 /// pointer to load first): programs rarely register more.
 const FIRST_TYPES: usize = 1024;
-static FIRST: [TypeInfo; FIRST_TYPES] = [const {
-    TypeInfo {
-        meta: AtomicU64::new(0),
-        bits: AtomicU64::new(0),
-        ext: AtomicPtr::new(std::ptr::null_mut()),
-    }
-}; FIRST_TYPES];
+static FIRST: CachePadded<[TypeInfo; FIRST_TYPES]> = CachePadded(
+    [const {
+        TypeInfo {
+            meta: AtomicU64::new(0),
+            bits: AtomicU64::new(0),
+            ext: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }; FIRST_TYPES],
+);
 
 /// The slot of `raw` (registered or not), if the registry can hold it.
 #[inline(always)]
 fn slot(raw: u32) -> Option<&'static TypeInfo> {
-    match FIRST.get(raw as usize) {
+    match FIRST.0.get(raw as usize) {
         Some(slot) => Some(slot),
         None => {
             if !TYPES.ensure(raw as usize) {
@@ -181,13 +184,13 @@ fn slot(raw: u32) -> Option<&'static TypeInfo> {
 
 /// The slot of type id 0, which is never registered (a placeholder).
 pub(crate) fn unregistered() -> &'static TypeInfo {
-    &FIRST[0]
+    &FIRST.0[0]
 }
 
 /// The registered type with this raw id.
 #[inline(always)]
 pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
-    let slot = match FIRST.get(raw as usize) {
+    let slot = match FIRST.0.get(raw as usize) {
         Some(slot) => slot,
         None => TYPES.get(raw as usize)?,
     };
