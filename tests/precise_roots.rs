@@ -115,3 +115,46 @@ fn small_integers_in_root_memory_never_keep_objects_alive() {
     .join()
     .unwrap();
 }
+
+/// Sleeps during thread teardown while another thread collects.
+fn slow_destructor(_: u8) {
+    std::thread::sleep(std::time::Duration::from_millis(300));
+}
+
+#[test]
+#[serial]
+fn root_memory_left_by_an_exiting_thread_is_scanned_throughout_its_exit() {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let collector = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                collect_with_churn(1);
+            }
+        })
+    };
+    let raw = std::thread::spawn(|| {
+        let h = new_pair(99);
+        // The handle's only home: a low-level record the thread never frees.
+        let record = defer::lowlevel::record_alloc(8);
+        // SAFETY: 8 fresh bytes.
+        unsafe { record.cast::<u64>().as_ptr().write(h.to_raw()) };
+        // A slot whose destructor takes its time during the teardown, after
+        // the thread first used the precise collector.
+        let slow = tls::alloc::<u8>(Some(slow_destructor));
+        slow.set(1);
+        h.to_raw()
+    })
+    .join()
+    .unwrap();
+    let h = Handle::from_raw(raw).unwrap();
+    collect_with_churn(2);
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    // This thread is registered now: it waits as native code, or the
+    // collector's handshakes would wait for it.
+    precise::native(|| collector.join().unwrap()).unwrap();
+    assert!(
+        intact(h, 99),
+        "a handle left in an exiting thread's root memory was collected"
+    );
+}

@@ -9,9 +9,11 @@
 //! destructor is the thread-exit sequence:
 //!
 //! 1. the exit hooks added by the layers above, by stage: first the `tls`
-//!    teardown, which runs slot destructors and so may still use GC memory,
-//!    then the bookkeeping of root memory left over;
-//! 2. unregistration from the collector.
+//!    teardown, which runs slot destructors and so may still use GC memory;
+//!    then root memory left over becomes orphans (scanned with everyone's);
+//!    then unregistration from the precise collector, so no moment exists
+//!    in which the thread's leftover root memory is nobody's to scan;
+//! 2. unregistration from bdwgc.
 //!
 //! glibc runs pthread-key destructors after all `thread_local!` (and C++
 //! `thread_local`) destructors, so those may still use GC memory and slots.
@@ -60,17 +62,22 @@ pub fn is_thread_registered() -> bool {
     STATE.with(Cell::get) == REGISTERED
 }
 
-/// When an exit hook runs, in this order, before unregistration.
+/// When an exit hook runs, in this order, before unregistration from
+/// bdwgc.
 #[derive(Clone, Copy)]
 pub(crate) enum ExitStage {
     /// Code that may still use GC memory and slots: the tls teardown.
     Mutator = 0,
-    /// Bookkeeping of root memory left over after the mutator stage.
+    /// Root memory the thread still owns becomes the collectors' to scan
+    /// (orphans), before the thread leaves any collector.
     #[cfg_attr(not(feature = "precise"), allow(dead_code))]
     Roots = 1,
+    /// Unregistration from the collectors other than bdwgc.
+    #[cfg_attr(not(feature = "precise"), allow(dead_code))]
+    Collectors = 2,
 }
 
-const STAGES: usize = 2;
+const STAGES: usize = 3;
 const MAX_HOOKS: usize = 4;
 static HOOKS: [[AtomicUsize; MAX_HOOKS]; STAGES] =
     [const { [const { AtomicUsize::new(0) }; MAX_HOOKS] }; STAGES];

@@ -57,7 +57,6 @@ use super::heap::{self, LocalHeap};
 use super::padded::CachePadded;
 use super::shadow::ShadowStack;
 use super::stats;
-use crate::tls;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::ptr;
@@ -219,10 +218,6 @@ thread_local! {
     static CURRENT: Cell<*const ThreadState> = const { Cell::new(ptr::null()) };
 }
 
-/// Unregisters the thread when it exits (after its `thread_local!`
-/// destructors, from the `tls` teardown).
-static EXIT: tls::StaticSlot<()> = tls::StaticSlot::new(Some(on_thread_exit));
-
 /// This thread's state if it is registered (in any status), else null.
 #[inline(always)]
 pub(crate) fn current_ptr() -> *const ThreadState {
@@ -285,13 +280,20 @@ fn register_current() -> Result<&'static ThreadState> {
         ts
     };
     CURRENT.with(|c| c.set(ts));
-    // Arms the exit destructor (again, if a previous one already ran).
-    EXIT.set(());
+    // Unregistration at thread exit: a stage of the thread-exit sequence
+    // after the tls teardown (slot destructors may still use the heap) and
+    // after leftover root memory became orphans. Armed again if the
+    // sequence already ran once.
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        crate::gc::thread::add_exit_hook(crate::gc::thread::ExitStage::Collectors, on_thread_exit)
+    });
+    crate::gc::thread::arm_exit_sequence();
     // SAFETY: just registered; freed only by this thread's unregistration.
     Ok(unsafe { &*ts })
 }
 
-fn on_thread_exit(_: ()) {
+fn on_thread_exit() {
     let ts = current_ptr();
     if !ts.is_null() {
         // SAFETY: this thread's own live state.
