@@ -45,6 +45,9 @@ pub enum Backend {
     /// The precise handle-based collector, through `defergc::precise`
     /// (needs the `precise` feature).
     Precise,
+    /// Both, taking turns run by run in one process, and their ratio
+    /// (needs the `precise` feature).
+    Both,
 }
 
 impl Backend {
@@ -52,6 +55,7 @@ impl Backend {
         match self {
             Backend::Bdwgc => "bdwgc",
             Backend::Precise => "precise",
+            Backend::Both => "both",
         }
     }
 }
@@ -89,27 +93,31 @@ pub enum Workload {
 }
 
 pub fn run(args: &Args) -> i32 {
-    if args.gc_percent.is_some() && args.backend != Backend::Precise {
+    if args.gc_percent.is_some() && args.backend == Backend::Bdwgc {
         eprintln!("defergc gcbench: --gc-percent applies to the precise backend only");
         return 2;
     }
+    if args.backend != Backend::Precise && gc::BACKEND != "bdwgc" {
+        eprintln!(
+            "defergc gcbench: the bdwgc backend is not built into this binary \
+             (it was built with the `nogc` feature, backend \"{}\"); \
+             rebuild without `--features nogc`",
+            gc::BACKEND
+        );
+        return 2;
+    }
     match args.backend {
-        Backend::Bdwgc => {
-            if gc::BACKEND != "bdwgc" {
-                eprintln!(
-                    "defergc gcbench: the bdwgc backend is not built into this binary \
-                     (it was built with the `nogc` feature, backend \"{}\"); \
-                     rebuild without `--features nogc`",
-                    gc::BACKEND
-                );
-                return 2;
-            }
-            bench(args, &mut Bdwgc::new())
-        }
+        Backend::Bdwgc => bench(args, &mut Bdwgc::new()),
         #[cfg(feature = "precise")]
         Backend::Precise => bench(args, &mut precise_heap::Precise::new(args.gc_percent)),
+        #[cfg(feature = "precise")]
+        Backend::Both => compare(
+            args,
+            &mut Bdwgc::new(),
+            &mut precise_heap::Precise::new(args.gc_percent),
+        ),
         #[cfg(not(feature = "precise"))]
-        Backend::Precise => {
+        Backend::Precise | Backend::Both => {
             eprintln!(
                 "defergc gcbench: the precise backend is not built into this binary; \
                  rebuild with `--features precise`"
@@ -602,90 +610,181 @@ fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Resul
     })
 }
 
-fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
-    let backend = args.backend.name();
-    heap.reset_pauses();
-    if args.workload == Workload::LiveHeap {
-        if !args.json {
-            println!(
-                "live heap of {} MB on {backend}: trees of depth 14 replaced one at a time",
-                args.live_mb
-            );
-        }
-    } else if !args.json {
-        println!(
+/// Prints what is about to run (human output only).
+fn announce(args: &Args, backend: &str) {
+    if args.json {
+        return;
+    }
+    match args.workload {
+        Workload::LiveHeap => println!(
+            "live heap of {} MB on {backend}: trees of depth 14 replaced one at a time",
+            args.live_mb
+        ),
+        Workload::Gcbench => println!(
             "GCBench (Ellis, Kovac, Boehm) on {backend}: stretch tree depth \
              {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
              array of {ARRAY_SIZE} doubles, trees of depth \
              {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}"
-        );
+        ),
     }
-    let mut runs = Vec::new();
-    for n in 1..=args.runs {
-        let result = match args.workload {
-            Workload::Gcbench => run_once(heap),
-            Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
-        };
-        let run = match result {
-            Ok(run) => run,
-            Err(why) => {
-                eprintln!("defergc gcbench: run {n} failed: {why}");
-                return 1;
-            }
-        };
-        if !args.json {
-            println!(
-                "run {n}/{}: {:9.1} ms, {:3} collections, heap {:.1} MiB",
-                args.runs,
-                ms(run.elapsed),
-                run.collections,
-                mib(run.peak_heap_bytes)
-            );
-        }
-        runs.push(run);
-    }
+}
 
-    let mut times: Vec<f64> = runs.iter().map(|r| ms(r.elapsed)).collect();
-    let mut collections: Vec<f64> = runs.iter().map(|r| r.collections as f64).collect();
-    let median_ms = median(&mut times);
-    let (min_ms, max_ms) = (times[0], times[times.len() - 1]);
-    let median_collections = median(&mut collections);
-    let peak = runs.iter().map(|r| r.peak_heap_bytes).max().unwrap_or(0);
+/// Runs the workload once on `heap` (run `n`), printing a line unless
+/// `--json`; the message says why the run failed.
+fn one_run<H: Heap>(args: &Args, heap: &mut H, backend: &str, n: u32) -> Result<Run, String> {
+    let run = match args.workload {
+        Workload::Gcbench => run_once(heap),
+        Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
+    }
+    .map_err(|why| format!("{backend} run {n} failed: {why}"))?;
     if !args.json {
         println!(
-            "median {median_ms:.1} ms (min {min_ms:.1}, max {max_ms:.1}), \
-             {median_collections} collections per run, peak heap {:.1} MiB",
-            mib(peak)
+            "{backend} run {n}/{}: {:9.1} ms, {:3} collections, heap {:.1} MiB",
+            args.runs,
+            ms(run.elapsed),
+            run.collections,
+            mib(run.peak_heap_bytes)
         );
     }
-    let counters = heap.counters();
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    if !args.json {
-        print!("pauses: max {:.1} us", us(counters.pause_max));
-        if let (Some(p99), Some(n)) = (counters.pause_p99, counters.pause_count) {
+    Ok(run)
+}
+
+/// One backend's runs, summarised.
+struct Summary {
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    collections: f64,
+    peak_heap_bytes: usize,
+    counters: Counters,
+}
+
+impl Summary {
+    fn new(runs: &[Run], counters: Counters) -> Summary {
+        let mut times: Vec<f64> = runs.iter().map(|r| ms(r.elapsed)).collect();
+        let mut collections: Vec<f64> = runs.iter().map(|r| r.collections as f64).collect();
+        let median_ms = median(&mut times);
+        Summary {
+            median_ms,
+            min_ms: times[0],
+            max_ms: times[times.len() - 1],
+            collections: median(&mut collections),
+            peak_heap_bytes: runs.iter().map(|r| r.peak_heap_bytes).max().unwrap_or(0),
+            counters,
+        }
+    }
+
+    fn print(&self, backend: &str) {
+        println!(
+            "{backend}: median {:.1} ms (min {:.1}, max {:.1}), {} collections per run, \
+             peak heap {:.1} MiB",
+            self.median_ms,
+            self.min_ms,
+            self.max_ms,
+            self.collections,
+            mib(self.peak_heap_bytes)
+        );
+        print!(
+            "{backend} pauses: max {:.1} us",
+            us(self.counters.pause_max)
+        );
+        if let (Some(p99), Some(n)) = (self.counters.pause_p99, self.counters.pause_count) {
             print!(", p99 {:.1} us, {n} pauses", us(p99));
         }
         println!();
     }
-    let bench_name = match args.workload {
+
+    /// Adds this summary's fields to `json`, each key prefixed with
+    /// `prefix`.
+    fn json(&self, json: Json, prefix: &str) -> Json {
+        let key = |k: &str| format!("{prefix}{k}");
+        let mut json = json
+            .num(&key("median_ms"), self.median_ms)
+            .num(&key("min_ms"), self.min_ms)
+            .num(&key("max_ms"), self.max_ms)
+            .num(&key("collections"), self.collections)
+            .num(&key("peak_heap_bytes"), self.peak_heap_bytes as f64)
+            .num(&key("pause_max_us"), us(self.counters.pause_max));
+        if let (Some(p99), Some(n)) = (self.counters.pause_p99, self.counters.pause_count) {
+            json = json
+                .num(&key("pause_p99_us"), us(p99))
+                .num(&key("pause_count"), n as f64);
+        }
+        json
+    }
+}
+
+fn bench_name(args: &Args) -> &'static str {
+    match args.workload {
         Workload::Gcbench => "gcbench",
         Workload::LiveHeap => "live-heap",
-    };
-    let mut json = Json::new()
-        .str("bench", bench_name)
-        .str("backend", backend)
-        .num("runs", f64::from(args.runs))
-        .num("median_ms", median_ms)
-        .num("min_ms", min_ms)
-        .num("max_ms", max_ms)
-        .num("collections", median_collections)
-        .num("peak_heap_bytes", peak as f64)
-        .num("pause_max_us", us(counters.pause_max));
-    if let (Some(p99), Some(n)) = (counters.pause_p99, counters.pause_count) {
-        json = json
-            .num("pause_p99_us", us(p99))
-            .num("pause_count", n as f64);
     }
+}
+
+fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
+    let backend = args.backend.name();
+    announce(args, backend);
+    heap.reset_pauses();
+    let mut runs = Vec::new();
+    for n in 1..=args.runs {
+        match one_run(args, heap, backend, n) {
+            Ok(run) => runs.push(run),
+            Err(why) => {
+                eprintln!("defergc gcbench: {why}");
+                return 1;
+            }
+        }
+    }
+    let summary = Summary::new(&runs, heap.counters());
+    if !args.json {
+        summary.print(backend);
+    }
+    let json = Json::new()
+        .str("bench", bench_name(args))
+        .str("backend", backend)
+        .num("runs", f64::from(args.runs));
+    println!("{}", summary.json(json, ""));
+    0
+}
+
+/// `--backend both`: the two collectors take turns, one run each, in this
+/// process, so that both see the same machine conditions; reports both and
+/// the ratio of the medians (precise / bdwgc).
+#[cfg(feature = "precise")]
+fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) -> i32 {
+    announce(args, "bdwgc and precise, alternating");
+    bdwgc.reset_pauses();
+    precise.reset_pauses();
+    let (mut b_runs, mut p_runs) = (Vec::new(), Vec::new());
+    for n in 1..=args.runs {
+        let pair = one_run(args, bdwgc, "bdwgc", n)
+            .and_then(|b| Ok((b, one_run(args, precise, "precise", n)?)));
+        match pair {
+            Ok((b, p)) => {
+                b_runs.push(b);
+                p_runs.push(p);
+            }
+            Err(why) => {
+                eprintln!("defergc gcbench: {why}");
+                return 1;
+            }
+        }
+    }
+    let b = Summary::new(&b_runs, bdwgc.counters());
+    let p = Summary::new(&p_runs, precise.counters());
+    let ratio = p.median_ms / b.median_ms;
+    if !args.json {
+        b.print("bdwgc");
+        p.print("precise");
+        println!("precise / bdwgc (medians): {ratio:.3}");
+    }
+    let json = Json::new()
+        .str("bench", bench_name(args))
+        .str("backend", "both")
+        .num("runs", f64::from(args.runs));
+    let json = p
+        .json(b.json(json, "bdwgc_"), "precise_")
+        .num("ratio", ratio);
     println!("{json}");
     0
 }
@@ -700,6 +799,10 @@ fn median(values: &mut [f64]) -> f64 {
     } else {
         (values[n / 2 - 1] + values[n / 2]) / 2.0
     }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
 }
 
 fn ms(d: Duration) -> f64 {

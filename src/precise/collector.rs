@@ -584,11 +584,11 @@ fn run_cycle() {
     heap::set_lazy_sweep(true);
     // Handles freed by the sweep go to the pool a batch at a time (the
     // cycle is complete: they may be reused at once).
-    let mut batch = Vec::with_capacity(handles::BATCH);
+    let mut batch = handles::empty_batch();
     heap::sweep_all_unswept(id, &mut |h| {
         batch.push(h);
         if batch.len() == handles::BATCH {
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(handles::BATCH));
+            let full = std::mem::replace(&mut batch, handles::empty_batch());
             handles::release_batch(full);
         }
     });

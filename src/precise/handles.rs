@@ -270,10 +270,19 @@ pub(crate) fn free_large(handle: u64, freed: &mut Freed) {
 
 struct Pool {
     batches: Vec<Vec<u64>>,
+    /// Emptied batch vectors, kept for the sweep to fill again: a batch is
+    /// filled on the collector thread and emptied on a mutator, and freeing
+    /// it there would make the allocator trim and refault the collector's
+    /// arena every cycle.
+    spare: Vec<Vec<u64>>,
 }
+
+/// Emptied batch vectors kept at most.
+const MAX_SPARE: usize = 256;
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     batches: Vec::new(),
+    spare: Vec::new(),
 });
 /// Indices below this have been handed out at least once.
 static FRESH: AtomicUsize = AtomicUsize::new(0);
@@ -294,6 +303,15 @@ pub(crate) fn release(freed: Freed) {
         pool.batches.push(rest);
     }
     pool.batches.push(handles);
+}
+
+/// An empty vector with room for a batch, for [`release_batch`]: a spare
+/// one if a cache gave one back.
+pub(crate) fn empty_batch() -> Vec<u64> {
+    pool()
+        .spare
+        .pop()
+        .unwrap_or_else(|| Vec::with_capacity(BATCH))
 }
 
 /// Makes a batch of handles (next generation, at most [`BATCH`]) freed by a
@@ -362,8 +380,10 @@ impl LocalHandles {
         debug_assert!(self.free.is_empty());
         let mut pool = pool();
         if let Some(batch) = pool.batches.pop() {
-            drop(pool);
-            self.free = batch;
+            let empty = std::mem::replace(&mut self.free, batch);
+            if pool.spare.len() < MAX_SPARE && empty.capacity() >= BATCH {
+                pool.spare.push(empty);
+            }
             return Ok(());
         }
         let start = FRESH.load(Ordering::Relaxed);
