@@ -317,7 +317,9 @@ int defergc_precise_register_bytes_type(defergc_type *out);
 defergc_handle defergc_precise_alloc(defergc_type type, int *err);
 defergc_handle defergc_precise_alloc_array(defergc_type type, size_t len, int *err);
 
-/* The object's payload, valid while its handle is rooted. NULL on error. */
+/* The object's payload, valid while its handle is rooted. NULL on error.
+ * Aligned to 16 bytes when the payload size is a multiple of 16, to 8
+ * otherwise. */
 void *defergc_precise_deref(defergc_handle obj, int *err);
 
 /* Handle fields: load into *out (0 for null), store (0 for null). */

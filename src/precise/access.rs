@@ -65,7 +65,9 @@ fn size_of_header(hdr: *mut Header) -> usize {
 
 /// A pointer to the payload of `obj`'s object. It stays valid while the
 /// object is reachable (rooted or referenced from a reachable object);
-/// after that, using it is undefined behaviour. Objects never move.
+/// after that, using it is undefined behaviour. Objects never move. The
+/// payload is aligned to 16 bytes when its size is a multiple of 16, to 8
+/// otherwise (as much as any type of that size can need).
 #[inline]
 pub fn deref(obj: Handle) -> Result<NonNull<u8>> {
     let hdr = object(obj)?;

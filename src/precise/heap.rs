@@ -4,7 +4,8 @@
 //! # Objects
 //!
 //! Every object starts with a 16-byte [`Header`] (its handle, payload size,
-//! type id, mark byte); the payload follows, 16-byte aligned. The mark
+//! type id, mark byte); the payload follows, aligned to 16 bytes when its
+//! size is a multiple of 16 and to 8 otherwise (see [`GRANULE`]). The mark
 //! byte holds the low byte of a cycle id: an object is marked in cycle `c`
 //! when its mark byte equals `c`. Allocation writes the collector's birth
 //! mark there ([`collector::birth_mode`]), in one place ([`init_object`]):
@@ -94,7 +95,12 @@ use std::time::{Duration, Instant};
 
 /// Bytes of an object header.
 pub(crate) const HEADER: usize = 16;
-const GRANULE: usize = 16;
+/// Cells are multiples of this. A cell that is not a multiple of 16 holds
+/// payloads whose size is not one either, and a type whose size is not a
+/// multiple of 16 needs at most 8-byte alignment; so every payload is
+/// aligned as its size allows (16 bytes at most), like `malloc`'s but
+/// without rounding a 24-byte object up to 48 bytes.
+const GRANULE: usize = 8;
 /// Bytes of a small-object block.
 pub(crate) const BLOCK: usize = 128 << 10;
 /// Bytes mapped at a time and carved into blocks.
@@ -174,15 +180,21 @@ impl Header {
 pub(crate) const MAX_TYPE_ID: u32 = (1 << 24) - 1;
 
 /// Number of small size classes.
-pub(crate) const CLASSES: usize = 36;
+pub(crate) const CLASSES: usize = 43;
 
-/// Cell bytes of each class: 16..256 by 16, then four steps per doubling
-/// up to 8 KiB (at most 25% internal waste above 256 bytes).
+/// Cell bytes of each class: 16..=128 by 8, 144..=256 by 16, then four
+/// steps per doubling up to 8 KiB (at most 25% internal waste above 256
+/// bytes). The 8-byte steps serve the commonest objects (a header and a
+/// few words) without padding.
 static CELL: [u32; CLASSES] = {
     let mut cells = [0u32; CLASSES];
     let mut i = 0;
-    while i < 16 {
-        cells[i] = (i as u32 + 1) * 16;
+    while i < 15 {
+        cells[i] = 16 + i as u32 * 8;
+        i += 1;
+    }
+    while i < 23 {
+        cells[i] = 144 + (i as u32 - 15) * 16;
         i += 1;
     }
     let mut base = 256u32;
@@ -198,7 +210,7 @@ static CELL: [u32; CLASSES] = {
     cells
 };
 
-/// The class of a cell of `g` granules, for `g` up to 8 KiB / 16.
+/// The class of a cell of `g` granules, for `g` up to 8 KiB / 8.
 static CLASS_BY_GRANULES: [u8; MAX_SMALL_CELL / GRANULE + 1] = {
     let mut table = [0u8; MAX_SMALL_CELL / GRANULE + 1];
     let mut g = 0;
@@ -622,7 +634,7 @@ unsafe fn init_object(
         unsafe { check_and_clear_poison(hdr, size as usize) };
     } else if small {
         // SAFETY: a free cell of ours with room for the payload rounded up
-        // to 16 (cells are multiples of 16); large objects come zeroed.
+        // to 8 (cells are multiples of 8); large objects come zeroed.
         unsafe { zero_payload(hdr, size as usize) };
     }
     let (mark, grey) = collector::birth_mode();
@@ -1032,30 +1044,27 @@ unsafe fn free_cell(hdr: *mut Header, used: usize) {
     }
 }
 
-/// Zeroes the first `bytes` (rounded up to 16) of a new object's payload.
+/// Zeroes the first `bytes` (rounded up to 8) of a new object's payload.
 ///
 /// # Safety
-/// The payload at `hdr` has room for `bytes` rounded up to 16, and is the
+/// The payload at `hdr` has room for `bytes` rounded up to 8, and is the
 /// caller's (a cell it is allocating).
 #[inline(always)]
 unsafe fn zero_payload(hdr: *mut Header, bytes: usize) {
-    let words = Header::payload(hdr).cast::<[u64; 2]>();
-    // SAFETY: forwarded from the caller. Most objects are small: explicit
-    // 16-byte stores (a loop would become a memset call per object).
+    let payload = Header::payload(hdr);
+    // SAFETY: forwarded from the caller; the payload is 8-byte aligned.
+    // Most objects are small: explicit word stores (a loop would become a
+    // memset call per object).
     unsafe {
-        match bytes.next_multiple_of(16) {
+        match bytes.next_multiple_of(8) {
             0 => {}
-            16 => words.write([0; 2]),
-            32 => {
-                words.write([0; 2]);
-                words.add(1).write([0; 2]);
-            }
-            48 => {
-                words.write([0; 2]);
-                words.add(1).write([0; 2]);
-                words.add(2).write([0; 2]);
-            }
-            n => ptr::write_bytes(Header::payload(hdr), 0, n),
+            8 => payload.cast::<[u64; 1]>().write([0; 1]),
+            16 => payload.cast::<[u64; 2]>().write([0; 2]),
+            24 => payload.cast::<[u64; 3]>().write([0; 3]),
+            32 => payload.cast::<[u64; 4]>().write([0; 4]),
+            40 => payload.cast::<[u64; 5]>().write([0; 5]),
+            48 => payload.cast::<[u64; 6]>().write([0; 6]),
+            n => ptr::write_bytes(payload, 0, n),
         }
     }
 }
