@@ -285,6 +285,7 @@ typedef uint32_t defergc_type;
 #define DEFERGC_PRECISE_ENOSUCHROOT (-121)
 #define DEFERGC_PRECISE_ENOTREGISTERED (-122)
 #define DEFERGC_PRECISE_EBADROOTADDRESS (-123)
+#define DEFERGC_PRECISE_EWRONGTYPE (-124)
 
 typedef struct defergc_precise_stats {
     uint64_t live_objects;      /* found live by the last collection */

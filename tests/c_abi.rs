@@ -168,6 +168,33 @@ fn header_declares_exactly_the_exported_functions() {
     assert_eq!(declared, exported, "header vs #[no_mangle] exports");
 }
 
+/// The header's precise error codes are exactly `-(100 + code)` of every
+/// `precise::Error`, each named after its variant.
+#[cfg(feature = "precise")]
+#[test]
+fn header_precise_error_codes_match_the_error_type() {
+    let header = std::fs::read_to_string(root().join("include/defergc.h")).unwrap();
+    let mut defined = std::collections::BTreeMap::new();
+    for line in header.lines() {
+        let Some(rest) = line.strip_prefix("#define DEFERGC_PRECISE_E") else {
+            continue;
+        };
+        let (name, value) = rest.split_once(' ').unwrap();
+        let value: i32 = value
+            .trim()
+            .trim_matches(|c| c == '(' || c == ')')
+            .parse()
+            .unwrap();
+        defined.insert(name.to_string(), value);
+    }
+    assert_eq!(defined.remove("NOTBUILT"), Some(-100));
+    let expected: std::collections::BTreeMap<String, i32> = defergc::precise::Error::ALL
+        .iter()
+        .map(|e| (format!("{e:?}").to_uppercase(), -(100 + e.code())))
+        .collect();
+    assert_eq!(defined, expected);
+}
+
 #[test]
 fn go_semantics_through_the_c_protocol() {
     assert_ok(&run(&compile("semantics"), &[]), "semantics: ok");

@@ -4,7 +4,7 @@
 //! objects, the heap limit, frame and native-state misuse.
 #![cfg(feature = "precise")]
 
-use defergc::precise::{self, Config, Error, Frame, Handle, TypeId};
+use defergc::precise::{self, Config, Error, Field, Frame, Handle, TypeId};
 use serial_test::serial;
 use std::sync::OnceLock;
 
@@ -201,6 +201,62 @@ fn field_offsets_outside_the_object_or_off_its_handle_fields_are_rejected() {
             Err(Error::OutOfBounds)
         );
         assert_eq!(precise::read_u64(bytes, 5), Ok(u64::from_ne_bytes([9; 8])));
+    });
+}
+
+#[test]
+#[serial]
+fn fields_are_checked_when_made_and_against_the_object_type_when_used() {
+    on_thread(|| {
+        let s = s_type();
+        // Made: only a handle field of a struct type.
+        assert_eq!(Field::new(s, 0), Err(Error::NotAHandleField));
+        assert_eq!(Field::new(s, 4), Err(Error::NotAHandleField));
+        assert_eq!(Field::new(s, 16), Err(Error::NotAHandleField));
+        assert_eq!(Field::new(s, 20), Err(Error::OutOfBounds));
+        assert_eq!(Field::new(s, 24), Err(Error::OutOfBounds));
+        assert_eq!(Field::new(s, usize::MAX), Err(Error::OutOfBounds));
+        let array = precise::register_handle_array_type().unwrap();
+        assert_eq!(Field::new(array, 0), Err(Error::WrongTypeKind));
+        let bytes = precise::register_bytes_type().unwrap();
+        assert_eq!(Field::new(bytes, 0), Err(Error::WrongTypeKind));
+        let h = Field::new(s, 8).unwrap();
+        assert_eq!((h.type_id(), h.offset()), (s, 8));
+
+        let frame = Frame::new().unwrap();
+        let a = precise::alloc(s).unwrap();
+        frame.root(a).unwrap();
+        let b = precise::alloc(s).unwrap();
+        frame.root(b).unwrap();
+        // Same layout, another type: still refused.
+        let twin = precise::alloc(precise::register_type(24, &[8]).unwrap()).unwrap();
+        frame.root(twin).unwrap();
+        let arr = precise::alloc_array(array, 4).unwrap();
+        frame.root(arr).unwrap();
+
+        assert_eq!(precise::load_field(a, h), Ok(None));
+        precise::store_field(a, h, b).unwrap();
+        assert_eq!(precise::load_field(a, h), Ok(Some(b)));
+        assert_eq!(precise::load(a, 8), Ok(Some(b)), "the same slot as store");
+        assert_eq!(precise::store_field(twin, h, b), Err(Error::WrongType));
+        assert_eq!(precise::load_field(twin, h), Err(Error::WrongType));
+        assert_eq!(precise::store_field(arr, h, b), Err(Error::WrongType));
+        assert_eq!(precise::load(twin, 8), Ok(None), "a refused store wrote");
+
+        // Stale objects and values are refused as by store.
+        let dead = precise::alloc(s).unwrap();
+        precise::collect().unwrap();
+        assert_eq!(precise::store_field(a, h, dead), Err(Error::StaleHandle));
+        assert_eq!(precise::store_field(dead, h, b), Err(Error::StaleHandle));
+        assert_eq!(precise::load_field(dead, h), Err(Error::StaleHandle));
+        assert_eq!(precise::load_field(a, h), Ok(Some(b)));
+        // The field keeps its object alive through collections.
+        precise::store_field(b, h, None).unwrap();
+        let c = precise::alloc(s).unwrap();
+        precise::store_field(b, h, c).unwrap();
+        precise::collect().unwrap();
+        assert_eq!(precise::load_field(b, h), Ok(Some(c)));
+        assert_eq!(precise::type_of(c), Ok(s));
     });
 }
 

@@ -319,10 +319,12 @@ impl Heap for Bdwgc {
 #[cfg(feature = "precise")]
 mod precise_heap {
     use super::{Counters, Heap};
-    use defergc::precise::{self, FrameId, Handle, TypeId};
+    use defergc::precise::{self, Field, FrameId, Handle, TypeId};
 
     pub struct Precise {
         node: TypeId,
+        left: Field,
+        right: Field,
         array: TypeId,
     }
 
@@ -340,9 +342,13 @@ mod precise_heap {
             if let Some(percent) = gc_percent {
                 precise::set_gc_percent(Some(percent));
             }
+            let node =
+                precise::register_type(24, &[0, 8]).unwrap_or_else(|e| fail("register_type", e));
+            let field = |offset| Field::new(node, offset).unwrap_or_else(|e| fail("field", e));
             Precise {
-                node: precise::register_type(24, &[0, 8])
-                    .unwrap_or_else(|e| fail("register_type", e)),
+                node,
+                left: field(0),
+                right: field(8),
                 array: precise::register_bytes_type().unwrap_or_else(|e| fail("register_type", e)),
             }
         }
@@ -367,23 +373,22 @@ mod precise_heap {
 
         #[inline(always)]
         fn set_left(&mut self, node: Handle, child: Handle) {
-            precise::store(node, 0, child).unwrap_or_else(|e| fail("store", e))
+            precise::store_field(node, self.left, child).unwrap_or_else(|e| fail("store", e))
         }
 
         #[inline(always)]
         fn set_right(&mut self, node: Handle, child: Handle) {
-            precise::store(node, 8, child).unwrap_or_else(|e| fail("store", e))
+            precise::store_field(node, self.right, child).unwrap_or_else(|e| fail("store", e))
         }
 
         fn children_raw(&self, node: Handle) -> (Option<Handle>, Option<Handle>) {
-            let left = precise::load(node, 0).unwrap_or_else(|e| fail("load", e));
-            let right = precise::load(node, 8).unwrap_or_else(|e| fail("load", e));
+            let left = precise::load_field(node, self.left).unwrap_or_else(|e| fail("load", e));
+            let right = precise::load_field(node, self.right).unwrap_or_else(|e| fail("load", e));
             (left, right)
         }
 
         fn children(&self, node: Handle) -> Option<(Handle, Handle)> {
-            let left = precise::load(node, 0).unwrap_or_else(|e| fail("load", e));
-            let right = precise::load(node, 8).unwrap_or_else(|e| fail("load", e));
+            let (left, right) = self.children_raw(node);
             Some((left?, right?))
         }
 

@@ -137,6 +137,95 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
     Ok(())
 }
 
+/// A handle field of a struct type, checked once when it is made: the
+/// form of a field access that compiled code uses, where the field's type
+/// and offset are known statically. [`load_field`] and [`store_field`]
+/// then check only that the object is of the field's type (one compare
+/// against its header) instead of its size, kind and handle bitmap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    type_id: u32,
+    offset: u32,
+}
+
+impl Field {
+    /// The handle field at byte `offset` of struct type `ty`.
+    /// [`Error::WrongTypeKind`] for a variable-length type,
+    /// [`Error::OutOfBounds`] if the word does not fit in the struct,
+    /// [`Error::NotAHandleField`] if it is not one of its handle fields.
+    pub fn new(ty: TypeId, offset: usize) -> Result<Field> {
+        let info = types::info(ty);
+        if info.kind() != Kind::Struct {
+            return Err(Error::WrongTypeKind);
+        }
+        let size = info.size() as usize;
+        if offset > size || size - offset < 8 {
+            return Err(Error::OutOfBounds);
+        }
+        if offset % 8 != 0 || !info.is_handle_word(offset / 8) {
+            return Err(Error::NotAHandleField);
+        }
+        Ok(Field {
+            type_id: ty.to_raw(),
+            // A struct's size fits in 32 bits (the header's size word).
+            offset: offset as u32,
+        })
+    }
+
+    /// The struct type the field belongs to.
+    pub fn type_id(self) -> TypeId {
+        match TypeId::from_raw(self.type_id) {
+            Ok(ty) => ty,
+            Err(_) => unreachable!("a Field is made from a registered type"),
+        }
+    }
+
+    /// The field's byte offset.
+    pub fn offset(self) -> usize {
+        self.offset as usize
+    }
+}
+
+/// The slot of `field` in the object at `hdr`; [`Error::WrongType`] if
+/// the object is not of the field's type.
+#[inline(always)]
+fn field_slot(hdr: *mut Header, field: Field) -> Result<&'static AtomicU64> {
+    // SAFETY: a live object's header is initialised.
+    if unsafe { (*hdr).type_id() } != field.type_id {
+        return Err(Error::WrongType);
+    }
+    // SAFETY: the object is of the field's struct type, whose size holds
+    // the (aligned) field; it stays allocated for this safepoint-free call.
+    Ok(unsafe {
+        &*Header::payload(hdr)
+            .add(field.offset as usize)
+            .cast::<AtomicU64>()
+    })
+}
+
+/// Loads `field` of `obj` (null as `None`); [`Error::WrongType`] if `obj`
+/// is not of the field's type.
+#[inline(always)]
+pub fn load_field(obj: Handle, field: Field) -> Result<Option<Handle>> {
+    let slot = field_slot(object(obj)?, field)?;
+    Ok(Handle::from_raw(slot.load(Ordering::Acquire)).ok())
+}
+
+/// Stores `value` (a live handle, or null) into `field` of `obj`: as
+/// [`store`], with [`Error::WrongType`] if `obj` is not of the field's
+/// type.
+#[inline(always)]
+pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) -> Result<()> {
+    let value = value.into();
+    let (ts, hdr) = object_on(obj)?;
+    let slot = field_slot(hdr, field)?;
+    if let Some(v) = value {
+        handles::resolve(v)?;
+    }
+    write_handle_slot(ts, slot, Handle::raw_or_null(value));
+    Ok(())
+}
+
 /// Stores a handle value into a slot the collector traces (a heap field or
 /// a global root), on the running thread `ts`. Every such store goes
 /// through here: the write barrier (see `collector.rs`). Off, it costs one

@@ -70,11 +70,14 @@ pub enum Error {
     NotRegistered = 22,
     /// `add_global_root` of a null or unaligned address.
     BadRootAddress = 23,
+    /// A [`Field`](crate::precise::Field) access on an object of another
+    /// type.
+    WrongType = 24,
 }
 
 impl Error {
     /// Every variant, in code order.
-    pub const ALL: [Error; 23] = [
+    pub const ALL: [Error; 24] = [
         Error::NullHandle,
         Error::InvalidHandle,
         Error::StaleHandle,
@@ -98,6 +101,7 @@ impl Error {
         Error::NoSuchRoot,
         Error::NotRegistered,
         Error::BadRootAddress,
+        Error::WrongType,
     ];
 
     /// The stable C ABI code of this error (never 0).
@@ -139,6 +143,7 @@ impl Error {
             Error::NoSuchRoot => "root slot index above the shadow-stack top",
             Error::NotRegistered => "thread is not registered with the precise collector",
             Error::BadRootAddress => "global root address is null or not 8-byte aligned",
+            Error::WrongType => "the object is not of the field's type",
         }
     }
 }

@@ -55,7 +55,10 @@
 //! [`store`] (object and value), the byte accessors, [`size_of`] and
 //! [`type_of`];
 //! unknown type ids ([`TypeId::from_raw`]); field offsets and byte ranges
-//! against the object size and its type's handle-field map; frame order in
+//! against the object size and its type's handle-field map; for a
+//! [`Field`] (checked once when made, for the code a compiler generates
+//! when it knows the field statically), the object's type, one compare, in
+//! [`load_field`] and [`store_field`]; frame order in
 //! [`pop_frame`], [`Frame::root`] and [`Frame::pop`]; heap use from native
 //! code; type layouts at registration; the heap limit and size overflow.
 //! The marker validates every value it traces, so garbage in a root or a
@@ -95,7 +98,8 @@ mod threads;
 mod types;
 
 pub use access::{
-    deref, load, read_bytes, read_u64, size_of, store, type_of, write_bytes, write_u64,
+    deref, load, load_field, read_bytes, read_u64, size_of, store, store_field, type_of,
+    write_bytes, write_u64, Field,
 };
 #[doc(hidden)]
 pub use collector::break_protocol_for_tests;
