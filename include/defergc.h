@@ -300,6 +300,8 @@ typedef struct defergc_precise_stats {
     uint64_t pause_total_ns;    /* time mutators were stopped */
     uint64_t pause_max_ns;
     uint64_t pause_last_ns;
+    uint64_t pause_p99_ns;      /* 99th percentile (within 25%) */
+    uint64_t pause_count;       /* mutator stops recorded */
 } defergc_precise_stats;
 
 /* Starts the collector and registers the calling thread. */
@@ -347,8 +349,26 @@ int defergc_precise_safepoint(void);
 int defergc_precise_enter_native(void);
 int defergc_precise_leave_native(void);
 
-/* Runs a collection and waits for it. */
+/* Collection runs on the collector's own thread, concurrently with the
+ * mutators. collect requests a cycle and waits for it; gc_async only
+ * requests one, gc_wait waits for all requested; shutdown joins the
+ * collector thread (registered threads may still be running).
+ * set_gc_percent: start a cycle when the heap has grown by this percentage
+ * over what the last one found live (Go's GOGC, default 100); negative
+ * turns automatic cycles off. */
 int defergc_precise_collect(void);
+int defergc_precise_gc_async(void);
+int defergc_precise_gc_wait(void);
+int defergc_precise_shutdown(void);
+int defergc_precise_set_gc_percent(int percent);
+int defergc_precise_reset_pause_stats(void);
+
+/* Global roots: a registered 8-byte slot keeps the handle it holds alive.
+ * Store into it with store_global (the collector's write barrier) while
+ * collections may run. */
+int defergc_precise_add_global_root(const uint64_t *slot);
+int defergc_precise_remove_global_root(const uint64_t *slot);
+int defergc_precise_store_global(uint64_t *slot, defergc_handle value);
 
 /* Thread registration (automatic on first use and at exit anyway). */
 int defergc_precise_register_thread(void);

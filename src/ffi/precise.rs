@@ -71,6 +71,8 @@ pub struct PreciseStats {
     pause_total_ns: u64,
     pause_max_ns: u64,
     pause_last_ns: u64,
+    pause_p99_ns: u64,
+    pause_count: u64,
 }
 
 /// Starts the precise collector and registers the calling thread.
@@ -323,6 +325,88 @@ pub extern "C" fn defergc_precise_collect() -> c_int {
     entry("defergc_precise_collect", || status(precise::collect()))
 }
 
+/// Requests a collection cycle and returns at once.
+#[no_mangle]
+pub extern "C" fn defergc_precise_gc_async() -> c_int {
+    entry("defergc_precise_gc_async", || {
+        precise::gc_async();
+        0
+    })
+}
+
+/// Waits until every requested cycle has completed.
+#[no_mangle]
+pub extern "C" fn defergc_precise_gc_wait() -> c_int {
+    entry("defergc_precise_gc_wait", || {
+        precise::gc_wait();
+        0
+    })
+}
+
+/// Stops the collector thread after the cycles requested so far and joins
+/// it.
+#[no_mangle]
+pub extern "C" fn defergc_precise_shutdown() -> c_int {
+    entry("defergc_precise_shutdown", || {
+        precise::shutdown();
+        0
+    })
+}
+
+/// Sets the pacer's growth percentage (Go's GOGC); negative turns
+/// automatic collections off.
+#[no_mangle]
+pub extern "C" fn defergc_precise_set_gc_percent(percent: c_int) -> c_int {
+    entry("defergc_precise_set_gc_percent", || {
+        precise::set_gc_percent(u32::try_from(percent).ok());
+        0
+    })
+}
+
+/// Forgets the pauses recorded so far.
+#[no_mangle]
+pub extern "C" fn defergc_precise_reset_pause_stats() -> c_int {
+    entry("defergc_precise_reset_pause_stats", || {
+        precise::reset_pause_stats();
+        0
+    })
+}
+
+/// Registers the 8-byte slot at `slot` as a global root.
+///
+/// # Safety
+/// As [`precise::add_global_root`]: `slot` stays readable until it is
+/// removed and is written only with aligned 8-byte stores (preferably
+/// through `defergc_precise_store_global`).
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_add_global_root(slot: *const u64) -> c_int {
+    entry("defergc_precise_add_global_root", || {
+        // SAFETY: forwarded from the caller.
+        status(unsafe { precise::add_global_root(slot) })
+    })
+}
+
+/// Unregisters a global root.
+#[no_mangle]
+pub extern "C" fn defergc_precise_remove_global_root(slot: *const u64) -> c_int {
+    entry("defergc_precise_remove_global_root", || {
+        status(precise::remove_global_root(slot))
+    })
+}
+
+/// Stores `value` (0 for null) into the global root slot at `slot`
+/// through the collector's write barrier.
+///
+/// # Safety
+/// As [`precise::store_global`]: `slot` is valid for reads and writes.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_precise_store_global(slot: *mut u64, value: u64) -> c_int {
+    entry("defergc_precise_store_global", || {
+        // SAFETY: forwarded from the caller.
+        status(maybe_handle(value).and_then(|v| unsafe { precise::store_global(slot, v) }))
+    })
+}
+
 /// Registers the calling thread (automatic on first use anyway).
 #[no_mangle]
 pub extern "C" fn defergc_precise_register_thread() -> c_int {
@@ -369,6 +453,8 @@ pub unsafe extern "C" fn defergc_precise_get_stats(out: *mut PreciseStats) -> c_
             pause_total_ns: s.pause_total.as_nanos() as u64,
             pause_max_ns: s.pause_max.as_nanos() as u64,
             pause_last_ns: s.pause_last.as_nanos() as u64,
+            pause_p99_ns: s.pause_p99.as_nanos() as u64,
+            pause_count: s.pause_count,
         };
         // SAFETY: forwarded from the caller.
         unsafe { put(out, stats) }

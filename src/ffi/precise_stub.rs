@@ -21,7 +21,7 @@ unsafe fn report(err: *mut c_int) {
 /// Statistics, as `defergc_precise_stats` in the header (never filled).
 #[repr(C)]
 pub struct PreciseStats {
-    fields: [u64; 12],
+    fields: [u64; 14],
 }
 
 /// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
@@ -193,5 +193,53 @@ pub extern "C" fn defergc_precise_set_heap_limit(_bytes: usize) -> c_int {
 /// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
 #[no_mangle]
 pub extern "C" fn defergc_precise_get_stats(_out: *mut PreciseStats) -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_gc_async() -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_gc_wait() -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_shutdown() -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_set_gc_percent(_percent: c_int) -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_reset_pause_stats() -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_add_global_root(_slot: *const u64) -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_remove_global_root(_slot: *const u64) -> c_int {
+    NOT_BUILT
+}
+
+/// Not built: reports `DEFERGC_PRECISE_ENOTBUILT`.
+#[no_mangle]
+pub extern "C" fn defergc_precise_store_global(_slot: *mut u64, _value: u64) -> c_int {
     NOT_BUILT
 }

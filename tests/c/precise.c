@@ -33,6 +33,8 @@ static void not_built(void) {
     CHECK(defergc_precise_init() == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_alloc(1, &err) == 0 && err == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_collect() == DEFERGC_PRECISE_ENOTBUILT);
+    CHECK(defergc_precise_gc_async() == DEFERGC_PRECISE_ENOTBUILT);
+    CHECK(defergc_precise_store_global(NULL, 0) == DEFERGC_PRECISE_ENOTBUILT);
     puts("precise: not built, every call says so");
 }
 
@@ -90,10 +92,53 @@ int main(void) {
     CHECK(defergc_precise_pop_frame(frame) == 0);
     CHECK(defergc_precise_root(head) == DEFERGC_PRECISE_ENOFRAME);
 
-    /* Unrooted now: a collection frees the list. */
+    /* A global root keeps the first 10 nodes; stores go through the
+     * barrier while cycles requested with gc_async run. */
+    static uint64_t global;
+    CHECK(defergc_precise_add_global_root(&global) == 0);
+    CHECK(defergc_precise_add_global_root(NULL) == DEFERGC_PRECISE_EBADROOTADDRESS);
+    CHECK(defergc_precise_store_global((uint64_t *)((char *)&global + 1), head)
+          == DEFERGC_PRECISE_EBADROOTADDRESS);
+    CHECK(defergc_precise_store_global(&global, garbage) == DEFERGC_PRECISE_ESTALEHANDLE);
+    defergc_handle tenth = head;
+    for (int i = 0; i < 99990; i++)
+        CHECK(defergc_precise_load(tenth, 0, &tenth) == 0);
+    CHECK(defergc_precise_reset_pause_stats() == 0);
+    CHECK(defergc_precise_get_stats(&st) == 0);
+    uint64_t before = st.collections;
+    CHECK(defergc_precise_gc_async() == 0);
+    CHECK(defergc_precise_store_global(&global, tenth) == 0);
+    /* Running code meets the cycle's handshakes at its safepoints. */
+    do {
+        CHECK(defergc_precise_alloc(node_type, &err) != 0);
+        CHECK(defergc_precise_safepoint() == 0);
+        CHECK(defergc_precise_get_stats(&st) == 0);
+    } while (st.collections == before);
+    CHECK(defergc_precise_gc_wait() == 0);
+    CHECK(defergc_precise_get_stats(&st) == 0);
+    CHECK(st.pause_count >= 1 && st.pause_max_ns > 0 && st.pause_p99_ns > 0);
+    CHECK(node_value(global) == 9);
+
+    /* Unrooted now but for the global: a collection frees the rest. */
     CHECK(defergc_precise_collect() == 0);
     CHECK(defergc_precise_get_stats(&st) == 0);
-    CHECK(st.live_objects < 1000);
+    CHECK(st.live_objects == 10);
+    CHECK(defergc_precise_read(head, 8, &v, sizeof v) == DEFERGC_PRECISE_ESTALEHANDLE);
+    n = 0;
+    for (defergc_handle p = global; p != 0; n++) {
+        CHECK(node_value(p) == 9 - n);
+        CHECK(defergc_precise_load(p, 0, &p) == 0);
+    }
+    CHECK(n == 10);
+    CHECK(defergc_precise_store_global(&global, 0) == 0);
+    CHECK(defergc_precise_remove_global_root(&global) == 0);
+    CHECK(defergc_precise_remove_global_root(&global) == DEFERGC_PRECISE_EUNKNOWNROOT);
+    CHECK(defergc_precise_set_gc_percent(-1) == 0);
+    CHECK(defergc_precise_set_gc_percent(100) == 0);
+    CHECK(defergc_precise_collect() == 0);
+    CHECK(defergc_precise_get_stats(&st) == 0);
+    CHECK(st.live_objects == 0);
+    CHECK(defergc_precise_shutdown() == 0);
     CHECK(defergc_precise_get_stats(NULL) == DEFERGC_EINVAL);
     puts("precise: ok");
     return 0;
