@@ -98,6 +98,12 @@ impl Chunk {
     /// # Safety
     /// `this` is a live chunk that nothing references any more.
     unsafe fn free(this: *mut Chunk) {
+        // The precise collector scans a thread in native code on its behalf
+        // while the thread may go on pushing and popping; a scan that
+        // loaded this chunk before it was unlinked may still be reading
+        // it. Scans hold the registry lock throughout: wait for them.
+        #[cfg(feature = "precise")]
+        let _no_scan = by_thread::exclude_scans();
         // SAFETY: the caller guarantees exclusive ownership.
         unsafe { libc::free(this.cast()) }
     }
@@ -525,6 +531,12 @@ pub(crate) mod by_thread {
         });
     }
 
+    /// Holds off every scan ([`for_each_word`] holds the same lock
+    /// throughout) while the guard lives.
+    pub(super) fn exclude_scans() -> impl Drop {
+        registry()
+    }
+
     pub(super) fn add_block(block: *mut u8, len: usize) {
         at_exit_hook();
         let me = owner();
@@ -564,15 +576,14 @@ pub(crate) mod by_thread {
     }
 
     /// Offers every word of `owner`'s root memory (its blocks and the live
-    /// part of its stacks) to `f`, as a candidate reference. `None` offers
-    /// every thread's (and the orphans').
+    /// part of its stacks) to `f`, as a candidate reference.
     ///
     /// # Safety
     /// Each owner whose stacks are scanned is the caller, or is stopped (at
     /// a safepoint, or parked in native code) so that its stacks do not
     /// change meanwhile. Block words may change concurrently: they are read
     /// with relaxed atomic loads.
-    pub(crate) unsafe fn for_each_word(owner: Option<u64>, f: &mut dyn FnMut(usize)) {
+    pub(crate) unsafe fn for_each_word(owner: u64, f: &mut dyn FnMut(usize)) {
         let guard = registry();
         let Some(r) = guard.as_ref() else {
             return;
@@ -586,18 +597,16 @@ pub(crate) mod by_thread {
                 p += 8;
             }
         };
-        for (&id, owned) in &r.owners {
-            if owner.is_some_and(|o| o != id) {
-                continue;
-            }
-            for (&block, &len) in &owned.blocks {
-                scan(block as *mut u8, (block + len) as *mut u8);
-            }
-            for &head in &owned.stacks {
-                // SAFETY: the stack is registered, so live; its owner does
-                // not change it meanwhile (the caller's obligation).
-                unsafe { (*(head as *const StackHead)).for_each_range(&mut scan) };
-            }
+        let Some(owned) = r.owners.get(&owner) else {
+            return;
+        };
+        for (&block, &len) in &owned.blocks {
+            scan(block as *mut u8, (block + len) as *mut u8);
+        }
+        for &head in &owned.stacks {
+            // SAFETY: the stack is registered, so live; its owner does not
+            // change it meanwhile (the caller's obligation).
+            unsafe { (*(head as *const StackHead)).for_each_range(&mut scan) };
         }
     }
 }
@@ -738,11 +747,13 @@ mod tests {
 mod by_thread_tests {
     use super::*;
 
-    /// The words `owner`'s root memory offers.
-    fn words_of(owner: Option<u64>) -> Vec<usize> {
+    /// The words `owner`'s root memory offers. (Only this thread's and the
+    /// orphans' are scanned here: other tests' threads change their stacks
+    /// concurrently.)
+    fn words_of(owner: u64) -> Vec<usize> {
         let mut words = Vec::new();
-        // SAFETY: every owner scanned here is either this thread or has
-        // exited (its stacks are gone).
+        // SAFETY: the owner is this thread, or an exited thread (its stacks
+        // are gone), or the orphans (which have no stacks).
         unsafe { by_thread::for_each_word(owner, &mut |w| words.push(w)) };
         words
     }
@@ -759,13 +770,13 @@ mod by_thread_tests {
         let at = stack.push(16);
         // SAFETY: 16 fresh bytes.
         unsafe { at.cast::<usize>().write(MARK + 2) };
-        let mine = words_of(Some(me));
+        let mine = words_of(me);
         assert!(mine.contains(&(MARK + 1)), "block word missing");
         assert!(mine.contains(&(MARK + 2)), "stack word missing");
         // Another thread's scan does not see them.
         let other = std::thread::spawn(|| {
             let _b = alloc_block(8);
-            words_of(Some(by_thread::owner()))
+            words_of(by_thread::owner())
         })
         .join()
         .unwrap();
@@ -776,7 +787,7 @@ mod by_thread_tests {
             stack.pop_to(at);
             free_block(block);
         }
-        let mine = words_of(Some(me));
+        let mine = words_of(me);
         assert!(!mine.contains(&(MARK + 1)) && !mine.contains(&(MARK + 2)));
     }
 
@@ -791,12 +802,11 @@ mod by_thread_tests {
         })
         .join()
         .unwrap();
-        assert!(!words_of(Some(owner)).contains(&word));
-        assert!(words_of(Some(by_thread::ORPHANS)).contains(&word));
-        assert!(words_of(None).contains(&word));
+        assert!(!words_of(owner).contains(&word));
+        assert!(words_of(by_thread::ORPHANS).contains(&word));
         // Freed from another thread, an orphan is gone.
         // SAFETY: the block is live and freed once.
         unsafe { free_block(NonNull::new(block as *mut u8).unwrap()) };
-        assert!(!words_of(None).contains(&word));
+        assert!(!words_of(by_thread::ORPHANS).contains(&word));
     }
 }

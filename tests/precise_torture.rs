@@ -32,7 +32,7 @@
 //! thread has snapshotted its roots) makes it report lost objects.
 #![cfg(feature = "precise")]
 
-use defergc::precise::{self, Frame, GlobalRoot, Handle, TypeId};
+use defergc::precise::{self, Field, Frame, GlobalRoot, Handle, TypeId};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -41,6 +41,13 @@ use std::time::{Duration, Instant};
 fn obj_type() -> TypeId {
     static T: OnceLock<TypeId> = OnceLock::new();
     *T.get_or_init(|| precise::register_type(32, &[0, 8]).unwrap())
+}
+
+/// `Obj`'s handle field at byte `offset` (0 or 8), for the moves that
+/// go through [`precise::store_field`] (the same barrier as `store`).
+fn obj_field(offset: usize) -> Field {
+    static F: OnceLock<[Field; 2]> = OnceLock::new();
+    F.get_or_init(|| [0, 8].map(|o| Field::new(obj_type(), o).unwrap()))[offset / 8]
 }
 
 fn array_type() -> TypeId {
@@ -156,9 +163,9 @@ fn mutator(seed: u64, queue: &Queue, stop: &AtomicBool) -> u64 {
             3 => {
                 // Field -> root slot, field cleared.
                 if let Some(x) = precise::load(table, slot(t)).unwrap() {
-                    let h = precise::load(x, f).unwrap();
+                    let h = precise::load_field(x, obj_field(f)).unwrap();
                     frame.set(r, h).unwrap();
-                    precise::store(x, f, None).unwrap();
+                    precise::store_field(x, obj_field(f), None).unwrap();
                 }
             }
             4 => {
@@ -171,7 +178,7 @@ fn mutator(seed: u64, queue: &Queue, stop: &AtomicBool) -> u64 {
                 // Root -> field of a (maybe new) object, root cleared.
                 if let Some(x) = precise::load(table, slot(t)).unwrap() {
                     let h = frame.get(r).unwrap();
-                    precise::store(x, f, h).unwrap();
+                    precise::store_field(x, obj_field(f), h).unwrap();
                     frame.set(r, None).unwrap();
                 }
             }

@@ -203,7 +203,7 @@ pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
     // (an exiting thread's stacks are gone before its blocks are orphaned);
     // block words are read atomically.
     unsafe {
-        crate::roots::by_thread::for_each_word(Some(crate::roots::by_thread::ORPHANS), &mut |w| {
+        crate::roots::by_thread::for_each_word(crate::roots::by_thread::ORPHANS, &mut |w| {
             visit(w as u64)
         })
     };
