@@ -39,6 +39,10 @@
 //! - A thread that blocks or runs for long without a safepoint must do so
 //!   in native code ([`native`], [`enter_native`]), or every collection
 //!   waits for its handshake (the other threads keep running meanwhile).
+//!   In native code it touches no handle: not the heap, and not its root
+//!   memory either (tls slots, defer captures holding handles), which the
+//!   collector may be reading on its behalf. Root memory without handles
+//!   (ordinary defers, tls values) is safe to use there.
 //! - Handles move between threads only through the heap or roots (a
 //!   global root, a shared object), never as bare values a new thread
 //!   picks up later: a handle is alive only while something the collector
