@@ -70,6 +70,13 @@ fn access(c: &mut Criterion) {
     c.bench_function("precise/store", |b| {
         b.iter(|| precise::store(black_box(a), 0, black_box(b2)).unwrap())
     });
+    let next = precise::Field::new(node, 0).unwrap();
+    c.bench_function("precise/load_field", |b| {
+        b.iter(|| black_box(precise::load_field(black_box(a), black_box(next)).unwrap()))
+    });
+    c.bench_function("precise/store_field", |b| {
+        b.iter(|| precise::store_field(black_box(a), black_box(next), black_box(b2)).unwrap())
+    });
     c.bench_function("precise/read_u64", |b| {
         b.iter(|| black_box(precise::read_u64(black_box(a), 8).unwrap()))
     });
