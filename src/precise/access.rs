@@ -127,13 +127,19 @@ pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
 /// reference in the heap).
 #[inline(always)]
 pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Result<()> {
-    let value = value.into();
     let (ts, hdr) = object_on(obj)?;
-    let field = handle_field(hdr, offset)?;
+    store_live(ts, handle_field(hdr, offset)?, value.into())
+}
+
+/// Stores `value` into a traced slot through the barrier, once it is known
+/// to be null or live ([`Error::StaleHandle`] / [`Error::InvalidHandle`]
+/// otherwise: storing it would hide a dangling reference).
+#[inline(always)]
+pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
         handles::resolve(v)?;
     }
-    write_handle_slot(ts, field, Handle::raw_or_null(value));
+    write_handle_slot(ts, slot, Handle::raw_or_null(value));
     Ok(())
 }
 
@@ -216,14 +222,8 @@ pub fn load_field(obj: Handle, field: Field) -> Result<Option<Handle>> {
 /// type.
 #[inline(always)]
 pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) -> Result<()> {
-    let value = value.into();
     let (ts, hdr) = object_on(obj)?;
-    let slot = field_slot(hdr, field)?;
-    if let Some(v) = value {
-        handles::resolve(v)?;
-    }
-    write_handle_slot(ts, slot, Handle::raw_or_null(value));
-    Ok(())
+    store_live(ts, field_slot(hdr, field)?, value.into())
 }
 
 /// Stores a handle value into a slot the collector traces (a heap field or

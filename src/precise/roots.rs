@@ -88,15 +88,10 @@ pub unsafe fn store_global(slot: *mut u64, value: impl Into<Option<Handle>>) -> 
         return Err(Error::BadRootAddress);
     }
     let ts = threads::current()?;
-    let value = value.into();
-    if let Some(v) = value {
-        handles::resolve(v)?;
-    }
     // SAFETY: an aligned, valid slot (the caller's obligation) accessed
     // atomically by everyone who writes it.
     let cell = unsafe { &*slot.cast_const().cast::<AtomicU64>() };
-    access::write_handle_slot(ts, cell, Handle::raw_or_null(value));
-    Ok(())
+    access::store_live(ts, cell, value.into())
 }
 
 /// Unregisters a global root. [`Error::UnknownRoot`] if `slot` is not
