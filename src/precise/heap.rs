@@ -86,7 +86,7 @@ use super::collector;
 use super::error::{Error, Result};
 use super::handles::{self, Freed, Handle};
 use super::threads::{self, ThreadState};
-use super::types::{self, Kind, TypeId};
+use super::types::{self, TypeId};
 use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
@@ -564,13 +564,12 @@ impl Inner {
 /// [`Error::HeapLimit`] when the heap is full even after a collection.
 #[inline(always)]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
-    let info = types::info(ty);
-    if info.kind() != Kind::Struct {
+    let Some((size, class)) = types::info(ty).struct_size_class() else {
         return Err(Error::WrongTypeKind);
-    }
+    };
     let ts = threads::current()?;
     threads::poll(ts);
-    alloc_object(ts, ty.to_raw(), info.size(), info.class())
+    alloc_object(ts, ty.to_raw(), size, class)
 }
 
 /// Allocates a zeroed object of the variable-length type `ty` (a

@@ -98,16 +98,19 @@ impl TypeInfo {
         }
     }
 
+    /// A struct's payload size and size class ([`heap::LARGE`] for large
+    /// ones), in one load of the slot, or `None` for the variable-length
+    /// kinds: what allocation needs.
+    #[inline(always)]
+    pub(crate) fn struct_size_class(&self) -> Option<(u32, u8)> {
+        let meta = self.meta();
+        (meta & 0xFF == 1).then_some(((meta >> 32) as u32, (meta >> 8) as u8))
+    }
+
     /// Payload size of a struct (0 for variable-length kinds).
     #[inline(always)]
     pub(crate) fn size(&self) -> u32 {
         (self.meta() >> 32) as u32
-    }
-
-    /// Size class of a struct ([`heap::LARGE`] for large ones).
-    #[inline(always)]
-    pub(crate) fn class(&self) -> u8 {
-        (self.meta() >> 8) as u8
     }
 
     /// The handle-field bitmap of a struct whose size is at most 64 words.
