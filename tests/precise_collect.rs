@@ -4,6 +4,9 @@
 //! reused only after the cycle that freed them, under a new generation.
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::{collect_live, on_thread};
 use defergc::precise::{self, Error, Frame, GlobalRoot, Handle, TypeId};
 use serial_test::serial;
 use std::sync::OnceLock;
@@ -22,12 +25,6 @@ fn node_type() -> TypeId {
 
 fn check_word(value: u64) -> u64 {
     value.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xA5A5_5A5A
-}
-
-/// Runs `f` on a new thread (registered on first use, unregistered at
-/// exit), so that nothing it roots outlives the test.
-fn on_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    std::thread::spawn(f).join().unwrap()
 }
 
 /// Builds a full binary tree of `depth` levels whose node values are
@@ -79,11 +76,6 @@ fn check_tree(node: Handle, depth: u32) -> u64 {
 }
 
 /// Collects and returns the live object count.
-fn collect_live() -> u64 {
-    precise::collect().unwrap();
-    precise::stats().live_objects
-}
-
 #[test]
 #[serial]
 fn unreachable_objects_are_freed_and_reachable_ones_kept() {

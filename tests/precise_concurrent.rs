@@ -5,34 +5,15 @@
 //! a thread parked in native code for seconds does not stall collections.
 #![cfg(feature = "precise")]
 
-use defergc::precise::{self, Error, Frame, GlobalRoot, Handle, TypeId};
+mod common;
+
+use common::{array_type, intact, new_pair};
+use defergc::precise::{self, Error, Frame, GlobalRoot, Handle};
 use defergc::{defer, tls};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
-
-/// A pointer-free 16-byte object type: {value, !value}.
-fn pair() -> TypeId {
-    static PAIR: OnceLock<TypeId> = OnceLock::new();
-    *PAIR.get_or_init(|| precise::register_bytes_type().unwrap())
-}
-
-fn array_type() -> TypeId {
-    static T: OnceLock<TypeId> = OnceLock::new();
-    *T.get_or_init(|| precise::register_handle_array_type().unwrap())
-}
-
-fn new_pair(value: u64) -> Handle {
-    let h = precise::alloc_array(pair(), 16).unwrap();
-    precise::write_u64(h, 0, value).unwrap();
-    precise::write_u64(h, 8, !value).unwrap();
-    h
-}
-
-fn intact(h: Handle, value: u64) -> bool {
-    precise::read_u64(h, 0) == Ok(value) && precise::read_u64(h, 8) == Ok(!value)
-}
 
 /// Runs collection cycles back to back on a thread of its own (which never
 /// registers) until the guard is dropped; the guard tells how many ran.

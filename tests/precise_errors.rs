@@ -4,6 +4,9 @@
 //! objects, the heap limit, frame and native-state misuse.
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::on_thread;
 use defergc::precise::{self, Config, Error, Field, Frame, Handle, TypeId};
 use serial_test::serial;
 use std::sync::OnceLock;
@@ -12,10 +15,6 @@ use std::sync::OnceLock;
 fn s_type() -> TypeId {
     static T: OnceLock<TypeId> = OnceLock::new();
     *T.get_or_init(|| precise::register_type(24, &[8]).unwrap())
-}
-
-fn on_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    std::thread::spawn(f).join().unwrap()
 }
 
 #[test]

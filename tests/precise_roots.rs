@@ -3,27 +3,12 @@
 //! value survives collections; once let go, it is collected.
 #![cfg(feature = "precise")]
 
-use defergc::precise::{self, Error, Handle, TypeId};
+mod common;
+
+use common::{intact, new_pair};
+use defergc::precise::{self, Error, Handle};
 use defergc::{defer, tls};
 use serial_test::serial;
-use std::sync::OnceLock;
-
-/// A pointer-free 16-byte object type: {value, !value}.
-fn pair() -> TypeId {
-    static PAIR: OnceLock<TypeId> = OnceLock::new();
-    *PAIR.get_or_init(|| precise::register_bytes_type().unwrap())
-}
-
-fn new_pair(value: u64) -> Handle {
-    let h = precise::alloc_array(pair(), 16).unwrap();
-    precise::write_u64(h, 0, value).unwrap();
-    precise::write_u64(h, 8, !value).unwrap();
-    h
-}
-
-fn intact(h: Handle, value: u64) -> bool {
-    precise::read_u64(h, 0) == Ok(value) && precise::read_u64(h, 8) == Ok(!value)
-}
 
 /// Collections with garbage in between, so freed cells get reused.
 fn collect_with_churn(rounds: usize) {

@@ -3,6 +3,9 @@
 //! popped out of order.
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::{collect_live, on_thread};
 use defergc::precise::{self, Error, Frame, Handle, TypeId};
 use serial_test::serial;
 use std::sync::OnceLock;
@@ -22,15 +25,6 @@ fn pair(a: u64) -> Handle {
 
 fn pair_intact(h: Handle, a: u64) -> bool {
     precise::read_u64(h, 0) == Ok(a) && precise::read_u64(h, 8) == Ok(!a)
-}
-
-fn on_thread<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    std::thread::spawn(f).join().unwrap()
-}
-
-fn collect_live() -> u64 {
-    precise::collect().unwrap();
-    precise::stats().live_objects
 }
 
 #[test]

@@ -4,6 +4,9 @@
 //! waited for, and registration that follows the thread's life.
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::{array_type, Rng};
 use defergc::precise::{self, Frame, GlobalRoot, Handle, TypeId};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,30 +20,10 @@ fn node_type() -> TypeId {
     *T.get_or_init(|| precise::register_type(24, &[0]).unwrap())
 }
 
-fn array_type() -> TypeId {
-    static T: OnceLock<TypeId> = OnceLock::new();
-    *T.get_or_init(|| precise::register_handle_array_type().unwrap())
-}
-
 fn check_of(value: u64) -> u64 {
     (value ^ 0x5DEE_CE66_D1CE_4E5B)
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
         .rotate_left(29)
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// Allocates a node holding `value` in front of `next`.
@@ -92,11 +75,11 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
     let mut round = 0u64;
     while !stop.load(Ordering::Relaxed) || round < 200 {
         round += 1;
-        let s = rng.below(SLOTS as u64) as usize;
+        let s = rng.below(SLOTS);
         match rng.below(16) {
             0..=5 => {
                 // A new chain replaces the old one (which becomes garbage).
-                let len = 1 + rng.below(12) as usize;
+                let len = 1 + rng.below(12);
                 let mut head = None;
                 for _ in 0..len {
                     let n = node(rng.next(), head);
@@ -117,7 +100,7 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
             9..=10 => {
                 // Edit a node in place.
                 let mut p = precise::load(table, s * 8).unwrap();
-                for _ in 0..rng.below(lengths[s].max(1) as u64) {
+                for _ in 0..rng.below(lengths[s].max(1)) {
                     p = p.and_then(|n| precise::load(n, 0).unwrap());
                 }
                 if let Some(n) = p {
@@ -128,7 +111,7 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
             }
             11 => {
                 // Move a chain to another slot, or drop it.
-                let d = rng.below(SLOTS as u64) as usize;
+                let d = rng.below(SLOTS);
                 let head = precise::load(table, s * 8).unwrap();
                 precise::store(table, s * 8, None).unwrap();
                 precise::store(table, d * 8, head).unwrap();
@@ -140,7 +123,7 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
             12 => {
                 // Swap a chain with the exchange; wait for its lock in
                 // native code (its holder may be parked for a collection).
-                let x = rng.below(EXCHANGE_SLOTS as u64) as usize;
+                let x = rng.below(EXCHANGE_SLOTS);
                 let mut shared = precise::native(|| exchange.lengths.lock().unwrap()).unwrap();
                 let ex = exchange.root.get().unwrap();
                 let mine = precise::load(table, s * 8).unwrap();

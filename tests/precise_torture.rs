@@ -32,6 +32,9 @@
 //! thread has snapshotted its roots) makes it report lost objects.
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::{array_type, Rng};
 use defergc::precise::{self, Field, Frame, GlobalRoot, Handle, TypeId};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -48,11 +51,6 @@ fn obj_type() -> TypeId {
 fn obj_field(offset: usize) -> Field {
     static F: OnceLock<[Field; 2]> = OnceLock::new();
     F.get_or_init(|| [0, 8].map(|o| Field::new(obj_type(), o).unwrap()))[offset / 8]
-}
-
-fn array_type() -> TypeId {
-    static T: OnceLock<TypeId> = OnceLock::new();
-    *T.get_or_init(|| precise::register_handle_array_type().unwrap())
 }
 
 fn check_of(id: u64) -> u64 {
@@ -87,17 +85,6 @@ fn check_deep(h: Handle, what: &str) {
         if let Some(child) = precise::load(h, field).expect("field of a live object") {
             check(child, what);
         }
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
     }
 }
 
