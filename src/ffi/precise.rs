@@ -20,15 +20,17 @@ fn status(r: precise::Result<()>) -> c_int {
     r.map_or_else(code, |()| 0)
 }
 
-/// Stores `e`'s code in `*err` if `err` is not NULL.
+/// Stores the code of `r` (0 for success) in `*err` if `err` is not NULL,
+/// and passes `r` on.
 ///
 /// # Safety
 /// `err` is NULL or writable.
-unsafe fn report(err: *mut c_int, r: c_int) {
+unsafe fn reported<T>(err: *mut c_int, r: precise::Result<T>) -> precise::Result<T> {
     if !err.is_null() {
         // SAFETY: the caller guarantees err is writable.
-        unsafe { err.write(r) };
+        unsafe { err.write(r.as_ref().map_or_else(|e| code(*e), |_| 0)) };
     }
+    r
 }
 
 /// Writes `value` to `out`, or returns the EINVAL-like null-pointer code.
@@ -42,6 +44,18 @@ unsafe fn put<T>(out: *mut T, value: T) -> c_int {
     // SAFETY: out is non-null and writable per the caller.
     unsafe { out.write(value) };
     0
+}
+
+/// Writes the value of `r` to `out` (see [`put`]), or returns its code.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe fn put_ok<T>(out: *mut T, r: precise::Result<T>) -> c_int {
+    match r {
+        // SAFETY: forwarded from the caller.
+        Ok(value) => unsafe { put(out, value) },
+        Err(e) => code(e),
+    }
 }
 
 fn handle(raw: u64) -> precise::Result<Handle> {
@@ -104,11 +118,9 @@ pub unsafe extern "C" fn defergc_precise_register_type(
             // SAFETY: offsets points to n readable offsets per the caller.
             unsafe { std::slice::from_raw_parts(offsets, n) }
         };
-        match precise::register_type(size, offsets) {
-            // SAFETY: forwarded from the caller.
-            Ok(ty) => unsafe { put(out, ty.to_raw()) },
-            Err(e) => code(e),
-        }
+        let r = precise::register_type(size, offsets).map(TypeId::to_raw);
+        // SAFETY: forwarded from the caller.
+        unsafe { put_ok(out, r) }
     })
 }
 
@@ -119,11 +131,9 @@ pub unsafe extern "C" fn defergc_precise_register_type(
 #[no_mangle]
 pub unsafe extern "C" fn defergc_precise_register_handle_array_type(out: *mut u32) -> c_int {
     entry("defergc_precise_register_handle_array_type", || {
-        match precise::register_handle_array_type() {
-            // SAFETY: forwarded from the caller.
-            Ok(ty) => unsafe { put(out, ty.to_raw()) },
-            Err(e) => code(e),
-        }
+        let r = precise::register_handle_array_type().map(TypeId::to_raw);
+        // SAFETY: forwarded from the caller.
+        unsafe { put_ok(out, r) }
     })
 }
 
@@ -134,11 +144,9 @@ pub unsafe extern "C" fn defergc_precise_register_handle_array_type(out: *mut u3
 #[no_mangle]
 pub unsafe extern "C" fn defergc_precise_register_bytes_type(out: *mut u32) -> c_int {
     entry("defergc_precise_register_bytes_type", || {
-        match precise::register_bytes_type() {
-            // SAFETY: forwarded from the caller.
-            Ok(ty) => unsafe { put(out, ty.to_raw()) },
-            Err(e) => code(e),
-        }
+        let r = precise::register_bytes_type().map(TypeId::to_raw);
+        // SAFETY: forwarded from the caller.
+        unsafe { put_ok(out, r) }
     })
 }
 
@@ -151,8 +159,7 @@ pub unsafe extern "C" fn defergc_precise_alloc(ty: u32, err: *mut c_int) -> u64 
     entry("defergc_precise_alloc", || {
         let r = TypeId::from_raw(ty).and_then(precise::alloc);
         // SAFETY: forwarded from the caller.
-        unsafe { report(err, r.map_or_else(code, |_| 0)) };
-        r.map_or(0, Handle::to_raw)
+        unsafe { reported(err, r) }.map_or(0, Handle::to_raw)
     })
 }
 
@@ -166,8 +173,7 @@ pub unsafe extern "C" fn defergc_precise_alloc_array(ty: u32, len: usize, err: *
     entry("defergc_precise_alloc_array", || {
         let r = TypeId::from_raw(ty).and_then(|ty| precise::alloc_array(ty, len));
         // SAFETY: forwarded from the caller.
-        unsafe { report(err, r.map_or_else(code, |_| 0)) };
-        r.map_or(0, Handle::to_raw)
+        unsafe { reported(err, r) }.map_or(0, Handle::to_raw)
     })
 }
 
@@ -181,8 +187,7 @@ pub unsafe extern "C" fn defergc_precise_deref(obj: u64, err: *mut c_int) -> *mu
     entry("defergc_precise_deref", || {
         let r = handle(obj).and_then(precise::deref);
         // SAFETY: forwarded from the caller.
-        unsafe { report(err, r.map_or_else(code, |_| 0)) };
-        r.map_or(std::ptr::null_mut(), |p| p.as_ptr().cast())
+        unsafe { reported(err, r) }.map_or(std::ptr::null_mut(), |p| p.as_ptr().cast())
     })
 }
 
@@ -193,11 +198,9 @@ pub unsafe extern "C" fn defergc_precise_deref(obj: u64, err: *mut c_int) -> *mu
 #[no_mangle]
 pub unsafe extern "C" fn defergc_precise_load(obj: u64, offset: usize, out: *mut u64) -> c_int {
     entry("defergc_precise_load", || {
-        match handle(obj).and_then(|h| precise::load(h, offset)) {
-            // SAFETY: forwarded from the caller.
-            Ok(v) => unsafe { put(out, Handle::raw_or_null(v)) },
-            Err(e) => code(e),
-        }
+        let r = handle(obj).and_then(|h| precise::load(h, offset));
+        // SAFETY: forwarded from the caller.
+        unsafe { put_ok(out, r.map(Handle::raw_or_null)) }
     })
 }
 
