@@ -155,48 +155,42 @@ impl Found {
 
     fn write(&self, path: &Path) {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "/// Where the collector came from: \"vendored\", \"system\" or \"none\"."
-        );
-        let _ = writeln!(s, "pub const SOURCE: &str = {:?};", self.source);
-        let _ = writeln!(
-            s,
-            "/// bdwgc version the crate was built against (empty under nogc)."
-        );
-        let _ = writeln!(s, "pub const VERSION: &str = {:?};", self.version);
-        let _ = writeln!(
-            s,
-            "/// The `-D` defines of the collector build, with why each is there."
-        );
-        let _ = writeln!(s, "pub const DEFINES: &[(&str, &str)] = &[");
-        for (name, why) in &self.defines {
-            let _ = writeln!(s, "    ({name:?}, {why:?}),");
+        // One documented constant: `decl` is `NAME: TYPE = VALUE`.
+        let mut item = |doc: &str, decl: String| {
+            let _ = writeln!(s, "/// {doc}\npub const {decl};");
+        };
+        // A slice literal of the items' Debug forms.
+        fn slice<T: std::fmt::Debug>(items: impl IntoIterator<Item = T>) -> String {
+            let items: Vec<String> = items.into_iter().map(|i| format!("    {i:?},\n")).collect();
+            format!("&[\n{}]", items.concat())
         }
-        let _ = writeln!(s, "];");
-        let _ = writeln!(
-            s,
-            "/// Directory holding the collector archive (vendored builds)."
+        item(
+            "Where the collector came from: \"vendored\", \"system\" or \"none\".",
+            format!("SOURCE: &str = {:?}", self.source),
         );
-        let _ = writeln!(s, "pub const LIB_DIR: &str = {:?};", self.lib_dir);
-        let _ = writeln!(
-            s,
-            "/// Include directories for C code built against the same collector."
+        item(
+            "bdwgc version the crate was built against (empty under nogc).",
+            format!("VERSION: &str = {:?}", self.version),
         );
-        let _ = writeln!(s, "pub const INCLUDE_DIRS: &[&str] = &[");
-        for dir in &self.include_dirs {
-            let _ = writeln!(s, "    {:?},", dir.display().to_string());
-        }
-        let _ = writeln!(s, "];");
-        let _ = writeln!(
-            s,
-            "/// Linker arguments for C programs linking the same collector."
+        item(
+            "The `-D` defines of the collector build, with why each is there.",
+            format!("DEFINES: &[(&str, &str)] = {}", slice(&self.defines)),
         );
-        let _ = writeln!(s, "pub const LINK_ARGS: &[&str] = &[");
-        for arg in &self.link_args {
-            let _ = writeln!(s, "    {arg:?},");
-        }
-        let _ = writeln!(s, "];");
+        item(
+            "Directory holding the collector archive (vendored builds).",
+            format!("LIB_DIR: &str = {:?}", self.lib_dir),
+        );
+        item(
+            "Include directories for C code built against the same collector.",
+            format!(
+                "INCLUDE_DIRS: &[&str] = {}",
+                slice(self.include_dirs.iter().map(|d| d.display().to_string()))
+            ),
+        );
+        item(
+            "Linker arguments for C programs linking the same collector.",
+            format!("LINK_ARGS: &[&str] = {}", slice(&self.link_args)),
+        );
         fs::write(path, s).expect("write build_info.rs");
     }
 }
