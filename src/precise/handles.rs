@@ -349,10 +349,8 @@ impl LocalHandles {
         // back in no particular index order, so that is often a miss: start
         // fetching the line of the handle PREFETCH_AHEAD allocations ahead
         // (one ahead is too close to hide a miss behind ~10 ns allocations).
-        let n = self.free.len();
-        if n >= PREFETCH_AHEAD {
-            prefetch_entry(self.free[n - PREFETCH_AHEAD]);
-        } else if let Some(&next) = self.free.first() {
+        let ahead = self.free.len().saturating_sub(PREFETCH_AHEAD);
+        if let Some(&next) = self.free.get(ahead) {
             prefetch_entry(next);
         }
         h
