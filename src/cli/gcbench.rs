@@ -161,10 +161,13 @@ trait Heap {
     fn set_left(&mut self, node: Self::Node, child: Self::Node);
     /// Stores `child` as the right child of the older object `node`.
     fn set_right(&mut self, node: Self::Node, child: Self::Node);
-    /// The children of `node`, or `None` for a leaf.
-    fn children(&self, node: Self::Node) -> Option<(Self::Node, Self::Node)>;
     /// The left and right child of `node`, each possibly absent.
     fn children_raw(&self, node: Self::Node) -> (Option<Self::Node>, Option<Self::Node>);
+    /// The children of `node`, or `None` for a leaf.
+    fn children(&self, node: Self::Node) -> Option<(Self::Node, Self::Node)> {
+        let (left, right) = self.children_raw(node);
+        Some((left?, right?))
+    }
     /// A new pointer-free array of `len` doubles (contents unspecified).
     fn array(&mut self, len: usize) -> Self::Array;
     /// Sets element `i` of `array`.
@@ -268,12 +271,6 @@ impl Heap for Bdwgc {
         // SAFETY: node is a live Node reached from a root the workload holds.
         let (left, right) = unsafe { ((*node.as_ptr()).left, (*node.as_ptr()).right) };
         (NonNull::new(left), NonNull::new(right))
-    }
-
-    fn children(&self, node: NonNull<Node>) -> Option<(NonNull<Node>, NonNull<Node>)> {
-        // SAFETY: node is a live Node reached from a root the workload holds.
-        let (left, right) = unsafe { ((*node.as_ptr()).left, (*node.as_ptr()).right) };
-        Some((NonNull::new(left)?, NonNull::new(right)?))
     }
 
     fn array(&mut self, len: usize) -> GcArray {
@@ -385,11 +382,6 @@ mod precise_heap {
             let left = precise::load_field(node, self.left).unwrap_or_else(|e| fail("load", e));
             let right = precise::load_field(node, self.right).unwrap_or_else(|e| fail("load", e));
             (left, right)
-        }
-
-        fn children(&self, node: Handle) -> Option<(Handle, Handle)> {
-            let (left, right) = self.children_raw(node);
-            Some((left?, right?))
         }
 
         fn array(&mut self, len: usize) -> Handle {
