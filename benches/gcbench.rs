@@ -2,10 +2,10 @@
 //! (`benches/c/gcbench.c`), both on the bdwgc build this crate ships.
 //!
 //! The C program is compiled like the upstream bdwgc tests in
-//! `tests/bdwgc_upstream.rs`: `$CC` (or `cc`), `-O2`, a `-D` for each of
-//! `gc::build::DEFINES`, `-I` for its include directories, then its link
-//! arguments. Every run is a fresh process, C and Rust alternating, so that
-//! neither inherits a warm heap and drift on a shared machine hits both.
+//! `tests/bdwgc_upstream.rs`: `$CC` (or `cc`), `-O2`,
+//! `gc::build::c_flags()`, then `gc::build::LINK_ARGS`. Every run is a
+//! fresh process, C and Rust alternating, so that neither inherits a warm
+//! heap and drift on a shared machine hits both.
 //!
 //! With the `precise` feature, `defergc gcbench --backend precise` joins
 //! the alternation and its ratio to the Rust bdwgc run is printed, with
@@ -148,13 +148,7 @@ fn compile_c() -> PathBuf {
     let exe = out_dir.join("gcbench");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let mut cmd = Command::new(&cc);
-    cmd.arg("-O2").arg("-w");
-    for (define, _) in gc::build::DEFINES {
-        cmd.arg(format!("-D{define}"));
-    }
-    for dir in gc::build::INCLUDE_DIRS {
-        cmd.arg(format!("-I{dir}"));
-    }
+    cmd.arg("-O2").arg("-w").args(gc::build::c_flags());
     cmd.arg(&src).arg("-o").arg(&exe).args(gc::build::LINK_ARGS);
     let out = cmd
         .output()

@@ -18,13 +18,7 @@ fn compile(name: &str) -> PathBuf {
     let exe = out_dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let mut cmd = Command::new(&cc);
-    cmd.arg("-O2").arg("-w");
-    for (define, _) in build::DEFINES {
-        cmd.arg(format!("-D{define}"));
-    }
-    for dir in build::INCLUDE_DIRS {
-        cmd.arg(format!("-I{dir}"));
-    }
+    cmd.arg("-O2").arg("-w").args(build::c_flags());
     cmd.arg(&src).arg("-o").arg(&exe).args(build::LINK_ARGS);
     let out = cmd
         .output()

@@ -47,6 +47,15 @@ use std::time::Duration;
 /// How the crate was built: which collector, which version, which defines.
 pub mod build {
     include!(concat!(env!("OUT_DIR"), "/build_info.rs"));
+
+    /// The compiler flags for C code built against the same collector:
+    /// `-D` for each of [`DEFINES`] and `-I` for each of [`INCLUDE_DIRS`]
+    /// (link with [`LINK_ARGS`]).
+    pub fn c_flags() -> Vec<String> {
+        let defines = DEFINES.iter().map(|(name, _)| format!("-D{name}"));
+        let includes = INCLUDE_DIRS.iter().map(|dir| format!("-I{dir}"));
+        defines.chain(includes).collect()
+    }
 }
 
 /// Name of the collector backend compiled in: `"bdwgc"` or `"malloc"`.
