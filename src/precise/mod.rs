@@ -122,8 +122,8 @@ pub use types::{
     register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
 };
 
-#[allow(unused_imports)] // Used by the tls and defer integration.
-pub(crate) use roots::{add_root_memory_scanner, RootMemoryScanner};
+#[cfg(test)]
+pub(crate) use roots::add_root_memory_scanner;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

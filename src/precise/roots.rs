@@ -4,10 +4,10 @@
 //!   (or null): registered addresses ([`add_global_root`], for compiled
 //!   code's global variables) and [`GlobalRoot`] cells for Rust code.
 //! - **Root memory** is memory such as tls slots and defer records
-//!   (DESIGN.md invariant 3): scanners registered with
-//!   [`add_root_memory_scanner`] offer each of its words to the marker as a
-//!   *candidate*, which the marker keeps only if it is a live handle
-//!   (`handles::resolve_candidate`). Any word is safe to offer.
+//!   (DESIGN.md invariant 3), kept per owning thread by
+//!   `crate::roots::by_thread`: each of its words is offered to the marker
+//!   as a *candidate*, which the marker keeps only if it is a live handle.
+//!   Any word is safe to offer.
 //!
 //! Who reads what, and when (see `collector.rs` for why it is enough):
 //!
@@ -15,18 +15,13 @@
 //!   or by the collector on its behalf while it is in native code
 //!   (`collector::act`); root memory needs no barrier, since only its owner
 //!   writes it;
-//! - global roots, root memory whose thread has exited (*orphans*) and the
-//!   added scanners are read by the collector thread after every thread
-//!   has snapshotted ([`scan_shared_roots`]), and global roots again at
-//!   every Flush round. Stores into global roots through [`GlobalRoot`]
+//! - global roots and root memory whose thread has exited (*orphans*) are
+//!   read by the collector thread after every thread has snapshotted
+//!   ([`scan_shared_roots`]), and global roots again at every Flush round. Stores into global roots through [`GlobalRoot`]
 //!   and [`store_global`] go through the deletion barrier; plain stores
 //!   into a registered address are read by those scans, which is enough
 //!   unless the slot is overwritten while a marking runs (see
 //!   [`add_global_root`]).
-//!
-//! Scanners run on the collector thread, concurrently with the mutators:
-//! they must not call into the precise collector, and must read memory
-//! that others write with atomic loads.
 
 use super::access;
 use super::error::{Error, Result};
@@ -39,8 +34,11 @@ use std::sync::{Mutex, MutexGuard};
 /// Registered global root addresses, each with its registration count.
 static GLOBALS: Mutex<BTreeMap<usize, usize>> = Mutex::new(BTreeMap::new());
 
-/// Functions that offer root memory words to the marker.
+/// Test hooks that offer extra root words to the marker (and can hold a
+/// collection open while they run).
+#[cfg(test)]
 pub(crate) type RootMemoryScanner = fn(&mut dyn FnMut(u64));
+#[cfg(test)]
 static SCANNERS: Mutex<Vec<RootMemoryScanner>> = Mutex::new(Vec::new());
 
 fn globals() -> MutexGuard<'static, BTreeMap<usize, usize>> {
@@ -176,12 +174,10 @@ pub(crate) fn for_each_global(visit: &mut dyn FnMut(u64)) {
     }
 }
 
-/// Adds a source of root memory: at every collection, `scanner` is called
-/// on the collector thread with a visitor to offer each word of its memory
-/// as a candidate handle. Each source adds its scanner once. It runs
-/// concurrently with the mutators: it must not call into the precise
-/// collector, and reads what they write with atomic loads.
-#[allow(dead_code)] // Wired to tls slots and defer records by their layers.
+/// Adds a test scanner: at every collection, `scanner` is called on the
+/// collector thread, after the global roots and orphans, with a visitor
+/// to offer candidate handles. It runs concurrently with the mutators.
+#[cfg(test)]
 pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
     SCANNERS
         .lock()
@@ -191,7 +187,8 @@ pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
 
 /// The roots no thread snapshots for itself, read by the collector thread
 /// once every thread has snapshotted its own: global roots, root memory
-/// whose thread has exited, and whatever the added scanners offer.
+/// whose thread has exited (and, in the crate's tests, what the test
+/// scanners offer).
 pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
     for_each_global(visit);
     // SAFETY: orphaned root memory has no owner left to change its stacks
@@ -202,8 +199,8 @@ pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
             visit(w as u64)
         })
     };
-    let scanners = SCANNERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    for scanner in scanners {
+    #[cfg(test)]
+    for scanner in SCANNERS.lock().unwrap_or_else(|e| e.into_inner()).clone() {
         scanner(visit);
     }
 }

@@ -1,6 +1,7 @@
-//! Crate-internal tests of hooks that the public API does not reach: the
-//! root memory scanner, and a collection held open long enough to watch
-//! `leave_native` return without waiting for it.
+//! Crate-internal tests through a test scanner (a hook that offers extra
+//! root words and can hold a collection open): candidate words in root
+//! memory, and a collection held open long enough to watch `leave_native`
+//! return without waiting for it.
 
 use super::*;
 use serial_test::serial;
