@@ -554,12 +554,10 @@ fn run_cycle() {
     roots::scan_shared_roots(&mut |raw| marker.visit(raw));
 
     // 3. Mark, until a Flush round marks nothing new.
-    let mut flushes = 0u64;
     loop {
         drain_queue(&mut marker);
         let before = marker.objects;
         threads::round(Round::Flush);
-        flushes += 1;
         roots::for_each_global(&mut |raw| marker.visit(raw));
         drain_queue(&mut marker);
         if marker.objects == before {
@@ -605,7 +603,6 @@ fn run_cycle() {
         allocated,
         mark_time,
         total_time: started.elapsed(),
-        flush_rounds: flushes,
     });
     // Leftover grey values (logged after the last flush) are candidates of
     // no cycle: drop them.

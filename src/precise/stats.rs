@@ -174,8 +174,6 @@ pub(crate) struct Cycle {
     pub(crate) allocated: u64,
     pub(crate) mark_time: Duration,
     pub(crate) total_time: Duration,
-    #[allow(dead_code)] // Kept for diagnostics.
-    pub(crate) flush_rounds: u64,
 }
 
 /// Records a completed collection.
