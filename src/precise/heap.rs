@@ -498,13 +498,6 @@ impl Inner {
         Ok(self.blocks.len() as u32 - 1)
     }
 
-    /// Gives the memory of free blocks back to the system until at most
-    /// `keep` bytes of free blocks are left.
-    fn release_free_blocks(&mut self, keep: usize) {
-        let excess = (self.free.len() * BLOCK).saturating_sub(keep) / BLOCK;
-        self.release_oldest_free(excess);
-    }
-
     /// The end of a cycle: gives back free blocks that no allocation needed
     /// for [`IDLE_RELEASE`] (below the free list's low-water marks of every
     /// cycle since), keeping `keep` bytes of free blocks. A block given back
@@ -534,7 +527,7 @@ impl Inner {
         self.release_oldest_free(excess.min(idle));
     }
 
-    /// Gives the `n` longest-free blocks back to the system.
+    /// Gives the `n` longest-free blocks (at most all) back to the system.
     fn release_oldest_free(&mut self, n: usize) {
         let n = n.min(self.free.len());
         for i in 0..n {
@@ -904,7 +897,7 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
                 unsafe { ts.local() }.handles.push(h)
             });
             heap = self::heap();
-            heap.release_free_blocks(0);
+            heap.release_oldest_free(usize::MAX);
         }
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
             drop(heap);
