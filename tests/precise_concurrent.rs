@@ -2,7 +2,7 @@
 //! defer records and panic values survive cycles that run concurrently
 //! (the concurrent versions of `precise_roots.rs`), threads come and go
 //! during cycles, shutdown joins the collector while threads allocate, and
-//! a thread parked in native code for seconds does not stall collections.
+//! a thread parked in native code does not stall collections.
 #![cfg(feature = "precise")]
 
 mod common;
@@ -13,10 +13,12 @@ use defergc::{defer, tls};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs collection cycles back to back on a thread of its own (which never
-/// registers) until the guard is dropped; the guard tells how many ran.
+/// registers) until the guard is dropped. Tests count the cycles they need
+/// themselves (`precise::stats().collections`): how many this thread gets
+/// to run depends on the machine's load.
 struct Cycler {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<u64>>,
@@ -39,11 +41,6 @@ impl Cycler {
             stop,
             thread: Some(thread),
         }
-    }
-
-    fn stop(mut self) -> u64 {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.take().unwrap().join().unwrap()
     }
 }
 
@@ -87,7 +84,7 @@ fn a_handle_only_in_a_tls_slot_survives_concurrent_cycles_then_dies_when_cleared
     })
     .join()
     .unwrap();
-    assert!(cycler.stop() >= 20);
+    drop(cycler);
 }
 
 #[test]
@@ -158,9 +155,12 @@ fn threads_that_come_and_go_during_cycles_lose_nothing() {
         .unwrap(),
     );
     let values: Arc<[AtomicU64; 64]> = Arc::new([const { AtomicU64::new(0) }; 64]);
-    let start = Instant::now();
+    // At least 200 generations of threads, and at least 20 cycles completed
+    // while they came and went (counted, not timed: on a loaded machine
+    // both just take longer).
+    let before = precise::stats().collections;
     let mut generations = 0u64;
-    while generations < 200 || start.elapsed() < Duration::from_millis(500) {
+    while generations < 200 || precise::stats().collections < before + 20 {
         let batch: Vec<_> = (0..4u64)
             .map(|t| {
                 let (shared, values) = (shared.clone(), values.clone());
@@ -194,11 +194,7 @@ fn threads_that_come_and_go_during_cycles_lose_nothing() {
         }
         generations += 1;
     }
-    let cycles = cycler.stop();
-    assert!(
-        cycles >= 20,
-        "only {cycles} cycles ran while threads churned"
-    );
+    drop(cycler);
 }
 
 #[test]
@@ -227,13 +223,8 @@ fn shutdown_joins_the_collector_while_threads_allocate() {
     for _ in 0..5 {
         std::thread::sleep(Duration::from_millis(20));
         precise::gc_async();
-        let start = Instant::now();
+        // Returns once the requested cycle ran and the thread exited.
         precise::shutdown();
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "shutdown took {:?}",
-            start.elapsed()
-        );
     }
     // Collections go on afterwards: a new collector thread starts.
     let before = precise::stats().collections;
@@ -248,8 +239,13 @@ fn shutdown_joins_the_collector_while_threads_allocate() {
 
 #[test]
 #[serial]
-fn a_thread_parked_in_native_code_for_seconds_does_not_stall_collections() {
+fn a_thread_parked_in_native_code_does_not_stall_collections() {
+    // The parked thread stays in native code until 30 collections have
+    // completed: if a collection waited for it, they never would. Event
+    // ordering, not time, is what the test checks (the timeout only turns
+    // a deadlock into a failure instead of a hang).
     let (ready_tx, ready_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
     let parked = std::thread::spawn(move || {
         let frame = Frame::new().unwrap();
         let h = new_pair(77);
@@ -259,7 +255,7 @@ fn a_thread_parked_in_native_code_for_seconds_does_not_stall_collections() {
         t.set(in_tls.to_raw());
         precise::native(|| {
             ready_tx.send(()).unwrap();
-            std::thread::sleep(Duration::from_secs(2));
+            release_rx.recv().unwrap();
         })
         .unwrap();
         assert!(intact(h, 77), "the parked thread's root was not kept");
@@ -269,23 +265,27 @@ fn a_thread_parked_in_native_code_for_seconds_does_not_stall_collections() {
         );
     });
     ready_rx.recv().unwrap();
-    let start = Instant::now();
     let before = precise::stats().collections;
-    std::thread::spawn(|| {
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
         for _ in 0..30 {
             for i in 0..2000 {
                 let _ = new_pair(i);
             }
             precise::collect().unwrap();
         }
-    })
-    .join()
-    .unwrap();
-    let took = start.elapsed();
-    assert!(precise::stats().collections >= before + 30);
-    assert!(
-        took < Duration::from_millis(1500),
-        "30 collections took {took:?} while a thread slept in native code"
-    );
+        done_tx.send(()).unwrap();
+    });
+    let done = done_rx.recv_timeout(DEADLOCK);
+    release_tx.send(()).unwrap();
     parked.join().unwrap();
+    assert!(
+        done.is_ok(),
+        "collections stalled while a thread was parked in native code"
+    );
+    assert!(precise::stats().collections >= before + 30);
 }
+
+/// How long a test waits for something that can only fail to happen by a
+/// deadlock: generous, so that a loaded machine never trips it.
+const DEADLOCK: Duration = Duration::from_secs(600);

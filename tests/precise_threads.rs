@@ -12,7 +12,7 @@ use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `struct Node { next: Handle, value: u64, check: u64 }`
 fn node_type() -> TypeId {
@@ -63,7 +63,10 @@ struct Exchange {
 
 /// One mutator: keeps `SLOTS` chains in a rooted array, replaces, extends,
 /// edits, swaps them with the exchange and checks all of them, until
-/// `stop`. Returns how many nodes it verified.
+/// `stop` and until it has verified at least [`MIN_VERIFIED`] nodes.
+/// Returns how many nodes it verified.
+const MIN_VERIFIED: u64 = 2_500;
+
 fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
     let mut rng = Rng(seed);
     let frame = Frame::new().unwrap();
@@ -73,7 +76,7 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
     let mut lengths = [0usize; SLOTS];
     let mut verified = 0u64;
     let mut round = 0u64;
-    while !stop.load(Ordering::Relaxed) || round < 200 {
+    while !stop.load(Ordering::Relaxed) || round < 200 || verified < MIN_VERIFIED {
         round += 1;
         let s = rng.below(SLOTS);
         match rng.below(16) {
@@ -157,7 +160,9 @@ fn mutator(seed: u64, exchange: &Exchange, stop: &AtomicBool) -> u64 {
 #[test]
 #[serial]
 fn four_threads_allocate_and_mutate_while_another_collects_in_a_loop() {
-    const RUN: Duration = Duration::from_secs(4);
+    // At least 20 back-to-back collections while the mutators run, and at
+    // least MIN_VERIFIED nodes checked by each (counted, not timed).
+    const COLLECTIONS: u64 = 20;
     let exchange = Arc::new(
         std::thread::spawn(|| Exchange {
             root: GlobalRoot::new(precise::alloc_array(array_type(), EXCHANGE_SLOTS).unwrap())
@@ -175,25 +180,16 @@ fn four_threads_allocate_and_mutate_while_another_collects_in_a_loop() {
             std::thread::spawn(move || mutator(0x1234_5678 + t * 0x9E37, &exchange, &stop))
         })
         .collect();
-    let collector = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                precise::collect().unwrap();
-                n += 1;
-            }
-            n
-        })
-    };
-    std::thread::sleep(RUN);
+    let collector = std::thread::spawn(move || {
+        for _ in 0..COLLECTIONS {
+            precise::collect().unwrap();
+        }
+    });
+    collector.join().unwrap();
     stop.store(true, Ordering::Relaxed);
     let verified: u64 = mutators.into_iter().map(|m| m.join().unwrap()).sum();
-    let explicit = collector.join().unwrap();
-    let s = precise::stats();
-    assert!(explicit >= 20, "only {explicit} collections in {RUN:?}");
-    assert!(s.collections - collections_before >= explicit);
-    assert!(verified > 10_000, "only {verified} nodes verified");
+    assert!(precise::stats().collections - collections_before >= COLLECTIONS);
+    assert!(verified >= 4 * MIN_VERIFIED);
     // The exchange's chains, checked once more from a fresh thread.
     let ex = exchange.clone();
     std::thread::spawn(move || {
@@ -293,8 +289,8 @@ fn a_thread_in_native_code_is_not_waited_for_and_keeps_its_roots() {
         frame.root(h).unwrap();
         precise::enter_native().unwrap();
         ready_tx.send(()).unwrap();
-        // Blocked "in a system call" for as long as the collections take.
-        go_rx.recv_timeout(Duration::from_secs(60)).unwrap();
+        // Blocked "in a system call" until the collections are done.
+        go_rx.recv().unwrap();
         precise::leave_native().unwrap();
         assert_eq!(verify_chain(Some(h)), 1);
         assert_eq!(
@@ -314,7 +310,9 @@ fn a_thread_in_native_code_is_not_waited_for_and_keeps_its_roots() {
         }
         done_tx.send(()).unwrap();
     });
-    let finished = done_rx.recv_timeout(Duration::from_secs(30));
+    // Only a deadlock can keep the collections from finishing: a generous
+    // bound turns one into a failure instead of a hang.
+    let finished = done_rx.recv_timeout(Duration::from_secs(600));
     go_tx.send(()).unwrap();
     native_thread.join().unwrap();
     assert!(
@@ -364,7 +362,6 @@ fn threads_are_registered_while_they_live_and_their_roots_die_with_them() {
 #[test]
 #[serial]
 fn several_threads_collecting_at_once_take_turns() {
-    let start = Instant::now();
     let threads: Vec<_> = (0..4)
         .map(|t| {
             std::thread::spawn(move || {
@@ -382,5 +379,4 @@ fn several_threads_collecting_at_once_take_turns() {
     for t in threads {
         t.join().unwrap();
     }
-    assert!(start.elapsed() < Duration::from_secs(60));
 }
