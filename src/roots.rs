@@ -531,6 +531,39 @@ pub(crate) mod by_thread {
         });
     }
 
+    /// Before a fork (a leaf lock): kept until after the fork.
+    pub(crate) fn lock_for_fork() {
+        crate::gc::fork::held::keep(registry());
+    }
+
+    /// In a forked child: the root memory of every owner but `me` (threads
+    /// that did not come along) becomes orphans, still scanned.
+    pub(crate) fn orphan_all_but(me: u64) {
+        with(|r| {
+            let gone: Vec<u64> = r
+                .owners
+                .keys()
+                .copied()
+                .filter(|&o| o != me && o != ORPHANS)
+                .collect();
+            for owner in gone {
+                let Some(owned) = r.owners.remove(&owner) else {
+                    continue;
+                };
+                // Their stacks' memory stays, unscanned from now on: no
+                // thread will pop them, and their records ran in the parent.
+                for &block in owned.blocks.keys() {
+                    r.owner_of.insert(block, ORPHANS);
+                }
+                r.owners
+                    .entry(ORPHANS)
+                    .or_default()
+                    .blocks
+                    .extend(owned.blocks);
+            }
+        });
+    }
+
     /// Holds off every scan ([`for_each_word`] holds the same lock
     /// throughout) while the guard lives.
     pub(super) fn exclude_scans() -> impl Drop {

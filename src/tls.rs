@@ -438,7 +438,15 @@ fn grow_directory(area: &Area, min_len: usize) {
 
 fn add_teardown_hook() {
     static ADDED: Once = Once::new();
-    ADDED.call_once(|| gc_thread::add_exit_hook(gc_thread::ExitStage::Mutator, teardown));
+    ADDED.call_once(|| {
+        gc_thread::add_exit_hook(gc_thread::ExitStage::Mutator, teardown);
+        // A fork never finds the registry locked in the child.
+        static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+            prepare: || crate::gc::fork::held::keep(registry()),
+            child: || {},
+        };
+        crate::gc::fork::on_fork(&FORK);
+    });
 }
 
 /// The thread-exit hook: empties every slot of the exiting thread, calling

@@ -6,8 +6,8 @@
 use super::sys;
 use super::{Config, Kind, Stats};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, Once};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 pub(super) const NAME: &str = "bdwgc";
@@ -34,6 +34,29 @@ pub(super) fn init(config: &Config) {
             sys::GC_expand_hp(config.initial_heap_bytes - heap);
         }
     }
+    static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
+        prepare: fork_prepare,
+        child: fork_child,
+    };
+    super::fork::on_fork(&FORK);
+}
+
+/// Before a fork: the finalizer thread's lock (bdwgc's own handlers take
+/// the allocation lock and stop its markers).
+fn fork_prepare() {
+    super::fork::held::keep(FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// In a forked child: the parallel markers and the finalizer thread are
+/// gone. bdwgc restarts its markers when asked; the finalizer thread starts
+/// again with the next registration or the next collection that makes
+/// finalizers ready.
+fn fork_child() {
+    // SAFETY: bdwgc's own child handler has run (it was installed first);
+    // restarting the markers in a child that has not exec'd is what this
+    // call is for.
+    unsafe { sys::GC_start_mark_threads() };
+    FINALIZER_THREAD.store(false, Ordering::Release);
 }
 
 /// Registers the calling thread if bdwgc does not know it yet.
@@ -201,37 +224,44 @@ pub(super) unsafe fn register_finalizer(
 static FINALIZERS_READY: Mutex<bool> = Mutex::new(false);
 static FINALIZERS_WAKE: Condvar = Condvar::new();
 
+/// Whether the finalizer thread runs (in this process: a forked child
+/// starts without it).
+static FINALIZER_THREAD: AtomicBool = AtomicBool::new(false);
+
 /// bdwgc's finalizer notifier: called outside the allocation lock, at most
 /// once per collection, when finalizers are ready to run.
 unsafe extern "C" fn finalizers_ready() {
+    // In a forked child, the first collection with finalizers ready
+    // starts the thread again.
+    start_finalizer_thread();
     let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
     *ready = true;
     FINALIZERS_WAKE.notify_one();
 }
 
-/// Starts the thread that runs finalizers, the first time one is registered.
+/// Starts the thread that runs finalizers unless it runs already.
 fn start_finalizer_thread() {
-    static STARTED: Once = Once::new();
-    STARTED.call_once(|| {
-        let spawned = std::thread::Builder::new()
-            .name("defergc-finalizer".into())
-            .spawn(|| loop {
-                {
-                    let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
-                    while !*ready {
-                        ready = FINALIZERS_WAKE
-                            .wait(ready)
-                            .unwrap_or_else(|e| e.into_inner());
-                    }
-                    *ready = false;
+    if FINALIZER_THREAD.load(Ordering::Acquire) || FINALIZER_THREAD.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("defergc-finalizer".into())
+        .spawn(|| loop {
+            {
+                let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
+                while !*ready {
+                    ready = FINALIZERS_WAKE
+                        .wait(ready)
+                        .unwrap_or_else(|e| e.into_inner());
                 }
-                super::thread::ensure_registered();
-                run_finalizers();
-            });
-        if spawned.is_err() {
-            crate::abort("defergc: cannot start the finalizer thread");
-        }
-    });
+                *ready = false;
+            }
+            super::thread::ensure_registered();
+            run_finalizers();
+        });
+    if spawned.is_err() {
+        crate::abort("defergc: cannot start the finalizer thread");
+    }
 }
 
 pub(super) fn run_finalizers() -> usize {

@@ -30,6 +30,7 @@ mod backend;
 #[path = "malloc.rs"]
 mod backend;
 
+pub(crate) mod fork;
 mod global_alloc;
 pub(crate) mod thread;
 mod warn;

@@ -508,6 +508,45 @@ pub fn shutdown() {
     }
 }
 
+/// Before a fork: waits until no cycle runs (as native code if the caller
+/// is a running registered thread, so that the cycle does not wait for
+/// it) and returns the control lock, which keeps the next one from
+/// starting (kept until after the fork).
+pub(super) fn quiet_for_fork() {
+    let wait = || {
+        let mut c = control();
+        while c.running {
+            c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+        c
+    };
+    let ts = threads::current_ptr();
+    // SAFETY: CURRENT is this thread's live state when non-null.
+    let quiet = match unsafe { ts.as_ref() } {
+        Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
+            threads::wait_native(ts, wait)
+        }
+        _ => wait(),
+    };
+    crate::gc::fork::held::keep(quiet);
+}
+
+/// Before a fork, after the heap locks (a leaf).
+pub(super) fn lock_grey_queue_for_fork() {
+    crate::gc::fork::held::keep(grey_queue());
+}
+
+/// In a forked child: the collector thread did not come along. Forget it;
+/// the next request starts a new one (now, if one is pending).
+pub(super) fn restart_after_fork() {
+    let mut c = control();
+    // The handle names a thread of the parent: never join or detach it.
+    std::mem::forget(c.thread.take());
+    if c.requested > c.started {
+        ensure_thread(&mut c);
+    }
+}
+
 /// Test hooks: break the protocol on purpose, to show the tests catch it.
 #[doc(hidden)]
 pub fn break_protocol_for_tests(no_barrier: bool, early_black: bool) {

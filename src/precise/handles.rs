@@ -287,6 +287,13 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
 /// Indices below this have been handed out at least once.
 static FRESH: AtomicUsize = AtomicUsize::new(0);
 
+/// Before a fork, after the heap (the lock order): the pool and the
+/// table's growth lock, kept until after the fork.
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(pool());
+    crate::gc::fork::held::keep(TABLE.lock_growth());
+}
+
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -368,6 +368,11 @@ static HEAP: Mutex<Inner> = Mutex::new(Inner {
     lazy_sweep: true,
 });
 
+/// Before a fork, after the thread registry (the lock order).
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(heap());
+}
+
 fn heap() -> MutexGuard<'static, Inner> {
     HEAP.lock().unwrap_or_else(|e| e.into_inner())
 }

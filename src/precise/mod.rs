@@ -89,6 +89,7 @@
 mod access;
 mod collector;
 mod error;
+mod fork;
 mod handles;
 mod heap;
 mod padded;
@@ -172,6 +173,7 @@ fn start(config: Option<Config>) -> Result<()> {
     }
     let c = config.unwrap_or(Config::DEFAULT);
     heap::configure(c.heap_limit, c.gc_percent, c.min_trigger);
+    fork::install();
     STARTED.store(true, Ordering::Release);
     Ok(())
 }

@@ -41,6 +41,11 @@ pub(crate) type RootMemoryScanner = fn(&mut dyn FnMut(u64));
 #[cfg(test)]
 static SCANNERS: Mutex<Vec<RootMemoryScanner>> = Mutex::new(Vec::new());
 
+/// Before a fork (a leaf lock).
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(globals());
+}
+
 fn globals() -> MutexGuard<'static, BTreeMap<usize, usize>> {
     GLOBALS.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -54,6 +54,11 @@ impl<T: Zeroed, const BITS: u32, const CHUNKS: usize> Segmented<T, BITS, CHUNKS>
         }
     }
 
+    /// Holds off growth while the guard lives (before a fork).
+    pub(crate) fn lock_growth(&'static self) -> std::sync::MutexGuard<'static, ()> {
+        self.grow.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The element at `index`, if its chunk exists.
     #[inline(always)]
     pub(crate) fn get(&self, index: usize) -> Option<&T> {

@@ -159,6 +159,11 @@ static TOTALS: Mutex<Totals> = Mutex::new(Totals {
     pauses: PauseHistogram::new(),
 });
 
+/// Before a fork (a leaf lock).
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(totals());
+}
+
 fn totals() -> std::sync::MutexGuard<'static, Totals> {
     TOTALS.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -338,6 +338,43 @@ fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     Ok(())
 }
 
+/// Before a fork (after the collector went quiet): the registry lock and
+/// the acknowledgement counter's, kept until after the fork.
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(registry());
+    crate::gc::fork::held::keep(ACKS.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+/// In a forked child: unregisters, on their behalf, every thread but the
+/// calling one (they do not exist here): their barrier logs, heap blocks
+/// and handle caches go back to the collector, and their states leave the
+/// registry. Returns the calling thread's root-memory owner id.
+pub(super) fn adopt_after_fork() -> u64 {
+    let me = current_ptr();
+    let mut reg = registry();
+    let gone: Vec<*const ThreadState> = reg
+        .threads
+        .iter()
+        .map(|t| t.0)
+        .filter(|&t| t != me)
+        .collect();
+    for &t in &gone {
+        // SAFETY: listed states are live; their threads do not exist in
+        // this process, so nobody else touches them (no cycle runs: the
+        // fork waited for it).
+        let ts = unsafe { &*t };
+        // SAFETY: as above: ours alone now.
+        let local = unsafe { ts.local() };
+        collector::hand_over_log(&mut local.log);
+        heap::retire(&mut local.heap);
+        local.handles.give_back();
+        reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
+    }
+    reg.threads.retain(|t| t.0 == me);
+    drop(reg);
+    crate::gc::thread::id()
+}
+
 /// Registers the calling thread with the precise collector if it is not
 /// already (in which case this does nothing). Registration is automatic on
 /// first use; this makes it explicit.

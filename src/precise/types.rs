@@ -300,3 +300,10 @@ pub(crate) fn array_size(info: &TypeInfo, len: usize) -> Result<usize> {
     }
     Ok(bytes)
 }
+
+/// Before a fork (leaf locks, in the order registration takes them): the
+/// id counter and the registry's growth lock, kept until after the fork.
+pub(super) fn lock_for_fork() {
+    crate::gc::fork::held::keep(NEXT.lock().unwrap_or_else(|e| e.into_inner()));
+    crate::gc::fork::held::keep(TYPES.lock_growth());
+}

@@ -1,0 +1,112 @@
+//! `fork()` from a program that uses the runtime.
+//!
+//! A forked child has only the thread that called `fork`. Whatever the
+//! other threads held (a lock, a collection in progress) must not be held
+//! in the child, and threads the runtime started (the finalizer thread,
+//! the precise collector's thread) must start again there when needed.
+//!
+//! Each layer that has such state registers [`ForkHooks`] once, with
+//! [`on_fork`]. `prepare` runs in the parent before the fork: it waits for
+//! the layer's background work to reach a quiet point and takes every lock
+//! of the layer, handing the guards to [`held::keep`]. After the fork the
+//! guards are released, in the parent and in the child; then, in the child
+//! only, `child` repairs what the missing threads held (forgets them,
+//! takes over their state). As with `pthread_atfork`, `prepare` hooks run
+//! newest first (upper layers before the ones they use, which they may
+//! still use) and `child` hooks oldest first. bdwgc handles its own state
+//! (`HANDLE_FORK`): its handlers, installed by `GC_init` before ours, take
+//! the allocation lock after our `prepare` hooks and release it in the
+//! child before our `child` hooks run.
+
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// What a layer does around a `fork()` (see the module docs).
+pub(crate) struct ForkHooks {
+    /// In the parent, before the fork: reach a quiet point and take the
+    /// layer's locks ([`held::keep`]).
+    pub(crate) prepare: fn(),
+    /// In the child, once the locks are released: repair what the threads
+    /// that do not exist there held.
+    pub(crate) child: fn(),
+}
+
+const MAX_HOOKS: usize = 8;
+static HOOKS: [AtomicPtr<ForkHooks>; MAX_HOOKS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_HOOKS];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Adds a layer's hooks. Call once per layer (from a `Once`).
+pub(crate) fn on_fork(hooks: &'static ForkHooks) {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        // SAFETY: three plain C functions without arguments.
+        let r = unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+        if r != 0 {
+            crate::abort("defergc: pthread_atfork failed");
+        }
+    });
+    let at = COUNT.fetch_add(1, Ordering::AcqRel);
+    if at >= MAX_HOOKS {
+        crate::abort("defergc: too many fork hooks");
+    }
+    HOOKS[at].store((hooks as *const ForkHooks).cast_mut(), Ordering::Release);
+}
+
+/// The registered hooks, oldest first.
+fn hooks() -> impl DoubleEndedIterator<Item = &'static ForkHooks> {
+    let n = COUNT.load(Ordering::Acquire).min(MAX_HOOKS);
+    HOOKS[..n].iter().filter_map(|h| {
+        // SAFETY: only on_fork stores here, and it stores &'static hooks.
+        unsafe { h.load(Ordering::Acquire).as_ref() }
+    })
+}
+
+/// Runs `f` for each hook; a panic is a bug in defergc and cannot cross
+/// into the C caller of `fork`.
+fn run(what: &str, f: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err() {
+        crate::abort(&format!("defergc: a fork {what} hook panicked"));
+    }
+}
+
+extern "C" fn prepare() {
+    run("prepare", || hooks().rev().for_each(|h| (h.prepare)()));
+}
+
+extern "C" fn parent() {
+    run("parent", held::release);
+}
+
+extern "C" fn child() {
+    run("child", || {
+        held::release();
+        hooks().for_each(|h| (h.child)());
+    });
+}
+
+/// Mutex guards that `prepare` hooks hold across the fork (the handlers
+/// all run on the thread that forks).
+pub(crate) mod held {
+    use std::any::Any;
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HELD: RefCell<Vec<Box<dyn Any>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Keeps `guard` (a lock taken by a `prepare` hook) until [`release`].
+    pub(crate) fn keep<G: 'static>(guard: G) {
+        HELD.with(|h| h.borrow_mut().push(Box::new(guard)));
+    }
+
+    /// Releases every kept guard, newest first.
+    pub(crate) fn release() {
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            while let Some(guard) = h.pop() {
+                drop(guard);
+            }
+        });
+    }
+}

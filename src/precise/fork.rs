@@ -1,0 +1,39 @@
+//! `fork()` and the precise collector (see `crate::gc::fork`).
+//!
+//! Before the fork the forking thread waits until no cycle runs (as native
+//! code, so the cycle does not wait for it) and takes every lock of the
+//! collector in lock order: the collector's control, the thread registry,
+//! the heap, the handle pool, then the leaves. So the child starts with
+//! every structure consistent and no cycle under way. In the child, the
+//! threads that did not come along are unregistered on their behalf (their
+//! caches and barrier logs handed back, their root memory orphaned, so the
+//! collector still scans it), and the collector thread, which did not come
+//! along either, starts again with the next request.
+
+use crate::gc::fork::{on_fork, ForkHooks};
+
+static HOOKS: ForkHooks = ForkHooks { prepare, child };
+
+/// Installs the hooks (once, when the collector starts).
+pub(super) fn install() {
+    on_fork(&HOOKS);
+}
+
+/// Each call keeps its locks with `held::keep`, released after the fork.
+fn prepare() {
+    super::collector::quiet_for_fork();
+    super::threads::lock_for_fork();
+    super::heap::lock_for_fork();
+    super::handles::lock_for_fork();
+    super::types::lock_for_fork();
+    super::collector::lock_grey_queue_for_fork();
+    super::roots::lock_for_fork();
+    super::stats::lock_for_fork();
+    crate::roots::by_thread::lock_for_fork();
+}
+
+fn child() {
+    let me = super::threads::adopt_after_fork();
+    crate::roots::by_thread::orphan_all_but(me);
+    super::collector::restart_after_fork();
+}
