@@ -516,19 +516,28 @@ pub(crate) mod by_thread {
     fn orphan_mine() {
         let me = owner();
         with(|r| {
-            let Some(mine) = r.owners.remove(&me) else {
-                return;
+            let stacks = r.orphan(me);
+            debug_assert_eq!(stacks, 0, "a root stack outlived its thread");
+        });
+    }
+
+    impl Registry {
+        /// Makes `owner`'s blocks orphans; returns how many stacks it
+        /// still had (they are dropped from the registry).
+        fn orphan(&mut self, owner: u64) -> usize {
+            let Some(owned) = self.owners.remove(&owner) else {
+                return 0;
             };
-            debug_assert!(mine.stacks.is_empty(), "a root stack outlived its thread");
-            for &block in mine.blocks.keys() {
-                r.owner_of.insert(block, ORPHANS);
+            for &block in owned.blocks.keys() {
+                self.owner_of.insert(block, ORPHANS);
             }
-            r.owners
+            self.owners
                 .entry(ORPHANS)
                 .or_default()
                 .blocks
-                .extend(mine.blocks);
-        });
+                .extend(owned.blocks);
+            owned.stacks.len()
+        }
     }
 
     /// Before a fork (a leaf lock): kept until after the fork.
@@ -546,20 +555,10 @@ pub(crate) mod by_thread {
                 .copied()
                 .filter(|&o| o != me && o != ORPHANS)
                 .collect();
+            // Their stacks are no longer scanned: no thread will run or
+            // pop their records here.
             for owner in gone {
-                let Some(owned) = r.owners.remove(&owner) else {
-                    continue;
-                };
-                // Their stacks' memory stays, unscanned from now on: no
-                // thread will pop them, and their records ran in the parent.
-                for &block in owned.blocks.keys() {
-                    r.owner_of.insert(block, ORPHANS);
-                }
-                r.owners
-                    .entry(ORPHANS)
-                    .or_default()
-                    .blocks
-                    .extend(owned.blocks);
+                r.orphan(owner);
             }
         });
     }
