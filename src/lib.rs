@@ -24,7 +24,7 @@ pub(crate) mod roots;
 pub mod tls;
 
 /// Writes `msg` to stderr and aborts the process. Used for misuse that
-/// cannot be reported as an error (see DESIGN.md invariant 7).
+/// cannot be reported as an error (see docs/design.md invariant 8).
 #[cold]
 pub(crate) fn abort(msg: &str) -> ! {
     let line = format!("{msg}\n");

@@ -1,5 +1,5 @@
 //! Root memory: memory outside the collected heap that every enabled
-//! collector scans for references (DESIGN.md invariants 2 and 3). This is
+//! collector scans for references (design.md invariants 2 and 3). This is
 //! the one module that knows which collectors are compiled in.
 //!
 //! Two shapes:

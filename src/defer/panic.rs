@@ -16,7 +16,7 @@
 //!   aborted records beneath it, up to a Goexit record, which is never
 //!   cancelled: the frame then keeps unwinding for Goexit.
 //!
-//! Values live in root memory (DESIGN.md invariant 2), so a GC pointer in a
+//! Values live in root memory (design.md invariant 2), so a GC pointer in a
 //! panic value stays alive while the panic is in flight. Frames unwind from
 //! one to the next with a private payload ([`Unwind`]); only the thread's
 //! outermost frame turns an unrecovered panic into an ordinary Rust panic

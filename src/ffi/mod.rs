@@ -3,7 +3,7 @@
 //!
 //! Every entry point runs its Rust body through [`entry`] (or, when it
 //! runs deferred calls or raises panics, hands unwinding on by the rule
-//! below), so no Rust panic crosses an `extern "C"` boundary (DESIGN.md
+//! below), so no Rust panic crosses an `extern "C"` boundary (docs/design.md
 //! invariant 5). Misuse that cannot be reported as an error code aborts
 //! with a message that starts with `defergc:` and names the misuse.
 //!

@@ -7,7 +7,7 @@
 //! asks which one it has; where a backend has nothing to do, the function
 //! does nothing and says so in its docs.
 //!
-//! Invariant kept here (DESIGN.md 1): every function that touches collector
+//! Invariant kept here (design.md invariant 1): every function that touches collector
 //! memory first registers the calling thread ([`thread`]), so bdwgc's
 //! "Collecting from unknown thread" abort cannot be reached through this API.
 //!
@@ -19,9 +19,9 @@
 //! assert_eq!(unsafe { p.as_ptr().read() }, 7); // still on our stack: kept
 //! ```
 
+/// The raw bdwgc bindings (the `defergc-sys` crate): only `gc` uses them.
 #[cfg(defergc_boehm)]
-#[rustfmt::skip]
-pub(crate) mod sys;
+pub(crate) use defergc_sys as sys;
 
 #[cfg(defergc_boehm)]
 #[path = "boehm.rs"]
@@ -45,17 +45,31 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// How the crate was built: which collector, which version, which defines.
-pub mod build {
-    include!(concat!(env!("OUT_DIR"), "/build_info.rs"));
+/// How the collector was built: vendored or system, which version, which
+/// defines (the `defergc-sys` crate's build); under `nogc`, source "none"
+/// and nothing else.
+#[cfg(defergc_boehm)]
+pub use defergc_sys::build;
 
-    /// The compiler flags for C code built against the same collector:
-    /// `-D` for each of [`DEFINES`] and `-I` for each of [`INCLUDE_DIRS`]
-    /// (link with [`LINK_ARGS`]).
+/// How the collector was built: under `nogc`, nothing is.
+#[cfg(not(defergc_boehm))]
+pub mod build {
+    /// Where the collector came from: "none" (built with `nogc`).
+    pub const SOURCE: &str = "none";
+    /// The bdwgc version built against: none.
+    pub const VERSION: &str = "";
+    /// The defines of the collector build: none.
+    pub const DEFINES: &[(&str, &str)] = &[];
+    /// Directory holding the collector archive: none.
+    pub const LIB_DIR: &str = "";
+    /// Include directories for C code built against the collector: none.
+    pub const INCLUDE_DIRS: &[&str] = &[];
+    /// Linker arguments for C programs linking the collector: none.
+    pub const LINK_ARGS: &[&str] = &[];
+
+    /// The compiler flags for C code built against the collector: none.
     pub fn c_flags() -> Vec<String> {
-        let defines = DEFINES.iter().map(|(name, _)| format!("-D{name}"));
-        let includes = INCLUDE_DIRS.iter().map(|dir| format!("-I{dir}"));
-        defines.chain(includes).collect()
+        Vec::new()
     }
 }
 

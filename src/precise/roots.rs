@@ -4,7 +4,7 @@
 //!   (or null): registered addresses ([`add_global_root`], for compiled
 //!   code's global variables) and [`GlobalRoot`] cells for Rust code.
 //! - **Root memory** is memory such as tls slots and defer records
-//!   (DESIGN.md invariant 3), kept per owning thread by
+//!   (design.md invariant 3), kept per owning thread by
 //!   `crate::roots::by_thread`: each of its words is offered to the marker
 //!   as a *candidate*, which the marker keeps only if it is a live handle.
 //!   Any word is safe to offer.

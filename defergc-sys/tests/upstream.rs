@@ -5,7 +5,7 @@
 //! are the vendored version's own tests.
 #![cfg(defergc_vendored)]
 
-use defergc::gc::build;
+use defergc_sys::build;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -39,7 +39,8 @@ fn main() {
 
 /// Builds tests/c/stress.c against the static library next to this bench.
 fn compile_c() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The repository root: the header and the C programs live there.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let deps = std::env::current_exe()
         .unwrap()
         .parent()
