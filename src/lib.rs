@@ -11,7 +11,36 @@
 //! - `precise` (feature `precise`): a second allocator, a precise
 //!   handle-based collector with per-thread shadow stacks.
 //!
-//! See `README.md` for the features, the C ABI and the performance figures.
+//! ```
+//! use defergc::{defer, gc};
+//!
+//! // func first(xs []*int) (v int, err string): a nil element panics, the
+//! // deferred recover turns the panic into an error result.
+//! fn first(xs: &[*const u64]) -> (u64, Option<String>) {
+//!     defer::named((0, None), |f, out| {
+//!         f.defer_with(move |d| {
+//!             if let Some(v) = d.recover() {
+//!                 out.update(|r| r.1 = Some(v.to_string()));
+//!             }
+//!         });
+//!         match xs.first() {
+//!             // SAFETY: the caller passes live GC objects or null.
+//!             Some(&p) if !p.is_null() => (unsafe { p.read() }, None),
+//!             _ => defer::panic("no first element"),
+//!         }
+//!     })
+//! }
+//!
+//! let obj = gc::alloc(8).cast::<u64>();
+//! // SAFETY: alloc returned 8 writable, aligned bytes.
+//! unsafe { obj.as_ptr().write(42) };
+//! gc::collect(); // obj is on our stack: kept
+//! assert_eq!(first(&[obj.as_ptr()]), (42, None));
+//! assert_eq!(first(&[]), (0, Some("no first element".into())));
+//! ```
+//!
+//! See `README.md` for the features, the C ABI and the performance
+//! figures, and `docs/design.md` for the layers and their invariants.
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 

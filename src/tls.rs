@@ -3,7 +3,7 @@
 //! bdwgc does not scan thread-local storage: a pointer kept only in a
 //! `thread_local!`, in glibc TLS or in pthread-specific data is invisible
 //! to it. A [`Slot`] is per-thread storage that lives in root memory
-//! ([`crate::roots`]), so whatever it holds keeps its referents alive.
+//! (`crate::roots`), so whatever it holds keeps its referents alive.
 //!
 //! ```
 //! use defergc::{gc, tls};

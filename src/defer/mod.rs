@@ -29,8 +29,8 @@
 //!
 //! # Where things live
 //!
-//! Each thread has one chain ([`thread`]): its frames, a LIFO stack of
-//! deferred-call records in root memory ([`crate::roots::RootStack`]), and
+//! Each thread has one chain (`thread.rs`): its frames, a LIFO stack of
+//! deferred-call records in root memory (a `roots::RootStack`), and
 //! a stack of panic records whose values are in root memory too. A GC
 //! pointer captured by a deferred closure, or carried by a panic value,
 //! stays alive until the call has run or the panic is over. Records come

@@ -1,7 +1,7 @@
 //! The C ABI: everything the rest of the crate offers, callable from
 //! compiler-generated code, mirrored by `include/defergc.h`.
 //!
-//! Every entry point runs its Rust body through [`entry`] (or, when it
+//! Every entry point runs its Rust body through `entry` (or, when it
 //! runs deferred calls or raises panics, hands unwinding on by the rule
 //! below), so no Rust panic crosses an `extern "C"` boundary (docs/design.md
 //! invariant 5). Misuse that cannot be reported as an error code aborts

@@ -8,7 +8,7 @@
 //! does nothing and says so in its docs.
 //!
 //! Invariant kept here (design.md invariant 1): every function that touches collector
-//! memory first registers the calling thread ([`thread`]), so bdwgc's
+//! memory first registers the calling thread (`thread.rs`), so bdwgc's
 //! "Collecting from unknown thread" abort cannot be reached through this API.
 //!
 //! ```
