@@ -129,6 +129,9 @@ struct StackHead {
 /// moves earlier data, so pointers into the stack stay valid until popped.
 pub(crate) struct RootStack {
     head: NonNull<StackHead>,
+    /// The execution context whose root memory the stack is.
+    #[cfg(feature = "precise")]
+    owner: u64,
     /// End of the current chunk (only the owner needs it).
     limit: Cell<*mut u8>,
     /// One emptied chunk kept for reuse, so that pushing and popping across
@@ -153,9 +156,9 @@ impl RootStack {
         // SAFETY: Box::into_raw never returns null.
         let head = unsafe { NonNull::new_unchecked(head) };
         registry::insert(head.as_ptr());
-        #[cfg(feature = "precise")]
-        by_thread::add_stack(head.as_ptr());
         RootStack {
+            #[cfg(feature = "precise")]
+            owner: by_thread::add_stack(head.as_ptr()),
             head,
             // SAFETY: chunk is live.
             limit: Cell::new(unsafe { Chunk::end(chunk) }),
@@ -348,7 +351,7 @@ impl Drop for RootStack {
     fn drop(&mut self) {
         registry::remove(self.head.as_ptr());
         #[cfg(feature = "precise")]
-        by_thread::remove_stack(self.head.as_ptr());
+        by_thread::remove_stack(self.head.as_ptr(), self.owner);
         // SAFETY: the head is out of the registry, so nothing else reads it
         // or its chunks; we own them all.
         unsafe {
@@ -470,7 +473,7 @@ pub(crate) mod by_thread {
     use super::StackHead;
     use std::collections::HashMap;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Mutex, MutexGuard, Once};
+    use std::sync::{Mutex, MutexGuard};
 
     /// The owner of blocks whose thread has exited.
     pub(crate) const ORPHANS: u64 = 0;
@@ -499,25 +502,43 @@ pub(crate) mod by_thread {
         f(registry().get_or_insert_with(Registry::default))
     }
 
-    /// The calling thread's owner id (never [`ORPHANS`]).
+    /// The owner id of the calling thread's current execution context
+    /// (never [`ORPHANS`]), marking the context as an owner of root memory
+    /// so that what it leaves is orphaned when it is destroyed.
     pub(crate) fn owner() -> u64 {
-        crate::gc::thread::id()
+        let ctx = crate::context::current();
+        if ctx.get(&OWNER).is_null() {
+            ctx.set(&OWNER, OWNS.as_ptr());
+        }
+        ctx.id()
     }
 
-    fn at_exit_hook() {
-        static ADDED: Once = Once::new();
-        ADDED.call_once(|| {
-            crate::gc::thread::add_exit_hook(crate::gc::thread::ExitStage::Roots, orphan_mine)
-        });
+    /// Root memory's slot in every execution context (rank 1: its depth in
+    /// design.md's list of layers, so destroyed after every layer above
+    /// freed what it owned). Non-null once the context owns root memory.
+    static OWNER: crate::context::Key = crate::context::Key::new(1, orphan_at_end);
+    /// The value of [`OWNER`]'s slot: only its non-nullness matters.
+    static OWNS: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+    /// An owner's context was destroyed: what it still owns becomes orphans
+    /// (if the precise collector had registered it, its unregistration did
+    /// that already, see [`orphan`]).
+    ///
+    /// # Safety
+    /// Called by the context's destruction with the slot value [`owner`]
+    /// set.
+    unsafe fn orphan_at_end(ctx: &crate::context::Context, _owns: *mut u8) {
+        orphan(ctx.id());
     }
 
-    /// Thread exit (after the tls teardown freed what it owned): whatever
-    /// the thread still owns becomes an orphan.
-    fn orphan_mine() {
-        let me = owner();
+    /// The end of `owner` (its context is destroyed; the precise collector
+    /// calls this as it unregisters it, so that no moment exists in which
+    /// the memory is nobody's to scan): whatever it still owns becomes an
+    /// orphan, scanned with everyone's.
+    pub(crate) fn orphan(owner: u64) {
         with(|r| {
-            let stacks = r.orphan(me);
-            debug_assert_eq!(stacks, 0, "a root stack outlived its thread");
+            let stacks = r.orphan(owner);
+            debug_assert_eq!(stacks, 0, "a root stack outlived its owner");
         });
     }
 
@@ -570,7 +591,6 @@ pub(crate) mod by_thread {
     }
 
     pub(super) fn add_block(block: *mut u8, len: usize) {
-        at_exit_hook();
         let me = owner();
         with(|r| {
             r.owners
@@ -592,16 +612,16 @@ pub(crate) mod by_thread {
         });
     }
 
-    pub(super) fn add_stack(head: *mut StackHead) {
-        at_exit_hook();
+    /// Registers a stack of the current context; returns its owner id.
+    pub(super) fn add_stack(head: *mut StackHead) -> u64 {
         let me = owner();
         with(|r| r.owners.entry(me).or_default().stacks.push(head as usize));
+        me
     }
 
-    pub(super) fn remove_stack(head: *mut StackHead) {
-        let me = owner();
+    pub(super) fn remove_stack(head: *mut StackHead, owner: u64) {
         with(|r| {
-            if let Some(owned) = r.owners.get_mut(&me) {
+            if let Some(owned) = r.owners.get_mut(&owner) {
                 owned.stacks.retain(|&h| h != head as usize);
             }
         });

@@ -439,7 +439,7 @@ fn grow_directory(area: &Area, min_len: usize) {
 fn add_teardown_hook() {
     static ADDED: Once = Once::new();
     ADDED.call_once(|| {
-        gc_thread::add_exit_hook(gc_thread::ExitStage::Mutator, teardown);
+        gc_thread::on_thread_exit(gc_thread::ExitPhase::UserCode, teardown);
         // A fork never finds the registry locked in the child.
         static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
             prepare: || crate::gc::fork::held::keep(registry()),

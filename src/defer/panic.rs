@@ -314,19 +314,21 @@ fn pop(th: &ThreadState) {
 /// is in the thread's panic stack. If foreign code catches and drops it, the
 /// records it stood for are popped, so the thread stays consistent.
 pub(crate) struct Unwind {
-    thread: u64,
+    /// The execution context whose panic stack holds `rec`.
+    context: u64,
     rec: *mut PanicRec,
     armed: bool,
 }
 
-// SAFETY: the pointer is only dereferenced on the thread named by `thread`.
+// SAFETY: the pointer is only dereferenced by the context named by
+// `context`, on the thread running it.
 unsafe impl Send for Unwind {}
 
 impl Unwind {
     /// Starts (or continues) unwinding for the newest record.
     pub(crate) fn raise(th: &ThreadState) -> ! {
         let unwind = Unwind {
-            thread: th.id,
+            context: ThreadState::context_id(),
             rec: th.panics.get(),
             armed: true,
         };
@@ -347,7 +349,7 @@ impl Drop for Unwind {
         let Some(th) = ThreadState::existing() else {
             return;
         };
-        if th.id != self.thread {
+        if ThreadState::context_id() != self.context {
             return;
         }
         // Foreign code stopped the unwinding: forget the record it stood

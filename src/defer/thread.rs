@@ -1,21 +1,21 @@
-//! The per-thread defer chain: the record stack, the innermost frame, the
-//! panic stack, and the low-level head word.
+//! The defer chain of an execution context: the record stack, the
+//! innermost frame, the panic stack, and the low-level head word.
 //!
-//! One [`ThreadState`] per thread, created on first use, lives in a block of
-//! root memory (so the low-level head word is a GC root) and is found
-//! through a `tls` slot, whose destructor frees it at thread exit. Only its
-//! own thread touches it; the collectors read the record stack through
-//! [`crate::roots::RootStack`]'s registry.
+//! One [`ThreadState`] per execution context (`crate::context`: a thread's
+//! own, or a goroutine's), created on first use, lives in a block of root
+//! memory (so the low-level head word is a GC root) and hangs off the
+//! context's defer slot, whose destructor frees it with the context. Only
+//! the thread running the context touches it; the collectors read the
+//! record stack through [`crate::roots::RootStack`]'s registry.
 
 use super::panic::PanicRec;
 use super::record::Call;
+use crate::context::{self, Key};
 use crate::roots::{self, RootStack};
-use crate::tls::StaticSlot;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Who owns a frame: Rust code ([`super::call`]) or compiled code through
 /// the C protocol ([`super::cframe`]).
@@ -50,8 +50,6 @@ pub(crate) struct ThreadState {
     pub(crate) goexiting: Cell<bool>,
     /// The low-level head word of runtimes that manage their own frames.
     pub(crate) head: Cell<*mut c_void>,
-    /// Unique for the life of the process, unlike the state's address.
-    pub(crate) id: u64,
     /// The innermost deferred call running now (each links to the one it
     /// runs inside), so a token from C code can be checked before use.
     pub(crate) running: Cell<*const Call>,
@@ -67,30 +65,39 @@ pub(crate) struct ThreadState {
     quarantine: RefCell<VecDeque<NonNull<u8>>>,
 }
 
-static STATE: StaticSlot<usize> = StaticSlot::new(Some(destroy));
+/// The defer layer's slot in every execution context (rank 5: its depth in
+/// design.md's list of layers).
+static KEY: Key = Key::new(5, destroy);
 
 impl ThreadState {
-    /// This thread's state, created on first use.
+    /// The current context's state, created on first use.
     #[inline(always)]
     pub(crate) fn current() -> &'static ThreadState {
-        match STATE.get() {
-            // SAFETY: the slot holds a live state of this thread, freed only
-            // by the slot's destructor at thread exit.
-            Some(state) => unsafe { &*(state as *const ThreadState) },
-            None => ThreadState::create(),
+        let ctx = context::current();
+        let state = ctx.get(&KEY);
+        if state.is_null() {
+            return ThreadState::create(ctx);
         }
+        // SAFETY: the slot holds a live state of this context, freed only
+        // by the key's destructor when the context is destroyed.
+        unsafe { &*state.cast::<ThreadState>() }
     }
 
-    /// This thread's state if it has one (never creates it).
+    /// The current context's state if it has one (never creates it).
     pub(crate) fn existing() -> Option<&'static ThreadState> {
+        let state = context::existing()?.get(&KEY);
         // SAFETY: as in current.
-        STATE.get().map(|s| unsafe { &*(s as *const ThreadState) })
+        unsafe { state.cast::<ThreadState>().as_ref() }
+    }
+
+    /// The id of the execution context this state belongs to.
+    pub(crate) fn context_id() -> u64 {
+        context::current().id()
     }
 
     #[cold]
     #[inline(never)]
-    fn create() -> &'static ThreadState {
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+    fn create(ctx: &context::Context) -> &'static ThreadState {
         let block = roots::alloc_block(std::mem::size_of::<ThreadState>()).cast::<ThreadState>();
         // SAFETY: a fresh, suitably aligned block of the right size.
         unsafe {
@@ -100,15 +107,14 @@ impl ThreadState {
                 panics: Cell::new(ptr::null_mut()),
                 goexiting: Cell::new(false),
                 head: Cell::new(ptr::null_mut()),
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
                 running: Cell::new(ptr::null()),
                 boundaries: Cell::new(0),
                 reports_itself: Cell::new(false),
                 quarantine: RefCell::new(VecDeque::new()),
             })
         };
-        STATE.set(block.as_ptr() as usize);
-        // SAFETY: just written; lives until the slot destructor.
+        ctx.set(&KEY, block.as_ptr().cast());
+        // SAFETY: just written; lives until the key's destructor.
         unsafe { &*block.as_ptr() }
     }
 }
@@ -131,11 +137,14 @@ impl ThreadState {
     }
 }
 
-/// The slot destructor: frees the state at thread exit.
-fn destroy(state: usize) {
-    let state = state as *mut ThreadState;
-    // SAFETY: the slot owned the state; nothing on this thread runs frame
-    // code any more (teardown comes after the thread's own code).
+/// The key's destructor: frees the state with its context.
+///
+/// # Safety
+/// `state` is a state from `create`, which nothing uses any more.
+unsafe fn destroy(_ctx: &context::Context, state: *mut u8) {
+    let state = state.cast::<ThreadState>();
+    // SAFETY: the context owned the state; nothing runs its frame code any
+    // more (it is destroyed after its own code ended).
     unsafe {
         super::panic::free_all((*state).panics.replace(ptr::null_mut()));
         for block in (*state).quarantine.borrow_mut().drain(..) {

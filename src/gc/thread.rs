@@ -8,11 +8,11 @@
 //! starts the collector, registers the thread and arms a pthread key whose
 //! destructor is the thread-exit sequence:
 //!
-//! 1. the exit hooks added by the layers above, by stage: first the `tls`
-//!    teardown, which runs slot destructors and so may still use GC memory;
-//!    then root memory left over becomes orphans (scanned with everyone's);
-//!    then unregistration from the precise collector, so no moment exists
-//!    in which the thread's leftover root memory is nobody's to scan;
+//! 1. the exit hooks the layers above registered ([`on_thread_exit`]), by
+//!    phase: first those that run user code (destructors that may still use
+//!    GC memory and every other layer), then those that tear down the
+//!    thread's runtime state (its execution context, its registration with
+//!    the precise collector); within a phase, in the order they were added;
 //! 2. unregistration from bdwgc.
 //!
 //! glibc runs pthread-key destructors after all `thread_local!` (and C++
@@ -28,7 +28,7 @@ use super::backend;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 const UNREGISTERED: u8 = 0;
@@ -62,30 +62,26 @@ pub fn is_thread_registered() -> bool {
     STATE.with(Cell::get) == REGISTERED
 }
 
-/// When an exit hook runs, in this order, before unregistration from
-/// bdwgc.
+/// When a thread-exit hook runs: the phases run in this order, before the
+/// thread leaves bdwgc.
 #[derive(Clone, Copy)]
-pub(crate) enum ExitStage {
-    /// Code that may still use GC memory and slots: the tls teardown.
-    Mutator = 0,
-    /// Root memory the thread still owns becomes the collectors' to scan
-    /// (orphans), before the thread leaves any collector.
-    #[cfg_attr(not(feature = "precise"), allow(dead_code))]
-    Roots = 1,
-    /// Unregistration from the collectors other than bdwgc.
-    #[cfg_attr(not(feature = "precise"), allow(dead_code))]
-    Collectors = 2,
+pub(crate) enum ExitPhase {
+    /// Hooks that run user code (destructors), which may still use GC
+    /// memory and the runtime's per-thread state.
+    UserCode = 0,
+    /// Hooks that tear the thread's runtime state down.
+    RuntimeState = 1,
 }
 
-const STAGES: usize = 3;
+const PHASES: usize = 2;
 const MAX_HOOKS: usize = 4;
-static HOOKS: [[AtomicUsize; MAX_HOOKS]; STAGES] =
-    [const { [const { AtomicUsize::new(0) }; MAX_HOOKS] }; STAGES];
+static HOOKS: [[AtomicUsize; MAX_HOOKS]; PHASES] =
+    [const { [const { AtomicUsize::new(0) }; MAX_HOOKS] }; PHASES];
 
-/// Adds `hook` to the thread-exit sequence at `stage`. Hooks of a stage
-/// run in the order they were added. Each layer adds its hook once.
-pub(crate) fn add_exit_hook(stage: ExitStage, hook: fn()) {
-    for slot in &HOOKS[stage as usize] {
+/// Adds `hook` to the thread-exit sequence, in `phase`, after the hooks
+/// already added to it. Each layer adds its hook once.
+pub(crate) fn on_thread_exit(phase: ExitPhase, hook: fn()) {
+    for slot in &HOOKS[phase as usize] {
         if slot
             .compare_exchange(0, hook as usize, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
@@ -96,27 +92,12 @@ pub(crate) fn add_exit_hook(stage: ExitStage, hook: fn()) {
     crate::abort("defergc: too many thread-exit hooks");
 }
 
-/// A process-unique, non-zero id of the calling thread.
-#[cfg_attr(not(feature = "precise"), allow(dead_code))]
-pub(crate) fn id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    thread_local! {
-        static ID: Cell<u64> = const { Cell::new(0) };
-    }
-    ID.with(|id| {
-        if id.get() == 0 {
-            id.set(NEXT.fetch_add(1, Ordering::Relaxed));
-        }
-        id.get()
-    })
-}
-
 fn exit_key() -> libc::pthread_key_t {
     static KEY: OnceLock<libc::pthread_key_t> = OnceLock::new();
     *KEY.get_or_init(|| {
         let mut key = 0;
         // SAFETY: key is a valid out-pointer; the destructor is a plain C fn.
-        if unsafe { libc::pthread_key_create(&mut key, Some(on_thread_exit)) } != 0 {
+        if unsafe { libc::pthread_key_create(&mut key, Some(run_exit_sequence)) } != 0 {
             crate::abort("defergc: pthread_key_create failed for the thread-exit key");
         }
         key
@@ -133,15 +114,15 @@ pub(crate) fn arm_exit_sequence() {
     }
 }
 
-extern "C" fn on_thread_exit(_value: *mut c_void) {
+extern "C" fn run_exit_sequence(_value: *mut c_void) {
     let run = std::panic::catch_unwind(|| {
-        for stage in &HOOKS {
-            for slot in stage {
+        for phase in &HOOKS {
+            for slot in phase {
                 let hook = slot.load(Ordering::Acquire);
                 if hook == 0 {
                     break;
                 }
-                // SAFETY: only add_exit_hook stores here, and it stores fns.
+                // SAFETY: only on_thread_exit stores here, and it stores fns.
                 let hook: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
                 hook();
             }

@@ -115,7 +115,7 @@ pub(crate) struct ThreadState {
     before_snapshot: AtomicBool,
     /// Registration serial number, for diagnostics.
     id: u64,
-    /// The root-memory owner id of the thread (`gc::thread::id`).
+    /// The root-memory owner id of the thread: its execution context's id.
     pub(crate) owner: u64,
     name: Option<String>,
     objects_allocated: AtomicU64,
@@ -280,13 +280,15 @@ fn register_current() -> Result<&'static ThreadState> {
         ts
     };
     CURRENT.with(|c| c.set(ts));
-    // Unregistration at thread exit: a stage of the thread-exit sequence
-    // after the tls teardown (slot destructors may still use the heap) and
-    // after leftover root memory became orphans. Armed again if the
-    // sequence already ran once.
+    // Unregistration at thread exit, in the runtime-state phase: after
+    // the tls teardown (slot destructors may still use the heap). Armed
+    // again if the sequence already ran once.
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
-        crate::gc::thread::add_exit_hook(crate::gc::thread::ExitStage::Collectors, on_thread_exit)
+        crate::gc::thread::on_thread_exit(
+            crate::gc::thread::ExitPhase::RuntimeState,
+            on_thread_exit,
+        )
     });
     crate::gc::thread::arm_exit_sequence();
     // SAFETY: just registered; freed only by this thread's unregistration.
@@ -325,6 +327,11 @@ fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     collector::hand_over_log(&mut local.log);
     heap::retire(&mut local.heap);
     local.handles.give_back();
+    if forced {
+        // Its root memory outlives it as orphans, scanned with everyone's;
+        // orphaned while it is still registered, so it is always someone's.
+        crate::roots::by_thread::orphan(ts.owner);
+    }
     let me = ts as *const ThreadState;
     reg.threads.retain(|t| t.0 != me);
     reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
@@ -372,7 +379,7 @@ pub(super) fn adopt_after_fork() -> u64 {
     }
     reg.threads.retain(|t| t.0 == me);
     drop(reg);
-    crate::gc::thread::id()
+    crate::context::current().id()
 }
 
 /// Registers the calling thread with the precise collector if it is not

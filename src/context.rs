@@ -1,0 +1,244 @@
+//! Execution contexts: what a thread runs.
+//!
+//! A [`Context`] is one flow of control with Go semantics of its own: a
+//! thread's own (its original stack), or a goroutine's (a coroutine stack
+//! that the scheduler moves between threads). What moves with it lives in
+//! it: its id, and one state per layer that keeps per-context state (the
+//! defer chain, the precise collector's shadow stack and handshake state,
+//! the goroutine itself), each created by its layer on first use and
+//! destroyed with the context. A thread runs one context at a time, its
+//! [`current`] one; switching to another is one pointer store
+//! ([`switch_to`]).
+//!
+//! What belongs to the OS thread instead (bdwgc registration, tls pages,
+//! allocation caches) stays with the thread, in the modules that own it.
+//!
+//! # Keys
+//!
+//! A layer reserves a slot in every context with a static [`Key`]: its
+//! rank (the layer's depth in design.md's list: contexts are torn down
+//! from the deepest layer up, so a goroutine's defer chain is gone before
+//! its collector registration is) and its destructor. This module knows
+//! nothing of the layers beyond their keys.
+//!
+//! # Ids
+//!
+//! Every context gets an id from one counter, starting at 1: the thread
+//! contexts and the goroutines share it, so an id names one context for
+//! the life of the process. Contexts are created lazily (a thread that
+//! never defers, roots nothing and runs no goroutine has none), so a
+//! program whose first call is `defergc_main` gets goroutine 1 for its
+//! main goroutine, as Go does.
+//!
+//! # Thread exit
+//!
+//! A thread's own context is destroyed in the runtime-state phase of the
+//! thread-exit sequence (`gc::thread`), after tls destructors (user code)
+//! ran and before the thread leaves bdwgc.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// Most keys a program's layers can reserve.
+const MAX_KEYS: usize = 8;
+
+/// A layer's slot in every context (see the module docs).
+pub(crate) struct Key {
+    /// 1 + the slot index, or 0 before the first use.
+    index: AtomicUsize,
+    /// The layer's depth: higher ranks are destroyed first.
+    rank: u8,
+    /// Destroys a non-null slot value when its context (given) is
+    /// destroyed.
+    destroy: unsafe fn(&Context, *mut u8),
+}
+
+impl Key {
+    /// A key for a layer of depth `rank`, whose slot values `destroy`
+    /// frees.
+    pub(crate) const fn new(rank: u8, destroy: unsafe fn(&Context, *mut u8)) -> Key {
+        Key {
+            index: AtomicUsize::new(0),
+            rank,
+            destroy,
+        }
+    }
+
+    /// The slot index of this key, reserving one on first use.
+    #[inline(always)]
+    fn index(&'static self) -> usize {
+        match self.index.load(Ordering::Acquire) {
+            0 => self.reserve(),
+            i => i - 1,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn reserve(&'static self) -> usize {
+        static KEYS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = KEYS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let i = self.index.load(Ordering::Acquire);
+        if i != 0 {
+            return i - 1;
+        }
+        let slot = KEY_COUNT.load(Ordering::Acquire);
+        if slot >= MAX_KEYS {
+            crate::abort("defergc: too many context keys");
+        }
+        KEYS[slot].store((self as *const Key).cast_mut(), Ordering::Release);
+        KEY_COUNT.store(slot + 1, Ordering::Release);
+        self.index.store(slot + 1, Ordering::Release);
+        slot
+    }
+}
+
+static KEYS: [AtomicPtr<Key>; MAX_KEYS] = [const { AtomicPtr::new(ptr::null_mut()) }; MAX_KEYS];
+static KEY_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// The next context id: one source for threads and goroutines.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One execution context (see the module docs).
+pub(crate) struct Context {
+    id: Cell<u64>,
+    slots: [Cell<*mut u8>; MAX_KEYS],
+    /// Contexts are used by one thread at a time, handed over by the
+    /// scheduler with the synchronisation of its queues.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl Context {
+    /// A new context with a fresh id and empty slots.
+    pub(crate) fn new() -> Box<Context> {
+        Box::new(Context {
+            id: Cell::new(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+            slots: [const { Cell::new(ptr::null_mut()) }; MAX_KEYS],
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// This context's id (never 0, never shared with another context).
+    #[inline(always)]
+    pub(crate) fn id(&self) -> u64 {
+        self.id.get()
+    }
+
+    /// Gives a pooled context a fresh id for its next use, keeping the
+    /// layers' states (each layer resets its own when the context's
+    /// previous use ends).
+    #[allow(dead_code)] // the go layer's context pool uses it (being built)
+    pub(crate) fn renew_id(&self) {
+        self.id.set(NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// The value in `key`'s slot (null until set).
+    #[inline(always)]
+    pub(crate) fn get(&self, key: &'static Key) -> *mut u8 {
+        self.slots[key.index()].get()
+    }
+
+    /// Stores `value` in `key`'s slot; the context's destruction passes it
+    /// to the key's destructor.
+    #[inline(always)]
+    pub(crate) fn set(&self, key: &'static Key, value: *mut u8) {
+        self.slots[key.index()].set(value);
+    }
+
+    /// Destroys the context: every non-null slot goes to its key's
+    /// destructor, deepest layer first.
+    ///
+    /// # Safety
+    /// The context is no thread's current context, and nothing uses it
+    /// afterwards.
+    pub(crate) unsafe fn destroy(this: Box<Context>) {
+        let n = KEY_COUNT.load(Ordering::Acquire);
+        let mut keys: Vec<(usize, &Key)> = (0..n)
+            .filter_map(|i| {
+                // SAFETY: reserve only stores &'static keys.
+                unsafe { KEYS[i].load(Ordering::Acquire).as_ref() }.map(|k| (i, k))
+            })
+            .collect();
+        keys.sort_by_key(|&(_, key)| std::cmp::Reverse(key.rank));
+        for (i, key) in keys {
+            let value = this.slots[i].replace(ptr::null_mut());
+            if !value.is_null() {
+                // SAFETY: the slot holds a value its key's layer stored,
+                // destroyed once (the slot is cleared first).
+                unsafe { (key.destroy)(&this, value) };
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The context this thread runs now, or null before its first use.
+    /// `const` and without a destructor: readable during thread teardown.
+    static CURRENT: Cell<*const Context> = const { Cell::new(ptr::null()) };
+    /// The thread's own context, or null.
+    static OWN: Cell<*const Context> = const { Cell::new(ptr::null()) };
+}
+
+/// The context this thread runs now: a goroutine's while one runs here,
+/// else the thread's own (created on first use).
+#[inline(always)]
+pub(crate) fn current() -> &'static Context {
+    let c = CURRENT.with(Cell::get);
+    if c.is_null() {
+        return create_own();
+    }
+    // SAFETY: CURRENT points to a live context: the thread's own (freed only
+    // at thread exit, after which CURRENT is null) or a goroutine's, which
+    // the scheduler keeps alive while it runs here.
+    unsafe { &*c }
+}
+
+/// The context this thread runs now, if it has one (never creates one).
+#[inline(always)]
+pub(crate) fn existing() -> Option<&'static Context> {
+    // SAFETY: as in current.
+    unsafe { CURRENT.with(Cell::get).as_ref() }
+}
+
+#[cold]
+#[inline(never)]
+fn create_own() -> &'static Context {
+    let own = Box::into_raw(Context::new());
+    OWN.with(|o| o.set(own));
+    CURRENT.with(|c| c.set(own));
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        crate::gc::thread::on_thread_exit(crate::gc::thread::ExitPhase::RuntimeState, destroy_own)
+    });
+    crate::gc::thread::arm_exit_sequence();
+    // SAFETY: just created; freed only by destroy_own at thread exit.
+    unsafe { &*own }
+}
+
+/// Makes `next` this thread's current context and returns the previous
+/// one (null if the thread had none yet). The go layer calls this when it
+/// switches a thread to a goroutine's stack and back.
+///
+/// # Safety
+/// `next` is a live context that no other thread runs, and stays live
+/// until it is switched away from.
+#[inline(always)]
+#[allow(dead_code)] // the go layer's scheduler uses it (being built)
+pub(crate) unsafe fn switch_to(next: *const Context) -> *const Context {
+    CURRENT.with(|c| c.replace(next))
+}
+
+/// Thread exit: the thread's own context is destroyed.
+fn destroy_own() {
+    let own = OWN.with(|o| o.replace(ptr::null()));
+    if own.is_null() {
+        return;
+    }
+    // Whatever ran here last, the thread's own context is the one left.
+    CURRENT.with(|c| c.set(ptr::null()));
+    // SAFETY: created by create_own with Box::into_raw; no longer current.
+    unsafe { Context::destroy(Box::from_raw(own.cast_mut())) };
+}
