@@ -5,8 +5,10 @@
  * Build (from the repository root):
  *     cargo build --release
  *     cc -O2 -Iinclude examples/c/generated.c target/release/libdefergc.a \
- *        -lgcc_s -lutil -lrt -lpthread -lm -ldl -o generated
- *     ./generated
+ *        -lgcc_s -lutil -lrt -lpthread -lm -ldl -o target/generated
+ *     target/generated
+ * or, with the library installed (scripts/capi.sh install PREFIX):
+ *     cc -O2 examples/c/generated.c $(pkg-config --cflags --libs defergc)
  */
 #include "defergc.h"
 
