@@ -24,7 +24,7 @@ command -v cargo-cbuild >/dev/null || {
 
 mkdir -p "$stage"
 rm -rf "$stage/src" "$stage/include" "$stage/defergc-sys"
-git ls-files -z Cargo.toml build.rs README.md LICENSE-MIT LICENSE-APACHE src include defergc-sys \
+git ls-files -z --cached --others --exclude-standard Cargo.toml build.rs README.md LICENSE-MIT LICENSE-APACHE src include defergc-sys \
   | xargs -0 -I{} cp -p --parents {} "$stage"
 python3 - "$stage" <<'PY'
 import re, sys

@@ -113,12 +113,12 @@ pub(crate) struct Context {
 
 impl Context {
     /// A new context with a fresh id and empty slots.
-    pub(crate) fn new() -> Box<Context> {
-        Box::new(Context {
+    pub(crate) fn new() -> Context {
+        Context {
             id: Cell::new(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
             slots: [const { Cell::new(ptr::null_mut()) }; MAX_KEYS],
             _not_sync: PhantomData,
-        })
+        }
     }
 
     /// This context's id (never 0, never shared with another context).
@@ -148,13 +148,14 @@ impl Context {
         self.slots[key.index()].set(value);
     }
 
-    /// Destroys the context: every non-null slot goes to its key's
-    /// destructor, deepest layer first.
+    /// Destroys the layers' states: every non-null slot goes to its key's
+    /// destructor, deepest layer first, and is left empty.
     ///
     /// # Safety
-    /// The context is no thread's current context, and nothing uses it
-    /// afterwards.
-    pub(crate) unsafe fn destroy(this: Box<Context>) {
+    /// The context is no thread's current context, and nothing uses its
+    /// states afterwards.
+    pub(crate) unsafe fn destroy_states(&self) {
+        let this = self;
         let n = KEY_COUNT.load(Ordering::Acquire);
         let mut keys: Vec<(usize, &Key)> = (0..n)
             .filter_map(|i| {
@@ -168,7 +169,7 @@ impl Context {
             if !value.is_null() {
                 // SAFETY: the slot holds a value its key's layer stored,
                 // destroyed once (the slot is cleared first).
-                unsafe { (key.destroy)(&this, value) };
+                unsafe { (key.destroy)(this, value) };
             }
         }
     }
@@ -206,7 +207,7 @@ pub(crate) fn existing() -> Option<&'static Context> {
 #[cold]
 #[inline(never)]
 fn create_own() -> &'static Context {
-    let own = Box::into_raw(Context::new());
+    let own = Box::into_raw(Box::new(Context::new()));
     OWN.with(|o| o.set(own));
     CURRENT.with(|c| c.set(own));
     static HOOK: Once = Once::new();
@@ -240,5 +241,8 @@ fn destroy_own() {
     // Whatever ran here last, the thread's own context is the one left.
     CURRENT.with(|c| c.set(ptr::null()));
     // SAFETY: created by create_own with Box::into_raw; no longer current.
-    unsafe { Context::destroy(Box::from_raw(own.cast_mut())) };
+    unsafe {
+        let own = Box::from_raw(own.cast_mut());
+        own.destroy_states();
+    }
 }

@@ -48,6 +48,7 @@ pub(crate) mod context;
 pub mod defer;
 pub mod ffi;
 pub mod gc;
+pub mod go;
 #[cfg(feature = "precise")]
 pub mod precise;
 pub(crate) mod roots;

@@ -324,8 +324,6 @@ impl StackHead {
     /// # Safety
     /// The owner is stopped (or is the caller), so no chunk is freed while
     /// this runs.
-    // Under nogc (without precise) no collector scans; the unit tests do.
-    #[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))]
     unsafe fn for_each_range(&self, mut f: impl FnMut(*mut u8, *mut u8)) {
         let mut chunk = self.chunk.load(Ordering::Acquire);
         let top = self.top.load(Ordering::Acquire);
@@ -370,41 +368,24 @@ impl Drop for RootStack {
     }
 }
 
-/// The registry of live stacks, walked by the collectors.
-#[cfg(defergc_boehm)]
+/// The registry of live stacks, pushed as roots at every bdwgc collection
+/// (with the world stopped; under `nogc` nothing reads it).
 mod registry {
     use super::StackHead;
-    use crate::gc::sys;
+    use crate::gc::scan;
     use std::ptr;
 
-    /// First stack in the list; read and written only under bdwgc's
-    /// allocation lock (which the collector holds while it calls us).
+    /// First stack in the list; read and written only under the
+    /// collector's lock (which bdwgc holds while it calls the pusher).
     static mut FIRST: *mut StackHead = ptr::null_mut();
-    static mut PREVIOUS_PUSH: sys::GC_push_other_roots_proc = None;
-    static mut INSTALLED: bool = false;
-
-    /// Runs `f` with bdwgc's allocation lock held.
-    fn locked<R>(f: impl FnOnce() -> R) -> R {
-        crate::gc::init();
-        // SAFETY: the lock is released on every path below; f does not call
-        // into bdwgc (it only edits the list).
-        unsafe { sys::GC_alloc_lock() };
-        let r = f();
-        // SAFETY: we took it above.
-        unsafe { sys::GC_alloc_unlock() };
-        r
-    }
 
     pub(super) fn insert(head: *mut StackHead) {
-        locked(|| {
-            // SAFETY: the allocation lock serialises every access to the
-            // statics and the links.
+        static PUSHER: std::sync::Once = std::sync::Once::new();
+        PUSHER.call_once(|| scan::add_root_pusher(push_stacks));
+        scan::with_collector_lock(|| {
+            // SAFETY: the collector's lock serialises every access to the
+            // list and its links.
             unsafe {
-                if !INSTALLED {
-                    PREVIOUS_PUSH = sys::GC_get_push_other_roots();
-                    sys::GC_set_push_other_roots(Some(push_stacks));
-                    INSTALLED = true;
-                }
                 (*head).next = FIRST;
                 (*head).prev = ptr::null_mut();
                 if !FIRST.is_null() {
@@ -416,7 +397,7 @@ mod registry {
     }
 
     pub(super) fn remove(head: *mut StackHead) {
-        locked(|| {
+        scan::with_collector_lock(|| {
             // SAFETY: as in insert.
             unsafe {
                 let (next, prev) = ((*head).next, (*head).prev);
@@ -432,24 +413,16 @@ mod registry {
         })
     }
 
-    /// bdwgc's push-other-roots hook: the previous hook (which scans thread
-    /// stacks), then every live range of every registered stack. Called
-    /// with the world stopped and the allocation lock held; may run more
-    /// than once per collection after a mark-stack overflow.
-    unsafe extern "C" fn push_stacks() {
-        // SAFETY: the collector holds the allocation lock, which guards the
-        // statics, and every mutator is stopped, so no stack changes.
+    /// Pushes every live range of every registered stack. Called with the
+    /// world stopped and the collector's lock held; may run more than once
+    /// per collection after a mark-stack overflow.
+    fn push_stacks() {
+        // SAFETY: the collector holds its lock, which guards the list, and
+        // every mutator is stopped, so no stack changes.
         unsafe {
-            if let Some(previous) = PREVIOUS_PUSH {
-                previous();
-            }
             let mut head = FIRST;
             while !head.is_null() {
-                (*head).for_each_range(|lo, hi| {
-                    if lo < hi {
-                        sys::GC_push_all(lo.cast(), hi.cast());
-                    }
-                });
+                (*head).for_each_range(|lo, hi| scan::push_range(lo, hi));
                 head = (*head).next;
             }
         }
@@ -661,15 +634,6 @@ pub(crate) mod by_thread {
             unsafe { (*(head as *const StackHead)).for_each_range(&mut scan) };
         }
     }
-}
-
-/// Under `nogc` nothing scans stacks, so nothing is registered.
-#[cfg(not(defergc_boehm))]
-mod registry {
-    use super::StackHead;
-
-    pub(super) fn insert(_head: *mut StackHead) {}
-    pub(super) fn remove(_head: *mut StackHead) {}
 }
 
 #[cfg(test)]

@@ -319,3 +319,37 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
         Err(payload) => resume_unwind(payload),
     }
 }
+
+/// How the body of a goroutine (or of a runtime thread) ended.
+pub(crate) enum Ended<R> {
+    /// It returned.
+    Returned(R),
+    /// It called [`goexit`].
+    Goexit,
+    /// An unrecovered panic ended it: Go's report of the panic chain
+    /// (`panic: v [recovered]` ...), without the Rust panic message.
+    Panicked(String),
+}
+
+/// Runs `f` as the body of a goroutine that reports its own unrecovered
+/// panic (with Go's text and exit status, as the caller decides): like
+/// [`goroutine`], but the panic comes back as its report.
+pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
+    ThreadState::current().reports_itself.set(true);
+    match catch_unwind(AssertUnwindSafe(|| goroutine(f))) {
+        Ok(Some(value)) => Ended::Returned(value),
+        Ok(None) => Ended::Goexit,
+        Err(payload) => {
+            let text = match payload.downcast::<String>() {
+                // What leave_outermost raised: the report itself.
+                Ok(report) if report.starts_with("panic: ") => *report,
+                Ok(message) => format!("panic: {message}"),
+                Err(payload) => match payload.downcast::<&'static str>() {
+                    Ok(message) => format!("panic: {message}"),
+                    Err(_) => "panic: (a Rust panic with a value that is not a string)".into(),
+                },
+            };
+            Ended::Panicked(text)
+        }
+    }
+}

@@ -72,4 +72,5 @@ pub(crate) mod thread;
 
 pub use cframe::CValue;
 pub use frame::{call, goexit, goroutine, named, panic, panic_nil, Deferred, Frame, Named};
+pub(crate) use frame::{goroutine_body, Ended};
 pub use panic::{Goexit, PanicNilError, PanicValue, RuntimeError};

@@ -1,9 +1,9 @@
 //! C ABI: the collector, thread registration and thread creation.
 
 use super::{entry, errors};
+use crate::defer::Ended;
 use crate::gc::{self, Kind};
 use std::ffi::{c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Collector statistics, as `defergc_stats` in the header.
 #[repr(C)]
@@ -172,20 +172,11 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // SAFETY: defergc_thread_create passed a boxed Start it gave up.
     let start = unsafe { Box::from_raw(start.cast::<Start>()) };
     gc::thread::ensure_registered();
-    crate::defer::thread::ThreadState::current()
-        .reports_itself
-        .set(true);
     // SAFETY: the caller of defergc_thread_create vouched for the function.
-    let run = || crate::defer::goroutine(|| unsafe { (start.f)(start.arg) });
-    match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(Some(result)) => result,
-        Ok(None) => std::ptr::null_mut(),
-        Err(payload) => {
-            let report = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic: (unprintable)".into());
+    match crate::defer::goroutine_body(|| unsafe { (start.f)(start.arg) }) {
+        Ended::Returned(result) => result,
+        Ended::Goexit => std::ptr::null_mut(),
+        Ended::Panicked(report) => {
             let line = format!("{report}\n");
             // SAFETY: writes initialised bytes to fd 2.
             unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };

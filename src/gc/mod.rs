@@ -32,6 +32,7 @@ mod backend;
 
 pub(crate) mod fork;
 mod global_alloc;
+pub(crate) mod scan;
 pub(crate) mod thread;
 mod warn;
 

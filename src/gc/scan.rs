@@ -1,0 +1,163 @@
+//! Roots the collector finds through us: memory pushed during marking, and
+//! the stack pointers of threads that run on stacks of our own.
+//!
+//! bdwgc scans every registered thread's stack from its stopped stack
+//! pointer up to the stack's base, and calls one "push other roots" hook
+//! while the world is stopped. The layers above add to that hook
+//! ([`add_root_pusher`]): root memory's scanned stacks, the stacks of
+//! parked goroutines. A thread running on a coroutine stack would make
+//! bdwgc scan from a pointer on that stack up to the thread's own base, a
+//! range spanning unrelated memory; the go layer corrects the stopped
+//! stack pointer ([`set_stack_corrector`]) and pushes the coroutine stack
+//! itself.
+//!
+//! Pushers and the corrector run with the world stopped and the collector's
+//! allocation lock held: they take no lock a stopped mutator may hold, and
+//! read what mutators publish with ordered atomics, or what changes only
+//! under [`with_collector_lock`]. Under `nogc` nothing is collected: the
+//! hooks are never called and the lock is a process-wide mutex.
+
+#[cfg(defergc_boehm)]
+use super::sys;
+#[cfg(defergc_boehm)]
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A function that pushes roots while the world is stopped.
+pub(crate) type RootPusher = fn();
+
+/// Adjusts the stopped stack pointer `*sp` of the thread `thread` (a
+/// `pthread_t`) before bdwgc scans from it to the thread's stack base.
+pub(crate) type StackCorrector = fn(thread: usize, sp: &mut usize);
+
+const MAX_PUSHERS: usize = 4;
+static PUSHERS: [AtomicUsize; MAX_PUSHERS] = [const { AtomicUsize::new(0) }; MAX_PUSHERS];
+static CORRECTOR: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `f` holding the collector's allocation lock: no collection starts
+/// (and no pusher runs) meanwhile. `f` must not allocate GC memory.
+pub(crate) fn with_collector_lock<R>(f: impl FnOnce() -> R) -> R {
+    super::init();
+    #[cfg(defergc_boehm)]
+    {
+        // SAFETY: the lock is released below on every path (f does not
+        // unwind: a panic here would be a bug, and aborts in the callers).
+        unsafe { sys::GC_alloc_lock() };
+        let r = f();
+        // SAFETY: taken above.
+        unsafe { sys::GC_alloc_unlock() };
+        r
+    }
+    #[cfg(not(defergc_boehm))]
+    {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        f()
+    }
+}
+
+/// Adds `pusher` to the roots pushed at every collection (after the
+/// thread stacks). Each layer adds its pusher once.
+pub(crate) fn add_root_pusher(pusher: RootPusher) {
+    install();
+    for slot in &PUSHERS {
+        if slot
+            .compare_exchange(0, pusher as usize, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    crate::abort("defergc: too many root pushers");
+}
+
+/// Sets the stack-pointer corrector (one, the go layer's).
+pub(crate) fn set_stack_corrector(corrector: StackCorrector) {
+    install();
+    CORRECTOR.store(corrector as usize, Ordering::Release);
+}
+
+/// Pushes `[lo, hi)` as root memory, for marking (from a pusher only).
+#[inline]
+pub(crate) fn push_range(lo: *const u8, hi: *const u8) {
+    if lo < hi {
+        // SAFETY: called from a pusher, during marking; the range is live
+        // memory the pusher's layer owns.
+        #[cfg(defergc_boehm)]
+        unsafe {
+            sys::GC_push_all(lo as *mut c_void, hi as *mut c_void)
+        };
+    }
+}
+
+/// Scans `[lo, hi)` (a stack) at once, marking what its words point to
+/// (from a pusher only). Unlike [`push_range`], takes no mark-stack entry
+/// per range, so a million small stacks cannot overflow the mark stack.
+#[inline]
+pub(crate) fn push_stack_range(lo: *const u8, hi: *const u8) {
+    if lo < hi {
+        // SAFETY: as in push_range.
+        #[cfg(defergc_boehm)]
+        unsafe {
+            sys::GC_push_all_eager(lo as *mut c_void, hi as *mut c_void)
+        };
+    }
+}
+
+/// Installs our hooks in bdwgc, once.
+fn install() {
+    #[cfg(defergc_boehm)]
+    {
+        static INSTALL: std::sync::Once = std::sync::Once::new();
+        static mut PREVIOUS: sys::GC_push_other_roots_proc = None;
+
+        /// bdwgc's push-other-roots hook: the previous one (which scans
+        /// the thread stacks, correcting stack pointers), then ours.
+        unsafe extern "C" fn push_other_roots() {
+            // SAFETY: PREVIOUS is written once, under the allocation lock
+            // that the collector holds while it calls us.
+            if let Some(previous) = unsafe { PREVIOUS } {
+                // SAFETY: bdwgc's own hook, called as bdwgc would.
+                unsafe { previous() };
+            }
+            for slot in &PUSHERS {
+                let p = slot.load(Ordering::Acquire);
+                if p == 0 {
+                    break;
+                }
+                // SAFETY: only add_root_pusher stores here, and it stores
+                // RootPusher functions.
+                let pusher: RootPusher = unsafe { std::mem::transmute::<usize, RootPusher>(p) };
+                pusher();
+            }
+        }
+
+        /// bdwgc's stack-pointer corrector: ours, if set.
+        unsafe extern "C" fn correct(sp: *mut *mut c_void, thread: *mut c_void) {
+            let c = CORRECTOR.load(Ordering::Acquire);
+            if c != 0 {
+                // SAFETY: only set_stack_corrector stores here, and it
+                // stores StackCorrector functions.
+                let corrector: StackCorrector =
+                    unsafe { std::mem::transmute::<usize, StackCorrector>(c) };
+                // SAFETY: bdwgc passes a valid pointer to the stopped sp.
+                let sp = unsafe { &mut *sp.cast::<usize>() };
+                corrector(thread as usize, sp);
+            }
+        }
+
+        INSTALL.call_once(|| {
+            with_collector_lock(|| {
+                // SAFETY: under the allocation lock, which the collector
+                // holds while it calls the hook: PREVIOUS is set before the
+                // hook can run.
+                unsafe {
+                    PREVIOUS = sys::GC_get_push_other_roots();
+                    sys::GC_set_push_other_roots(Some(push_other_roots));
+                }
+            });
+            // SAFETY: takes the allocation lock itself, so not under it.
+            unsafe { sys::GC_set_sp_corrector(Some(correct)) };
+        });
+    }
+}

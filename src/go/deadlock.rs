@@ -1,0 +1,66 @@
+//! Go's deadlock report: when every goroutine is blocked and nothing can
+//! wake one, the program ends.
+//!
+//! The check runs each time a worker parks for lack of work (under the
+//! scheduler lock): if every worker is parked, none is in a system call,
+//! no goroutine is queued, no timer is pending and no foreign thread holds
+//! a wake-up reference ([`hold_external`]), then every live goroutine is
+//! waiting and will wait forever. Go prints
+//! `fatal error: all goroutines are asleep - deadlock!` and the goroutine
+//! list, and exits with status 2; so do we. If the main goroutine called
+//! Goexit, the message is the one Go prints then.
+
+use super::sched::Sched;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Foreign threads that may still make a goroutine runnable.
+static EXTERNAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Says that code outside the goroutines (a foreign thread, a callback of
+/// a C library) may ready a goroutine: until [`release_external`], parked
+/// goroutines are not a deadlock.
+pub(crate) fn hold_external() {
+    EXTERNAL.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Ends a [`hold_external`].
+pub(crate) fn release_external() {
+    EXTERNAL.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// The check (see the module docs); `workers` created, `parked` of them,
+/// `in_syscall` of them in a system call.
+pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize) {
+    if parked < workers || in_syscall > 0 || EXTERNAL.load(Ordering::SeqCst) > 0 {
+        return;
+    }
+    if super::timers_pending() || super::queued() {
+        return;
+    }
+    if s.goroutines.load(Ordering::SeqCst) == 0 {
+        if super::main_goexited() {
+            fatal("no goroutines (main called runtime.Goexit) - deadlock!");
+        }
+        return;
+    }
+    if super::main_done() {
+        // main returned: the program is over, whatever still waits.
+        return;
+    }
+    fatal("all goroutines are asleep - deadlock!");
+}
+
+/// Go's fatal error: the message, the goroutine list, status 2.
+pub(crate) fn fatal(message: &str) -> ! {
+    let mut text = format!("fatal error: {message}\n");
+    for (id, reason) in super::waiting_goroutines() {
+        text.push_str(&format!("\ngoroutine {id} [{reason}]:\n"));
+    }
+    // SAFETY: writes initialised bytes to fd 2, then ends the process
+    // (Go's status for a fatal error; no other goroutine runs meanwhile,
+    // every worker is parked).
+    unsafe {
+        libc::write(2, text.as_ptr().cast(), text.len());
+        libc::_exit(2)
+    }
+}

@@ -1,0 +1,369 @@
+//! Goroutine stacks: carved from large regions, pooled, guarded where the
+//! kernel allows, checked at every switch, cleared for reuse.
+//!
+//! A million live goroutines must fit a stock kernel: `vm.max_map_count`
+//! is 65,530 by default, and a stack of its own mapping plus a guard
+//! mapping takes two. So stacks are *slots* carved from regions of
+//! [`REGION_SLOTS`] each (one mapping per region, reserved with
+//! `MAP_NORESERVE`: only touched pages cost memory). A slot is
+//!
+//! ```text
+//!   slot start            lo                               hi       end
+//!   | guard page (4 KiB) | usable stack, grows down  <---  | header |
+//! ```
+//!
+//! with the goroutine's own struct (its header, see `g.rs`) at the top, so
+//! a parked goroutine whose frames fit costs one touched page.
+//!
+//! Guard pages: `MADV_GUARD_INSTALL` (Linux 6.13+) marks the guard without
+//! splitting the mapping, so every slot gets one. On older kernels a guard
+//! is a `PROT_NONE` page that splits the region's mapping in three;
+//! [`GUARD_BUDGET`] of them are made, and later slots go unguarded. Every
+//! slot has a canary at its low end, checked (with the goroutine's stack
+//! pointer) each time its goroutine switches out, so an overflow is caught
+//! at the latest at the next switch, and with a guard at once (the fault
+//! handler names the goroutine): never silent corruption that runs on.
+//!
+//! Reuse: a slot freed by a finished goroutine is zeroed from the lowest
+//! stack pointer its goroutine was seen at (less a margin) to its top, so
+//! the next goroutine's conservative scan cannot find the old one's
+//! pointers; regions whose slots are all free are given back to the kernel
+//! (`MADV_DONTNEED`) once more than [`KEEP_FREE`] slots are free.
+//!
+//! Each region has a bitmap of its live slots ([`set_live`]), which the
+//! collector walks with the world stopped ([`for_each_live`]): the region
+//! table is append-only and read without a lock.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Page size (x86-64 and aarch64 Linux with 4 KiB pages).
+pub(crate) const PAGE: usize = 4096;
+/// Slots per region: one mapping per this many goroutines.
+const REGION_SLOTS: usize = 1024;
+/// Guard pages made with `mprotect` when the kernel lacks guard markers:
+/// each costs two mappings of `vm.max_map_count`.
+const GUARD_BUDGET: usize = 16_384;
+/// Free slots kept ready before empty regions go back to the kernel.
+const KEEP_FREE: usize = 4096;
+/// Bytes cleared below the lowest stack pointer seen, for the frames of
+/// calls that returned between two observations.
+const CLEAR_MARGIN: usize = 2048;
+/// The canary at the low end of every slot's usable stack.
+const CANARY: u64 = 0xDEF6_C5AC_0FF1_CE00;
+/// Words of canary.
+const CANARY_WORDS: usize = 4;
+/// Stack space a switch needs below the recorded stack pointer (the
+/// switch's own frames, a signal frame of the collector's stop signal).
+pub(crate) const RED_ZONE: usize = 8192;
+
+/// `MADV_GUARD_INSTALL` (Linux 6.13).
+const MADV_GUARD_INSTALL: libc::c_int = 102;
+
+/// Stack geometry, fixed when the scheduler starts.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    /// Bytes per slot: guard page, usable stack and header.
+    pub(crate) slot: usize,
+    /// Bytes at the top of the slot for the goroutine's header.
+    pub(crate) header: usize,
+}
+
+impl Geometry {
+    /// A slot with at least `usable` bytes of stack below a `header`.
+    pub(crate) fn new(usable: usize, header: usize) -> Geometry {
+        let header = header.next_multiple_of(64);
+        let slot = (PAGE + usable + header).next_multiple_of(PAGE);
+        Geometry { slot, header }
+    }
+}
+
+/// One slot: where its stack and header are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    /// The slot's first byte (its guard page).
+    pub(crate) start: usize,
+    /// The index of its region in the pool.
+    region: u32,
+}
+
+impl Slot {
+    /// Lowest usable stack address (above the guard and canary).
+    pub(crate) fn lo(self, _g: &Geometry) -> usize {
+        self.start + PAGE
+    }
+
+    /// The stack's base (highest address), where the header begins.
+    pub(crate) fn hi(self, g: &Geometry) -> usize {
+        self.start + g.slot - g.header
+    }
+
+    /// The end of the slot (the header's end).
+    pub(crate) fn end(self, g: &Geometry) -> usize {
+        self.start + g.slot
+    }
+
+    /// Whether the canary is intact and `sp` leaves room above the low end.
+    #[inline]
+    pub(crate) fn intact(self, g: &Geometry, sp: usize) -> bool {
+        let lo = self.lo(g);
+        let canary = lo as *const u64;
+        // SAFETY: the canary words are the slot's lowest usable bytes,
+        // mapped and owned by this slot.
+        let ok = (0..CANARY_WORDS).all(|i| unsafe { canary.add(i).read_volatile() } == CANARY);
+        ok && sp >= lo + CANARY_WORDS * 8
+    }
+
+    fn write_canary(self, g: &Geometry) {
+        let canary = self.lo(g) as *mut u64;
+        for i in 0..CANARY_WORDS {
+            // SAFETY: as in intact; the slot is ours (being handed out).
+            unsafe { canary.add(i).write_volatile(CANARY) };
+        }
+    }
+}
+
+/// Most regions: 16,777,216 goroutine stacks.
+const MAX_REGIONS: usize = 16_384;
+
+/// What the collector reads of a region, without a lock.
+struct Region {
+    start: usize,
+    /// Bit `i` set while slot `i` holds a goroutine.
+    live: [AtomicU64; REGION_SLOTS / 64],
+}
+
+/// The regions, in the order they were mapped; append-only.
+static REGIONS: [AtomicPtr<Region>; MAX_REGIONS] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_REGIONS];
+static REGION_COUNT: AtomicUsize = AtomicUsize::new(0);
+/// The geometry of every slot, fixed when the scheduler starts.
+static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
+
+struct Pool {
+    /// Free slots of each region in the pool.
+    region_free: Vec<usize>,
+    /// Free slots, most recently freed last (reused first: still warm).
+    free: Vec<Slot>,
+    /// Slots of the newest region not handed out yet.
+    fresh: usize,
+    fresh_next: usize,
+    /// Guard pages made with mprotect so far.
+    mprotect_guards: usize,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    region_free: Vec::new(),
+    free: Vec::new(),
+    fresh: 0,
+    fresh_next: 0,
+    mprotect_guards: 0,
+});
+/// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
+/// the first time it refuses one.
+static GUARD_MARKERS: AtomicBool = AtomicBool::new(true);
+/// Slots handed out and not yet freed.
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+fn pool() -> std::sync::MutexGuard<'static, Pool> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Fixes the geometry of every slot (once, when the scheduler starts).
+pub(crate) fn configure(g: Geometry) {
+    let _ = GEOMETRY.set(g);
+}
+
+/// The geometry in use (lock-free: the collector's hooks call this).
+pub(crate) fn geometry() -> Geometry {
+    *GEOMETRY
+        .get()
+        .unwrap_or_else(|| crate::abort("defergc: goroutine stacks used before configuration"))
+}
+
+/// A slot for a new goroutine: its canary written, everything above it
+/// zero. Aborts with a `defergc:` message when no memory can be mapped.
+pub(crate) fn take() -> Slot {
+    let g = geometry();
+    let mut p = pool();
+    IN_USE.fetch_add(1, Ordering::Relaxed);
+    if let Some(slot) = p.free.pop() {
+        p.region_free[slot.region as usize] -= 1;
+        drop(p);
+        slot.write_canary(&g);
+        return slot;
+    }
+    if p.fresh == 0 {
+        new_region(&mut p, &g);
+    }
+    let slot = Slot {
+        start: p.fresh_next,
+        region: (p.region_free.len() - 1) as u32,
+    };
+    p.fresh_next += g.slot;
+    p.fresh -= 1;
+    guard(&mut p, slot);
+    drop(p);
+    slot.write_canary(&g);
+    slot
+}
+
+/// Gives a slot back. `low` is the lowest stack pointer its goroutine was
+/// seen at: the slot is zeroed from below it to its top.
+pub(crate) fn give_back(slot: Slot, low: usize) {
+    let g = geometry();
+    let lo = slot.lo(&g);
+    let from = low.saturating_sub(CLEAR_MARGIN).max(lo);
+    // SAFETY: [from, end) lies in the slot, which is ours until it is in
+    // the free list again.
+    unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
+    IN_USE.fetch_sub(1, Ordering::Relaxed);
+    let mut p = pool();
+    let r = slot.region as usize;
+    p.region_free[r] += 1;
+    p.free.push(slot);
+    if p.free.len() > KEEP_FREE && p.region_free[r] == REGION_SLOTS {
+        release_region(r, &g);
+    }
+}
+
+/// Goroutine stacks in use, and the bytes mapped for stacks.
+pub(crate) fn usage() -> (usize, usize) {
+    let p = pool();
+    let mapped = GEOMETRY
+        .get()
+        .map_or(0, |g| p.region_free.len() * REGION_SLOTS * g.slot);
+    (IN_USE.load(Ordering::Relaxed), mapped)
+}
+
+fn new_region(p: &mut Pool, g: &Geometry) {
+    let len = REGION_SLOTS * g.slot;
+    // SAFETY: a fresh private anonymous mapping; no existing memory named.
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if at == libc::MAP_FAILED {
+        crate::abort(&format!(
+            "defergc: cannot map {} MiB for goroutine stacks: {}",
+            len >> 20,
+            std::io::Error::last_os_error()
+        ));
+    }
+    let index = p.region_free.len();
+    if index >= MAX_REGIONS {
+        crate::abort(&format!(
+            "defergc: too many goroutines: at most {} stacks",
+            MAX_REGIONS * REGION_SLOTS
+        ));
+    }
+    let region = Box::into_raw(Box::new(Region {
+        start: at as usize,
+        live: [const { AtomicU64::new(0) }; REGION_SLOTS / 64],
+    }));
+    REGIONS[index].store(region, Ordering::Release);
+    REGION_COUNT.store(index + 1, Ordering::Release);
+    p.region_free.push(0);
+    p.fresh = REGION_SLOTS;
+    p.fresh_next = at as usize;
+}
+
+/// Makes `slot`'s first page a guard, if the kernel or the budget allows.
+fn guard(p: &mut Pool, slot: Slot) {
+    let page = slot.start as *mut libc::c_void;
+    if GUARD_MARKERS.load(Ordering::Relaxed) {
+        // SAFETY: the page belongs to this (new) slot.
+        if unsafe { libc::madvise(page, PAGE, MADV_GUARD_INSTALL) } == 0 {
+            return;
+        }
+        GUARD_MARKERS.store(false, Ordering::Relaxed);
+    }
+    if p.mprotect_guards < GUARD_BUDGET {
+        // SAFETY: as above.
+        if unsafe { libc::mprotect(page, PAGE, libc::PROT_NONE) } == 0 {
+            p.mprotect_guards += 1;
+        }
+    }
+}
+
+/// Gives region `r`'s memory back to the kernel (its slots stay free and
+/// usable; guard markers survive `MADV_DONTNEED`).
+fn release_region(r: usize, g: &Geometry) {
+    let start = region(r).start;
+    // SAFETY: every slot of the region is free: nothing lives there. Pages
+    // of mprotect guards are skipped by the kernel (no access needed).
+    unsafe {
+        libc::madvise(
+            start as *mut libc::c_void,
+            REGION_SLOTS * g.slot,
+            libc::MADV_DONTNEED,
+        )
+    };
+}
+
+/// Region `r` (mapped, so published).
+fn region(r: usize) -> &'static Region {
+    // SAFETY: regions are published before any slot of theirs is handed
+    // out, and never freed.
+    unsafe { &*REGIONS[r].load(Ordering::Acquire) }
+}
+
+/// Marks `slot` as holding a live goroutine (or not): the collector scans
+/// the stacks of live slots.
+pub(crate) fn set_live(slot: Slot, live: bool) {
+    let g = geometry().slot;
+    let r = region(slot.region as usize);
+    let i = (slot.start - r.start) / g;
+    let bit = 1u64 << (i % 64);
+    if live {
+        r.live[i / 64].fetch_or(bit, Ordering::Release);
+    } else {
+        r.live[i / 64].fetch_and(!bit, Ordering::Release);
+    }
+}
+
+/// Calls `f` with every live slot. With the world stopped (the collector)
+/// the set is exact; otherwise a snapshot.
+pub(crate) fn for_each_live(mut f: impl FnMut(Slot)) {
+    let Some(g) = GEOMETRY.get().map(|g| g.slot) else {
+        return;
+    };
+    for index in 0..REGION_COUNT.load(Ordering::Acquire) {
+        let r = region(index);
+        for (w, word) in r.live.iter().enumerate() {
+            let mut bits = word.load(Ordering::Acquire);
+            while bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                f(Slot {
+                    start: r.start + i * g,
+                    region: index as u32,
+                });
+            }
+        }
+    }
+}
+
+/// If `addr` lies in a slot's guard page or canary, that slot. Takes no
+/// lock: a fault handler may call it.
+pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {
+    let g = GEOMETRY.get()?.slot;
+    let span = REGION_SLOTS * g;
+    (0..REGION_COUNT.load(Ordering::Acquire)).find_map(|index| {
+        let r = region(index);
+        if addr < r.start || addr >= r.start + span {
+            return None;
+        }
+        let start = r.start + (addr - r.start) / g * g;
+        (addr < start + PAGE + CANARY_WORDS * 8).then_some(Slot {
+            start,
+            region: index as u32,
+        })
+    })
+}
