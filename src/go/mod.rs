@@ -359,7 +359,7 @@ fn panicked(report: &str, id: u64) -> ! {
 fn spawn<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
     let s = scheduler();
     let geometry = stack::geometry();
-    let slot = stack::take();
+    let slot = stack::take(sched::current_m().is_some());
     let g = G::init(slot, &geometry, body);
     g.is_main.set(is_main);
     s.goroutines.fetch_add(1, Ordering::AcqRel);

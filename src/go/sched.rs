@@ -480,7 +480,7 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
     stack::set_live(g.slot, false);
     let (slot, low) = (g.slot, g.low.get());
     let main = g.is_main.get();
-    stack::give_back(slot, low.min(slot.hi(geometry)));
+    stack::give_back(slot, low.min(slot.hi(geometry)), true);
     s.goroutines.fetch_sub(1, Ordering::AcqRel);
     if main {
         super::main_finished();

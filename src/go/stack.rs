@@ -27,8 +27,12 @@
 //! Reuse: a slot freed by a finished goroutine is zeroed from the lowest
 //! stack pointer its goroutine was seen at (less a margin) to its top, so
 //! the next goroutine's conservative scan cannot find the old one's
-//! pointers; regions whose slots are all free are given back to the kernel
-//! (`MADV_DONTNEED`) once more than [`KEEP_FREE`] slots are free.
+//! pointers. Worker threads keep a few free slots of their own
+//! ([`CACHE`] of them: no lock on the common path); the rest are in the
+//! pool. A region whose slots have all been free in the pool for
+//! [`IDLE_RELEASE`] is given back to the kernel (`MADV_DONTNEED`), once
+//! more than [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a
+//! program that had a million goroutines once does not keep their pages.
 //!
 //! Each region has a bitmap of its live slots ([`set_live`]), which the
 //! collector walks with the world stopped ([`for_each_live`]): the region
@@ -46,6 +50,10 @@ const REGION_SLOTS: usize = 1024;
 const GUARD_BUDGET: usize = 16_384;
 /// Free slots kept ready before empty regions go back to the kernel.
 const KEEP_FREE: usize = 4096;
+/// How long a region stays wholly free before its memory is given back.
+const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Free slots a worker thread keeps; it moves half to the pool when full.
+const CACHE: usize = 64;
 /// Bytes cleared below the lowest stack pointer seen, for the frames of
 /// calls that returned between two observations.
 const CLEAR_MARGIN: usize = 2048;
@@ -143,6 +151,9 @@ static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
 struct Pool {
     /// Free slots of each region in the pool.
     region_free: Vec<usize>,
+    /// Regions that became wholly free in the pool, and when (oldest
+    /// first); checked again before they are released.
+    idle: std::collections::VecDeque<(usize, std::time::Instant)>,
     /// Free slots, most recently freed last (reused first: still warm).
     free: Vec<Slot>,
     /// Slots of the newest region not handed out yet.
@@ -154,6 +165,7 @@ struct Pool {
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     region_free: Vec::new(),
+    idle: std::collections::VecDeque::new(),
     free: Vec::new(),
     fresh: 0,
     fresh_next: 0,
@@ -181,20 +193,43 @@ pub(crate) fn geometry() -> Geometry {
         .unwrap_or_else(|| crate::abort("defergc: goroutine stacks used before configuration"))
 }
 
+thread_local! {
+    /// A worker thread's own free slots.
+    static LOCAL: std::cell::RefCell<Vec<Slot>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A slot for a new goroutine: its canary written, everything above it
 /// zero. Aborts with a `defergc:` message when no memory can be mapped.
-pub(crate) fn take() -> Slot {
+/// `cached`: the caller is a worker thread, which keeps free slots of its
+/// own.
+pub(crate) fn take(cached: bool) -> Slot {
     let g = geometry();
-    let mut p = pool();
     IN_USE.fetch_add(1, Ordering::Relaxed);
+    let slot = if cached {
+        LOCAL.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.is_empty() {
+                let mut p = pool();
+                for _ in 0..CACHE / 2 {
+                    l.push(take_from_pool(&mut p, &g));
+                }
+            }
+            l.pop().expect("refilled")
+        })
+    } else {
+        take_from_pool(&mut pool(), &g)
+    };
+    slot.write_canary(&g);
+    slot
+}
+
+fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
     if let Some(slot) = p.free.pop() {
         p.region_free[slot.region as usize] -= 1;
-        drop(p);
-        slot.write_canary(&g);
         return slot;
     }
     if p.fresh == 0 {
-        new_region(&mut p, &g);
+        new_region(p, g);
     }
     let slot = Slot {
         start: p.fresh_next,
@@ -202,28 +237,57 @@ pub(crate) fn take() -> Slot {
     };
     p.fresh_next += g.slot;
     p.fresh -= 1;
-    guard(&mut p, slot);
-    drop(p);
-    slot.write_canary(&g);
+    guard(p, slot);
     slot
 }
 
 /// Gives a slot back. `low` is the lowest stack pointer its goroutine was
-/// seen at: the slot is zeroed from below it to its top.
-pub(crate) fn give_back(slot: Slot, low: usize) {
+/// seen at: the slot is zeroed from below it to its top. `cached` as for
+/// [`take`].
+pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     let g = geometry();
     let lo = slot.lo(&g);
     let from = low.saturating_sub(CLEAR_MARGIN).max(lo);
-    // SAFETY: [from, end) lies in the slot, which is ours until it is in
-    // the free list again.
+    // SAFETY: [from, end) lies in the slot, which is ours until it is free
+    // again.
     unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
     IN_USE.fetch_sub(1, Ordering::Relaxed);
+    if cached {
+        LOCAL.with(|l| {
+            let mut l = l.borrow_mut();
+            l.push(slot);
+            if l.len() >= CACHE {
+                let spill: Vec<Slot> = l.drain(..CACHE / 2).collect();
+                drop(l);
+                to_pool(&spill, &g);
+            }
+        });
+    } else {
+        to_pool(&[slot], &g);
+    }
+}
+
+fn to_pool(slots: &[Slot], g: &Geometry) {
     let mut p = pool();
-    let r = slot.region as usize;
-    p.region_free[r] += 1;
-    p.free.push(slot);
-    if p.free.len() > KEEP_FREE && p.region_free[r] == REGION_SLOTS {
-        release_region(r, &g);
+    let now = std::time::Instant::now();
+    for &slot in slots {
+        let r = slot.region as usize;
+        p.region_free[r] += 1;
+        p.free.push(slot);
+        if p.region_free[r] == REGION_SLOTS {
+            p.idle.push_back((r, now));
+        }
+    }
+    while p.free.len() > KEEP_FREE {
+        match p.idle.front() {
+            Some(&(r, since)) if now.duration_since(since) >= IDLE_RELEASE => {
+                p.idle.pop_front();
+                if p.region_free[r] == REGION_SLOTS {
+                    release_region(r, g);
+                }
+            }
+            _ => break,
+        }
     }
 }
 
