@@ -51,6 +51,8 @@ extern "C" {
 #define DEFERGC_ENOMEM (-2)      /* out of memory */
 #define DEFERGC_EDOUBLEFREE (-3) /* a defer record freed twice */
 #define DEFERGC_ENOTRECORD (-4)  /* not a defer record */
+#define DEFERGC_ENOTGOROUTINE (-20) /* needs a goroutine, called outside one */
+#define DEFERGC_EARGSIZE (-21)   /* argument block above its limit */
 
 /* ------------------------------------------------------------------ */
 /* The collector                                                       */
@@ -243,6 +245,106 @@ void *defergc_record_alloc(size_t size);
  * NULL, DEFERGC_EDOUBLEFREE for a record freed twice (certain within the
  * next 64 frees of the thread), DEFERGC_ENOTRECORD otherwise. */
 int defergc_record_free(void *record);
+
+/* ------------------------------------------------------------------ */
+/* Goroutines                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Goroutines run on coroutine stacks (256 KiB of address space each by
+ * default: DEFERGC_STACK_SIZE, e.g. "1MiB"), scheduled over GOMAXPROCS
+ * worker threads (the GOMAXPROCS environment variable, else the cores).
+ * Each has its own defer chain, panics and recover tokens; frames of the
+ * C protocol work inside goroutines. Scheduling is cooperative: a
+ * goroutine switches only in runtime calls (gosched, park, and what is
+ * built on them) and at defergc_exit_syscall. Code that blocks its thread
+ * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
+ * overflow ends the process: "defergc: goroutine N stack overflow",
+ * status 2. */
+
+/* The largest argument block of defergc_go. */
+#define DEFERGC_GO_MAX_ARGS 65536
+/* Goroutine-local words (defergc_goroutine_locals). */
+#define DEFERGC_GO_LOCALS 8
+
+/* A goroutine entry point: args points to the copy of its argument block,
+ * valid (and scanned by the collectors) while the goroutine runs. */
+typedef void (*defergc_go_fn)(void *args);
+
+/* A goroutine, for defergc_ready. */
+typedef struct defergc_goroutine {
+    void *g;
+    uint64_t id;
+} defergc_goroutine;
+
+/* func main() { main(arg) }: runs main as the main goroutine and returns
+ * the exit status (0) when it returns; other goroutines are not waited
+ * for. As in Go: an unrecovered panic in any goroutine prints Go's report
+ * and exits with status 2; if main calls defergc_goexit, the other
+ * goroutines run on, and when none is left the process ends with
+ * "fatal error: no goroutines (main called runtime.Goexit) - deadlock!";
+ * when every goroutine is blocked for good, with "fatal error: all
+ * goroutines are asleep - deadlock!" (status 2). Aborts ("defergc:") for a
+ * NULL main, or while another main goroutine runs. */
+int defergc_main(void (*main)(void *arg), void *arg);
+
+/* go fn(args): starts a goroutine running fn with a copy of the size bytes
+ * at args (made now, as Go evaluates a go statement's arguments). 0;
+ * DEFERGC_EINVAL for a NULL fn, or NULL args with a non-zero size;
+ * DEFERGC_EARGSIZE above DEFERGC_GO_MAX_ARGS (nothing is read). An
+ * unrecovered panic in it ends the process (Go's report, status 2). */
+int defergc_go(defergc_go_fn fn, const void *args, size_t size);
+
+/* runtime.Gosched(): lets other goroutines run (outside one: yields). */
+void defergc_gosched(void);
+
+/* The running goroutine's id (1 for the main goroutine of a program whose
+ * first call was defergc_main), 0 outside a goroutine. */
+uint64_t defergc_goid(void);
+
+/* The running goroutine, for defergc_ready ({NULL, 0} outside one). */
+defergc_goroutine defergc_self(void);
+
+/* Parks the running goroutine until defergc_ready(it). A ready that came
+ * first makes it return at once, like a futex wait: wait in a loop on
+ * your own condition. reason (NULL or a string literal) is what a
+ * deadlock report lists it as waiting for. 0, or DEFERGC_ENOTGOROUTINE
+ * outside a goroutine. The primitive a language's channels and locks
+ * build on. */
+int defergc_park(const char *reason);
+
+/* Parks like defergc_park, then calls unlock(arg) on the worker thread
+ * once the goroutine has switched out (Go's gopark with an unlock
+ * function): join a wait queue under your lock, park with unlock
+ * releasing it, and your waker (who takes the lock) finds you parked.
+ * unlock must not park or unwind. 0; DEFERGC_ENOTGOROUTINE outside a
+ * goroutine (unlock is called); DEFERGC_EINVAL for a NULL unlock. */
+int defergc_park_unlock(const char *reason, void (*unlock)(void *arg), void *arg);
+
+/* Makes g runnable: a parked g runs again; otherwise its next park returns
+ * at once. From any thread. 1; 0 if g has ended (a stale handle wakes
+ * nothing, even if a new goroutine reuses g's memory); DEFERGC_EINVAL for
+ * a handle that names no goroutine. */
+int defergc_ready(defergc_goroutine g);
+
+/* Around code that blocks the thread (a system call, native code): the
+ * worker's processor goes to another thread meanwhile. Nothing outside a
+ * goroutine. */
+void defergc_enter_syscall(void);
+void defergc_exit_syscall(void);
+
+/* The running goroutine's DEFERGC_GO_LOCALS words: zero at its start,
+ * scanned by the collectors (an object stored there stays alive while the
+ * goroutine lives). NULL outside a goroutine. */
+uintptr_t *defergc_goroutine_locals(void);
+
+/* runtime.NumGoroutine(). */
+uint64_t defergc_num_goroutine(void);
+
+/* Between these, code outside the goroutines (a foreign thread, a C
+ * library's callback) may ready a goroutine: parked goroutines are then
+ * not reported as a deadlock. Calls nest. */
+void defergc_external_hold(void);
+void defergc_external_release(void);
 
 /* ------------------------------------------------------------------ */
 /* The precise collector (built with the `precise` feature)            */

@@ -30,6 +30,7 @@
 
 mod defer;
 mod gc;
+mod go;
 #[cfg(feature = "precise")]
 mod precise;
 #[cfg(not(feature = "precise"))]
@@ -39,6 +40,7 @@ mod tls;
 
 pub use self::defer::*;
 pub use self::gc::*;
+pub use self::go::*;
 pub use self::precise::*;
 pub use self::tls::*;
 pub use crate::defer::cframe::CFrame as Frame;
@@ -85,6 +87,11 @@ fn entry<R>(name: &str, f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// What a C program linking the static library (`libdefergc.a`) links
+/// after it: the system libraries the Rust standard library needs. (The
+/// shared library and `pkg-config --libs defergc` need none of this.)
+pub const STATIC_LINK_LIBS: &[&str] = &["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"];
+
 /// Error codes returned by C entry points (0 is success).
 pub mod errors {
     /// An argument was invalid (null where a value is needed, an unknown
@@ -96,4 +103,8 @@ pub mod errors {
     pub const EDOUBLEFREE: i32 = -3;
     /// The pointer is not a defer record.
     pub const ENOTRECORD: i32 = -4;
+    /// Called outside a goroutine where one is needed.
+    pub const ENOTGOROUTINE: i32 = -20;
+    /// An argument block larger than the limit (`DEFERGC_GO_MAX_ARGS`).
+    pub const EARGSIZE: i32 = -21;
 }

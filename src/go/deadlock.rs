@@ -56,10 +56,11 @@ pub(crate) fn fatal(message: &str) -> ! {
     for (id, reason) in super::waiting_goroutines() {
         text.push_str(&format!("\ngoroutine {id} [{reason}]:\n"));
     }
-    // SAFETY: writes initialised bytes to fd 2, then ends the process
-    // (Go's status for a fatal error; no other goroutine runs meanwhile,
-    // every worker is parked).
+    // SAFETY: flushes C's buffered output, writes initialised bytes to fd
+    // 2, then ends the process (Go's status for a fatal error; no other
+    // goroutine runs meanwhile, every worker is parked).
     unsafe {
+        libc::fflush(std::ptr::null_mut());
         libc::write(2, text.as_ptr().cast(), text.len());
         libc::_exit(2)
     }

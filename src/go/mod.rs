@@ -231,27 +231,36 @@ static MAIN_PANIC: Mutex<Option<String>> = Mutex::new(None);
 /// One main goroutine at a time: a second concurrent `run` aborts with a
 /// `defergc:` message.
 pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
+    let report = run_main(|| {
+        spawn(true, move || match crate::defer::goroutine_body(main) {
+            crate::defer::Ended::Returned(()) => {}
+            crate::defer::Ended::Goexit => MAIN_GOEXIT.store(true, Ordering::SeqCst),
+            crate::defer::Ended::Panicked(report) => {
+                *MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+            }
+        });
+    });
+    if let Some(report) = report {
+        std::panic::resume_unwind(Box::new(report));
+    }
+    0
+}
+
+/// Starts the main goroutine with `start` and waits until it has
+/// finished; returns the report of its unrecovered panic, if it left one.
+pub(crate) fn run_main(start: impl FnOnce()) -> Option<String> {
     if MAIN_RUNNING.swap(true, Ordering::AcqRel) {
-        crate::abort("defergc: go::run called while a main goroutine runs");
+        crate::abort("defergc: a second main goroutine while one runs (go::run or defergc_main)");
     }
     *MAIN.lock().unwrap_or_else(|e| e.into_inner()) = false;
-    spawn(true, move || match crate::defer::goroutine_body(main) {
-        crate::defer::Ended::Returned(()) => {}
-        crate::defer::Ended::Goexit => MAIN_GOEXIT.store(true, Ordering::SeqCst),
-        crate::defer::Ended::Panicked(report) => {
-            *MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
-        }
-    });
+    start();
     let mut done = MAIN.lock().unwrap_or_else(|e| e.into_inner());
     while !*done {
         done = MAIN_DONE.wait(done).unwrap_or_else(|e| e.into_inner());
     }
     drop(done);
     MAIN_RUNNING.store(false, Ordering::Release);
-    if let Some(report) = MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        std::panic::resume_unwind(Box::new(report));
-    }
-    0
+    MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// Runs `main` as the program's main goroutine, Go's way: returns when it
@@ -356,16 +365,80 @@ fn panicked(report: &str, id: u64) -> ! {
     }
 }
 
+/// Largest argument block of a C goroutine (`defergc_go`).
+pub const MAX_C_ARGS: usize = 64 << 10;
+
+/// A goroutine entry point of compiled code: called with its argument
+/// bytes (a copy, scanned by the collectors while the goroutine lives).
+pub(crate) type CGoFn = unsafe extern "C-unwind" fn(args: *mut u8);
+
+/// Starts a goroutine that runs `f` with a copy of the `len` bytes at
+/// `args` (`defergc_go`, `defergc_main`). Arguments up to
+/// `g::INLINE_ARGS` bytes live in the goroutine's header, larger ones in
+/// root memory, freed when the goroutine ends.
+///
+/// # Safety
+/// `args` points to `len` readable bytes (`len <= MAX_C_ARGS`); `f` may be
+/// called with a pointer to a copy of them on any worker thread.
+pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
+    debug_assert!(len <= MAX_C_ARGS);
+    let block = (len > g::INLINE_ARGS).then(|| crate::roots::alloc_block(len));
+    let block_addr = block.map_or(0, |b| b.as_ptr() as usize);
+    let body = move || {
+        let g = sched::current_g().expect("running in its goroutine");
+        let copy = if block_addr != 0 {
+            block_addr as *mut u8
+        } else {
+            g.args.get().cast::<u8>()
+        };
+        // SAFETY: the copy was written before the goroutine was queued;
+        // the caller vouched for f.
+        let ended = crate::defer::goroutine_body(|| unsafe { f(copy) });
+        if let Some(b) = std::ptr::NonNull::new(block_addr as *mut u8) {
+            // SAFETY: the block was allocated above and is freed once.
+            unsafe { crate::roots::free_block(b) };
+        }
+        match ended {
+            crate::defer::Ended::Panicked(report) => panicked(&report, g.id()),
+            crate::defer::Ended::Goexit if main => MAIN_GOEXIT.store(true, Ordering::SeqCst),
+            _ => {}
+        }
+    };
+    let g = prepare(main, body);
+    let to = if block_addr != 0 {
+        block_addr as *mut u8
+    } else {
+        g.args.get().cast::<u8>()
+    };
+    if len > 0 {
+        // SAFETY: `to` has room for len bytes (the header's area or the
+        // block); the caller guarantees args is readable.
+        unsafe { std::ptr::copy_nonoverlapping(args, to, len) };
+    }
+    launch(g);
+}
+
 fn spawn<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
-    let s = scheduler();
+    let g = prepare(is_main, body);
+    launch(g);
+    g
+}
+
+/// A new goroutine that runs `body`, not queued yet.
+fn prepare<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
+    scheduler();
     let geometry = stack::geometry();
     let slot = stack::take(sched::current_m().is_some());
     let g = G::init(slot, &geometry, body);
     g.is_main.set(is_main);
-    s.goroutines.fetch_add(1, Ordering::AcqRel);
-    stack::set_live(slot, true);
-    sched::runqput(g, true);
     g
+}
+
+/// Makes a prepared goroutine live and runnable.
+fn launch(g: &'static G) {
+    scheduler().goroutines.fetch_add(1, Ordering::AcqRel);
+    stack::set_live(g.slot, true);
+    sched::runqput(g, true);
 }
 
 // ---- from inside a goroutine ---------------------------------------------
@@ -401,6 +474,21 @@ unsafe impl Send for Goroutine {}
 unsafe impl Sync for Goroutine {}
 
 impl Goroutine {
+    /// The goroutine a C handle names, if `g` is the address of a
+    /// goroutine's struct (anything else is refused, never read).
+    pub(crate) fn from_raw(g: *const u8, id: u64) -> Option<Goroutine> {
+        stack::slot_of_header(g as usize)?;
+        Some(Goroutine {
+            g: g.cast(),
+            tag: g::tag_of(id),
+        })
+    }
+
+    /// The address of the goroutine's struct (the C handle's `g`).
+    pub(crate) fn as_raw(self) -> *const u8 {
+        self.g.cast()
+    }
+
     /// The running goroutine, or `None` outside one.
     pub fn current() -> Option<Goroutine> {
         sched::current_g().map(|g| Goroutine { g, tag: g.tag() })
@@ -419,6 +507,33 @@ impl Goroutine {
         // for the life of the process; the tag check makes a stale handle
         // harmless.
         sched::ready(unsafe { &*self.g }, self.tag)
+    }
+}
+
+/// Parks the running goroutine as [`park`] does, and runs `unlock(arg)`
+/// once it has switched out (Go's `gopark` with an unlock function): a
+/// waiter that joined a wait queue under a lock releases the lock there,
+/// so its waker (which takes the lock) finds it parked. Returns false
+/// outside a goroutine (after running `unlock`).
+///
+/// # Safety
+/// `unlock` may be called with `arg` on the worker thread, after the
+/// goroutine switched out.
+pub(crate) unsafe fn park_unlock(
+    reason: &'static str,
+    unlock: unsafe fn(*mut u8),
+    arg: *mut u8,
+) -> bool {
+    match sched::current_g() {
+        Some(g) => {
+            sched::park(g, reason, Some(g::Unlock { f: unlock, arg }));
+            true
+        }
+        None => {
+            // SAFETY: the caller's unlock, run as promised.
+            unsafe { unlock(arg) };
+            false
+        }
     }
 }
 
@@ -486,6 +601,16 @@ pub fn set_local(i: usize, value: usize) -> bool {
         }
         None => false,
     }
+}
+
+/// The running goroutine's local words (for the C ABI), or null.
+pub(crate) fn locals_ptr() -> *mut usize {
+    sched::current_g().map_or(std::ptr::null_mut(), |g| g.locals.as_ptr() as *mut usize)
+}
+
+/// Ends one hold of `defergc_external_hold`.
+pub(crate) fn release_external_hold() {
+    deadlock::release_external();
 }
 
 /// Goroutine stacks in use, and the bytes of address space mapped for

@@ -414,6 +414,23 @@ pub(crate) fn for_each_live(mut f: impl FnMut(Slot)) {
     }
 }
 
+/// The slot whose header starts at `addr`, if any (lock-free).
+pub(crate) fn slot_of_header(addr: usize) -> Option<Slot> {
+    let g = *GEOMETRY.get()?;
+    let span = REGION_SLOTS * g.slot;
+    (0..REGION_COUNT.load(Ordering::Acquire)).find_map(|index| {
+        let r = region(index);
+        if addr < r.start || addr >= r.start + span {
+            return None;
+        }
+        let slot = Slot {
+            start: r.start + (addr - r.start) / g.slot * g.slot,
+            region: index as u32,
+        };
+        (slot.hi(&g) == addr).then_some(slot)
+    })
+}
+
 /// If `addr` lies in a slot's guard page or canary, that slot. Takes no
 /// lock: a fault handler may call it.
 pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {

@@ -1,0 +1,109 @@
+//! Compiling C programs against the library this very build produced: the
+//! one helper the C tests (and the benches, through `#[path]`) share.
+//!
+//! Cargo builds `libdefergc.a` next to the test and bench binaries
+//! (target/<profile>/deps), with the same profile and features. The C
+//! compiler is `$CC`, or `cc`.
+#![allow(dead_code)] // not every test uses every helper
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// The repository root (the header and the C programs live there).
+pub fn root() -> PathBuf {
+    // The library's tests run from the root, the command's benches from
+    // cli/: find the directory that holds include/defergc.h.
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|d| d.join("include/defergc.h").exists())
+        .unwrap_or(here)
+        .to_path_buf()
+}
+
+/// The static library of this build, next to the running test binary.
+pub fn static_lib() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libdefergc.a");
+    assert!(
+        lib.exists(),
+        "{} missing: run through cargo test or cargo bench",
+        lib.display()
+    );
+    lib
+}
+
+/// What a C program links after the static library: the system bdwgc when
+/// the build uses one, then the system libraries.
+pub fn link_args() -> Vec<&'static str> {
+    let mut args = Vec::new();
+    if defergc::gc::build::SOURCE == "system" {
+        args.extend_from_slice(defergc::gc::build::LINK_ARGS);
+    }
+    args.extend_from_slice(defergc::ffi::STATIC_LINK_LIBS);
+    args
+}
+
+/// The C compiler.
+pub fn cc() -> Command {
+    Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+}
+
+/// Where compiled programs go.
+pub fn out_dir(what: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(what);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Compiles `sources` (paths relative to the repository root) into the
+/// executable `name`, linked with the static library, with the header's
+/// directory and `tests/c` on the include path, warnings as errors; once
+/// per process (tests run in parallel).
+pub fn compile(name: &str, sources: &[&str], flags: &[&str]) -> PathBuf {
+    static BUILT: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, exe)) = built.iter().find(|(n, _)| n == name) {
+        return exe.clone();
+    }
+    let root = root();
+    let exe = out_dir("c-programs").join(name);
+    let out = cc()
+        .args(["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
+        .args(flags)
+        .arg(format!("-I{}", root.join("include").display()))
+        .arg(format!("-I{}", root.join("tests/c").display()))
+        .args(sources.iter().map(|s| root.join(s)))
+        .arg("-o")
+        .arg(&exe)
+        .arg(static_lib())
+        .args(link_args())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "compiling {name} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    built.push((name.to_string(), exe.clone()));
+    exe
+}
+
+/// Runs `exe` with `args` and `env`.
+pub fn run(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// Everything the program printed.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
