@@ -105,6 +105,10 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// One execution context (see the module docs).
 pub(crate) struct Context {
     id: Cell<u64>,
+    /// Whether the runtime catches whatever unwinds out of the context's
+    /// outermost frames (a goroutine's start): a panic or Goexit then ends
+    /// the context, never the thread it runs on.
+    boundary: Cell<bool>,
     slots: [Cell<*mut u8>; MAX_KEYS],
     /// Contexts are used by one thread at a time, handed over by the
     /// scheduler with the synchronisation of its queues.
@@ -116,6 +120,7 @@ impl Context {
     pub(crate) fn new() -> Context {
         Context {
             id: Cell::new(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+            boundary: Cell::new(false),
             slots: [const { Cell::new(ptr::null_mut()) }; MAX_KEYS],
             _not_sync: PhantomData,
         }
@@ -133,6 +138,18 @@ impl Context {
     #[allow(dead_code)] // the go layer's context pool uses it (being built)
     pub(crate) fn renew_id(&self) {
         self.id.set(NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    }
+
+    /// Marks the context as one whose start catches every unwinding (see
+    /// the field); the go layer marks each goroutine's.
+    pub(crate) fn set_boundary(&self) {
+        self.boundary.set(true);
+    }
+
+    /// Whether unwinding out of the context ends only the context.
+    #[inline]
+    pub(crate) fn is_boundary(&self) -> bool {
+        self.boundary.get()
     }
 
     /// The value in `key`'s slot (null until set).

@@ -47,9 +47,10 @@ pub(crate) unsafe fn free_block(block: NonNull<u8>) {
     unsafe { crate::gc::free(block.as_ptr()) }
 }
 
-/// Bytes in the first chunk of a stack; later chunks double up to
-/// [`MAX_CHUNK`], so a million records take a few dozen chunks.
-const FIRST_CHUNK: usize = 4 << 10;
+/// Bytes in the first chunk of a stack (small: every goroutine that defers
+/// has a stack); later chunks double up to [`MAX_CHUNK`], so a million
+/// records take a few dozen chunks.
+const FIRST_CHUNK: usize = 1 << 10;
 const MAX_CHUNK: usize = 1 << 20;
 
 /// One segment of a [`RootStack`]. The data follows the header.
@@ -170,6 +171,15 @@ impl RootStack {
     fn head(&self) -> &StackHead {
         // SAFETY: the head lives until Drop.
         unsafe { self.head.as_ref() }
+    }
+
+    /// Whether nothing is pushed.
+    pub(crate) fn is_empty(&self) -> bool {
+        let head = self.head();
+        let chunk = head.chunk.load(Ordering::Relaxed);
+        // SAFETY: the current chunk is live.
+        let bottom = unsafe { (*chunk).prev.is_null() };
+        bottom && head.top.load(Ordering::Relaxed) == Chunk::data(chunk)
     }
 
     /// The current top, to pop back to later.

@@ -335,10 +335,19 @@ pub(crate) enum Ended<R> {
 /// panic (with Go's text and exit status, as the caller decides): like
 /// [`goroutine`], but the panic comes back as its report.
 pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
-    ThreadState::current().reports_itself.set(true);
-    match catch_unwind(AssertUnwindSafe(|| goroutine(f))) {
+    let outcome = if crate::context::current().is_boundary() && ThreadState::existing().is_none() {
+        // A goroutine's own context: its defer state, if it ever needs
+        // one, starts with this boundary counted (thread.rs), so nothing
+        // is created for goroutines that never defer or panic.
+        catch_unwind(AssertUnwindSafe(f)).map(Some)
+    } else {
+        ThreadState::current().reports_itself.set(true);
+        catch_unwind(AssertUnwindSafe(|| goroutine(f)))
+    };
+    match outcome {
         Ok(Some(value)) => Ended::Returned(value),
         Ok(None) => Ended::Goexit,
+        Err(payload) if payload.is::<Goexit>() => Ended::Goexit,
         Err(payload) => {
             let text = match payload.downcast::<String>() {
                 // What leave_outermost raised: the report itself.

@@ -95,28 +95,99 @@ impl ThreadState {
         context::current().id()
     }
 
+    /// A context's first defer (or panic, or frame) creates its state: a
+    /// recycled one (goroutines come and go by the thousand), or a new one.
+    /// A goroutine's state starts with its start counted as a boundary,
+    /// reporting its own unrecovered panics.
     #[cold]
     #[inline(never)]
     fn create(ctx: &context::Context) -> &'static ThreadState {
-        let block = roots::alloc_block(std::mem::size_of::<ThreadState>()).cast::<ThreadState>();
-        // SAFETY: a fresh, suitably aligned block of the right size.
-        unsafe {
-            block.as_ptr().write(ThreadState {
-                stack: RootStack::new(),
-                frame: Cell::new(ptr::null()),
-                panics: Cell::new(ptr::null_mut()),
-                goexiting: Cell::new(false),
-                head: Cell::new(ptr::null_mut()),
-                running: Cell::new(ptr::null()),
-                boundaries: Cell::new(0),
-                reports_itself: Cell::new(false),
-                quarantine: RefCell::new(VecDeque::new()),
-            })
+        let goroutine = ctx.is_boundary();
+        let state = match recycled() {
+            Some(state) => state,
+            None => {
+                let block =
+                    roots::alloc_block(std::mem::size_of::<ThreadState>()).cast::<ThreadState>();
+                // SAFETY: a fresh, suitably aligned block of the right size.
+                unsafe {
+                    block.as_ptr().write(ThreadState {
+                        stack: RootStack::new(),
+                        frame: Cell::new(ptr::null()),
+                        panics: Cell::new(ptr::null_mut()),
+                        goexiting: Cell::new(false),
+                        head: Cell::new(ptr::null_mut()),
+                        running: Cell::new(ptr::null()),
+                        boundaries: Cell::new(0),
+                        reports_itself: Cell::new(false),
+                        quarantine: RefCell::new(VecDeque::new()),
+                    })
+                };
+                block.as_ptr()
+            }
         };
-        ctx.set(&KEY, block.as_ptr().cast());
-        // SAFETY: just written; lives until the key's destructor.
-        unsafe { &*block.as_ptr() }
+        // SAFETY: a state nobody else uses: new, or recycled and reset.
+        let th = unsafe { &*state };
+        th.boundaries.set(u32::from(goroutine));
+        th.reports_itself.set(goroutine);
+        ctx.set(&KEY, state.cast());
+        th
     }
+}
+
+/// States of ended goroutines kept for reuse, per thread: their record
+/// stack keeps its registration and first chunk. (Not under `precise`,
+/// whose root memory belongs to one context for good.)
+#[cfg(not(feature = "precise"))]
+mod pool {
+    use super::ThreadState;
+    use std::cell::RefCell;
+
+    /// States kept per thread.
+    const KEEP: usize = 64;
+
+    thread_local! {
+        static FREE: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Keeps `state` (reset: no frame, no panic, empty record stack) if
+    /// there is room; gives it back otherwise.
+    pub(super) fn keep(state: *mut ThreadState) -> Result<(), *mut ThreadState> {
+        FREE.try_with(|f| {
+            let mut f = f.borrow_mut();
+            if f.len() < KEEP {
+                f.push(state as usize);
+                Ok(())
+            } else {
+                Err(state)
+            }
+        })
+        .unwrap_or(Err(state))
+    }
+
+    pub(super) fn take() -> Option<*mut ThreadState> {
+        FREE.try_with(|f| f.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .map(|s| s as *mut ThreadState)
+    }
+}
+
+#[cfg(feature = "precise")]
+mod pool {
+    use super::ThreadState;
+
+    pub(super) fn keep(state: *mut ThreadState) -> Result<(), *mut ThreadState> {
+        Err(state)
+    }
+
+    pub(super) fn take() -> Option<*mut ThreadState> {
+        None
+    }
+}
+
+/// A recycled state, if this thread keeps one.
+fn recycled() -> Option<*mut ThreadState> {
+    pool::take()
 }
 
 impl ThreadState {
@@ -141,8 +212,29 @@ impl ThreadState {
 ///
 /// # Safety
 /// `state` is a state from `create`, which nothing uses any more.
-unsafe fn destroy(_ctx: &context::Context, state: *mut u8) {
+unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
     let state = state.cast::<ThreadState>();
+    // SAFETY: the context owned the state; nothing runs its frame code any
+    // more. A goroutine's state, reset, may serve the next goroutine.
+    let reusable = ctx.is_boundary()
+        && unsafe {
+            let th = &*state;
+            th.frame.get().is_null() && th.quarantine.borrow().is_empty() && {
+                super::panic::free_all(th.panics.replace(ptr::null_mut()));
+                th.goexiting.set(false);
+                th.head.set(ptr::null_mut());
+                th.running.set(ptr::null());
+                th.stack.is_empty()
+            }
+        };
+    let state = if reusable {
+        match pool::keep(state) {
+            Ok(()) => return,
+            Err(state) => state,
+        }
+    } else {
+        state
+    };
     // SAFETY: the context owned the state; nothing runs its frame code any
     // more (it is destroyed after its own code ended).
     unsafe {

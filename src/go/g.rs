@@ -163,6 +163,7 @@ impl G {
             limit: StackPointer::new(slot.lo(geometry)).expect("non-null"),
         };
         let ctx = Context::new();
+        ctx.set_boundary();
         let tag = tag_of(ctx.id());
         // SAFETY: the header area belongs to this slot, which is ours and
         // zeroed; a G fits (the geometry reserved HEADER bytes).

@@ -12,9 +12,10 @@
 //!   from outside a worker; a worker checks it first every [`GLOBAL_TICK`]
 //!   schedules, so it never starves.
 //! - Finding work: the local queue, then the global queue, then stealing
-//!   half of another processor's queue. A worker that finds none gives its
-//!   processor back and parks (it never spins on a core): at most one
-//!   worker *spins* (looks for work without running any) at a time. Making
+//!   half of another processor's queue. A worker that finds none *spins*
+//!   for a few microseconds ([`SPIN_ROUNDS`] steal attempts; at most half
+//!   the busy processors' worth of workers spin at once), then gives its
+//!   processor back and parks. Making
 //!   work available wakes a parked worker if a processor is idle and none
 //!   spins ([`wakep`]); a spinning worker that gives up looks everywhere
 //!   once more after announcing it, so no wakeup is lost (either it sees
@@ -43,6 +44,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A worker checks the global queue first once every this many schedules.
 pub(crate) const GLOBAL_TICK: u32 = 61;
+/// Steal attempts a spinning worker makes before it parks.
+const SPIN_ROUNDS: usize = 32;
 
 /// A goroutine in a queue.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -509,9 +512,21 @@ fn find_runnable(m: &'static M) -> &'static G {
             s.nmspinning.fetch_add(1, Ordering::SeqCst);
         }
         if m.spinning.get() {
-            if let Some(g) = steal(s, m, p) {
-                stop_spinning(m);
-                return g;
+            // Spin a little before parking: work often comes within
+            // microseconds (a goroutine starting others), and parking and
+            // waking a thread costs more than that.
+            for round in 0..SPIN_ROUNDS {
+                if let Some(g) = steal(s, m, p) {
+                    stop_spinning(m);
+                    return g;
+                }
+                if round % 8 == 7 {
+                    std::thread::yield_now();
+                } else {
+                    for _ in 0..64 {
+                        std::hint::spin_loop();
+                    }
+                }
             }
         }
         // Nothing: give the processor back, then look once more if we were
@@ -614,9 +629,16 @@ fn steal(s: &Sched, m: &M, p: &P) -> Option<&'static G> {
     None
 }
 
-/// Whether any queue holds a goroutine (racy: a hint).
+/// Whether any queue holds a goroutine that a worker without one could
+/// take (racy: a hint): the global queue, a local queue, or the runnext of
+/// an idle processor (a running one's runnext is its owner's to run).
 fn any_work(s: &Sched) -> bool {
-    !s.global.is_empty() || s.ps.iter().any(P::has_work)
+    !s.global.is_empty()
+        || s.ps.iter().any(|p| {
+            !p.stealer.is_empty()
+                || (p.status.load(Ordering::Acquire) == P_IDLE
+                    && !p.runnext.load(Ordering::Acquire).is_null())
+        })
 }
 
 fn next_rand(m: &M) -> u64 {

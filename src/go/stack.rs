@@ -93,6 +93,9 @@ pub(crate) struct Slot {
     pub(crate) start: usize,
     /// The index of its region in the pool.
     region: u32,
+    /// Whether its first page is a guard page. Unguarded slots carry a
+    /// canary instead (a guarded slot's lowest page stays untouched).
+    guarded: bool,
 }
 
 impl Slot {
@@ -111,10 +114,14 @@ impl Slot {
         self.start + g.slot
     }
 
-    /// Whether the canary is intact and `sp` leaves room above the low end.
+    /// Whether the canary (of an unguarded slot) is intact and `sp` leaves
+    /// room above the low end.
     #[inline]
     pub(crate) fn intact(self, g: &Geometry, sp: usize) -> bool {
         let lo = self.lo(g);
+        if self.guarded {
+            return sp >= lo;
+        }
         let canary = lo as *const u64;
         // SAFETY: the canary words are the slot's lowest usable bytes,
         // mapped and owned by this slot.
@@ -123,6 +130,9 @@ impl Slot {
     }
 
     fn write_canary(self, g: &Geometry) {
+        if self.guarded {
+            return;
+        }
         let canary = self.lo(g) as *mut u64;
         for i in 0..CANARY_WORDS {
             // SAFETY: as in intact; the slot is ours (being handed out).
@@ -231,14 +241,14 @@ fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
     if p.fresh == 0 {
         new_region(p, g);
     }
-    let slot = Slot {
-        start: p.fresh_next,
-        region: (p.region_free.len() - 1) as u32,
-    };
+    let start = p.fresh_next;
     p.fresh_next += g.slot;
     p.fresh -= 1;
-    guard(p, slot);
-    slot
+    Slot {
+        start,
+        region: (p.region_free.len() - 1) as u32,
+        guarded: guard(p, start),
+    }
 }
 
 /// Gives a slot back. `low` is the lowest stack pointer its goroutine was
@@ -338,13 +348,14 @@ fn new_region(p: &mut Pool, g: &Geometry) {
     p.fresh_next = at as usize;
 }
 
-/// Makes `slot`'s first page a guard, if the kernel or the budget allows.
-fn guard(p: &mut Pool, slot: Slot) {
-    let page = slot.start as *mut libc::c_void;
+/// Makes the first page of the slot at `start` a guard, if the kernel or
+/// the budget allows; returns whether it did.
+fn guard(p: &mut Pool, start: usize) -> bool {
+    let page = start as *mut libc::c_void;
     if GUARD_MARKERS.load(Ordering::Relaxed) {
         // SAFETY: the page belongs to this (new) slot.
         if unsafe { libc::madvise(page, PAGE, MADV_GUARD_INSTALL) } == 0 {
-            return;
+            return true;
         }
         GUARD_MARKERS.store(false, Ordering::Relaxed);
     }
@@ -352,8 +363,10 @@ fn guard(p: &mut Pool, slot: Slot) {
         // SAFETY: as above.
         if unsafe { libc::mprotect(page, PAGE, libc::PROT_NONE) } == 0 {
             p.mprotect_guards += 1;
+            return true;
         }
     }
+    false
 }
 
 /// Gives region `r`'s memory back to the kernel (its slots stay free and
@@ -408,6 +421,7 @@ pub(crate) fn for_each_live(mut f: impl FnMut(Slot)) {
                 f(Slot {
                     start: r.start + i * g,
                     region: index as u32,
+                    guarded: false,
                 });
             }
         }
@@ -423,11 +437,12 @@ pub(crate) fn slot_of_header(addr: usize) -> Option<Slot> {
         if addr < r.start || addr >= r.start + span {
             return None;
         }
-        let slot = Slot {
-            start: r.start + (addr - r.start) / g.slot * g.slot,
+        let start = r.start + (addr - r.start) / g.slot * g.slot;
+        (start + g.slot - g.header == addr).then_some(Slot {
+            start,
             region: index as u32,
-        };
-        (slot.hi(&g) == addr).then_some(slot)
+            guarded: false,
+        })
     })
 }
 
@@ -445,6 +460,7 @@ pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {
         (addr < start + PAGE + CANARY_WORDS * 8).then_some(Slot {
             start,
             region: index as u32,
+            guarded: false,
         })
     })
 }
