@@ -347,6 +347,120 @@ void defergc_external_hold(void);
 void defergc_external_release(void);
 
 /* ------------------------------------------------------------------ */
+/* Channels, select, sleep and timers                                  */
+/* ------------------------------------------------------------------ */
+
+/* A channel of compiled code: an object of the collected heap, collected
+ * when unreachable, as Go's are. Blocking operations park a goroutine (or
+ * block a plain thread). Operations that may panic do so as Go does
+ * (defergc's panic of the C protocol, delivered to the innermost frame),
+ * with Go's messages: "send on closed channel", "close of closed
+ * channel", "close of nil channel". A NULL channel is Go's nil channel:
+ * sends and receives wait forever. */
+typedef struct defergc_chan defergc_chan;
+
+/* make(chan T, cap): elem_size is sizeof(T) (at most 65536), pointers
+ * whether T holds pointers the collector must follow. Panics ("makechan:
+ * size out of range") for a buffer that cannot be allocated. */
+defergc_chan *defergc_chan_make(size_t elem_size, int pointers, size_t cap);
+
+/* c <- *elem (copies elem_size bytes from elem). */
+void defergc_chan_send(defergc_chan *c, const void *elem);
+
+/* v, ok := <-c into elem (NULL: discard). Returns ok: 1 for a value, 0 when
+ * c is closed and drained (then *elem is zeroed). */
+int defergc_chan_recv(defergc_chan *c, void *elem);
+
+/* select { case c <- *elem: 1; default: 0 } */
+int defergc_chan_try_send(defergc_chan *c, const void *elem);
+
+/* select { case v, ok := <-c: *ok = ok; 1; default: 0 } (ok may be NULL) */
+int defergc_chan_try_recv(defergc_chan *c, void *elem, int *ok);
+
+/* close(c) */
+void defergc_chan_close(defergc_chan *c);
+
+/* len(c), cap(c) (0 for NULL) */
+size_t defergc_chan_len(defergc_chan *c);
+size_t defergc_chan_cap(defergc_chan *c);
+
+#define DEFERGC_SELECT_SEND 1
+#define DEFERGC_SELECT_RECV 2
+
+/* One case of a select: a channel (NULL: never ready), a direction, and
+ * the element to send from or receive into (NULL: discard). */
+typedef struct defergc_select_case {
+    defergc_chan *chan;
+    int dir;
+    void *elem;
+} defergc_select_case;
+
+/* select { case ...: } over n cases: completes one ready case, chosen
+ * uniformly at random among the ready ones, and returns its index; for a
+ * receive, *recv_ok (may be NULL) is 1 for a value, 0 for a closed
+ * channel. With block == 0 and no case ready: -1 (the default case). A
+ * blocking select with no case, or only NULL channels, waits forever.
+ * Panics for a send on a closed channel; aborts ("defergc:") for NULL
+ * cases with n > 0 or a direction that is neither of the two. */
+ptrdiff_t defergc_select(defergc_select_case *cases, size_t n, int block, int *recv_ok);
+
+/* time.Sleep(ns): parks a goroutine, sleeps a plain thread. */
+void defergc_sleep_ns(int64_t ns);
+
+/* time.NewTimer(ns): a timer (collected heap) whose channel receives the
+ * time, as an int64_t of nanoseconds since 1970, when ns has passed.
+ * Pending timers keep the goroutines waiting on them from being reported
+ * as deadlocked. */
+typedef struct defergc_timer defergc_timer;
+defergc_timer *defergc_timer_new(int64_t ns);
+defergc_chan *defergc_timer_chan(defergc_timer *t);
+/* t.Stop(): 1 if it was pending (it will not fire). */
+int defergc_timer_stop(defergc_timer *t);
+/* t.Reset(ns): 1 if it was pending. */
+int defergc_timer_reset(defergc_timer *t, int64_t ns);
+/* time.After(ns) */
+defergc_chan *defergc_after(int64_t ns);
+
+/* ------------------------------------------------------------------ */
+/* sync                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Go's sync types: plain data to embed anywhere, ready when zeroed (as
+ * Go's zero values). Waiting parks a goroutine (or blocks a thread). A
+ * NULL object aborts ("defergc: <function>: NULL object"). Unlocking an
+ * unlocked mutex is Go's fatal error ("fatal error: sync: unlock of
+ * unlocked mutex", status 2); a negative wait-group counter panics
+ * ("sync: negative WaitGroup counter"). */
+typedef struct defergc_mutex { uint32_t opaque_[2]; } defergc_mutex;
+typedef struct defergc_rwmutex { uint32_t opaque_[6]; } defergc_rwmutex;
+typedef struct defergc_wg { uint64_t opaque_[2]; } defergc_wg;
+typedef struct defergc_once { uint32_t opaque_[4]; } defergc_once;
+typedef struct defergc_cond { uint64_t opaque_[3]; } defergc_cond;
+
+void defergc_mutex_lock(defergc_mutex *m);
+int defergc_mutex_trylock(defergc_mutex *m); /* 1 if it locked it */
+void defergc_mutex_unlock(defergc_mutex *m);
+
+void defergc_rwmutex_rlock(defergc_rwmutex *rw);
+void defergc_rwmutex_runlock(defergc_rwmutex *rw);
+void defergc_rwmutex_lock(defergc_rwmutex *rw);
+void defergc_rwmutex_unlock(defergc_rwmutex *rw);
+
+void defergc_wg_add(defergc_wg *wg, int delta);
+void defergc_wg_done(defergc_wg *wg);
+void defergc_wg_wait(defergc_wg *wg);
+
+/* once.Do(func() { f(arg) }): if f panics, the once counts as done and the
+ * panic goes on. */
+void defergc_once_do(defergc_once *o, void (*f)(void *arg), void *arg);
+
+/* c.Wait() with locker m (locked): unlocks m, waits, locks m again. Wake-
+ * ups may come without the condition holding: wait in a loop. */
+void defergc_cond_wait(defergc_cond *c, defergc_mutex *m);
+void defergc_cond_signal(defergc_cond *c);
+void defergc_cond_broadcast(defergc_cond *c);
+
+/* ------------------------------------------------------------------ */
 /* The precise collector (built with the `precise` feature)            */
 /* ------------------------------------------------------------------ */
 

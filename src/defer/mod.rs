@@ -73,4 +73,4 @@ pub(crate) mod thread;
 pub use cframe::CValue;
 pub use frame::{call, goexit, goroutine, named, panic, panic_nil, Deferred, Frame, Named};
 pub(crate) use frame::{goroutine_body, Ended};
-pub use panic::{Goexit, PanicNilError, PanicValue, RuntimeError};
+pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};

@@ -57,6 +57,20 @@ impl fmt::Display for RuntimeError {
 
 impl std::error::Error for RuntimeError {}
 
+/// A run-time error whose message Go prints as it is, without the
+/// `runtime error: ` prefix: `send on closed channel`, `close of nil
+/// channel`, `sync: negative WaitGroup counter` (Go's `plainError`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlainError(pub &'static str);
+
+impl fmt::Display for PlainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for PlainError {}
+
 /// The payload a thread's unwinding ends with when Goexit reaches the top
 /// of the thread (see [`super::goroutine`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +243,7 @@ impl fmt::Display for PanicValue {
             String,
             PanicNilError,
             RuntimeError,
+            PlainError,
             i8,
             i16,
             i32,

@@ -28,6 +28,7 @@
 //! a thread from `defergc_thread_create`), an unrecovered panic prints
 //! Go's report and exits with status 2, and Goexit ends the thread.
 
+mod chan;
 mod defer;
 mod gc;
 mod go;
@@ -36,12 +37,15 @@ mod precise;
 #[cfg(not(feature = "precise"))]
 #[path = "precise_stub.rs"]
 mod precise;
+mod sync;
 mod tls;
 
+pub use self::chan::*;
 pub use self::defer::*;
 pub use self::gc::*;
 pub use self::go::*;
 pub use self::precise::*;
+pub use self::sync::*;
 pub use self::tls::*;
 pub use crate::defer::cframe::CFrame as Frame;
 pub use crate::defer::record::Call;

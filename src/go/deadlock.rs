@@ -50,6 +50,24 @@ pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize)
     fatal("all goroutines are asleep - deadlock!");
 }
 
+/// Go's fatal error raised by a goroutine's own misuse (`sync: unlock of
+/// unlocked mutex`): the message and the running goroutine, status 2.
+pub(crate) fn fatal_plain(message: &str) -> ! {
+    let id = super::goid();
+    let text = if id != 0 {
+        format!("fatal error: {message}\n\ngoroutine {id} [running]:\n")
+    } else {
+        format!("fatal error: {message}\n")
+    };
+    // SAFETY: flushes C's buffered output, writes initialised bytes to fd
+    // 2, then ends the process with Go's status for a fatal error.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::write(2, text.as_ptr().cast(), text.len());
+        libc::_exit(2)
+    }
+}
+
 /// Go's fatal error: the message, the goroutine list, status 2.
 pub(crate) fn fatal(message: &str) -> ! {
     let mut text = format!("fatal error: {message}\n");

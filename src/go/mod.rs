@@ -43,16 +43,30 @@
 //! stealing, system calls), `scan.rs` (how bdwgc scans goroutine stacks),
 //! `deadlock.rs` (Go's deadlock report), `fault.rs` (stack overflows).
 
+mod chan;
 mod deadlock;
 mod fault;
 mod g;
 mod scan;
 mod sched;
+mod select;
+mod sema;
 mod stack;
+mod sync;
+mod timer;
+mod wait;
+
+pub(crate) use self::chan::block_forever;
+pub use self::chan::{Chan, TryRecv, MAX_ELEM_SIZE};
+pub(crate) use self::chan::{ChanError, RawChan, Received};
+pub use self::select::Select;
+pub(crate) use self::select::{select as select_raw, Case as SelectCase, Chosen, Dir};
+pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
+pub(crate) use self::timer::{reset as timer_reset, stop as timer_stop, Timer as RawTimer};
 
 use self::g::G;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Condvar;
 
 /// Settings of the scheduler, applied by [`init_with`] (or defaults when
 /// the first goroutine starts).
@@ -110,7 +124,7 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-static CONFIG: Mutex<Option<Config>> = Mutex::new(None);
+static CONFIG: std::sync::Mutex<Option<Config>> = std::sync::Mutex::new(None);
 
 /// Configures the scheduler before its first goroutine starts.
 pub fn init_with(config: Config) -> Result<(), ConfigError> {
@@ -209,13 +223,13 @@ fn install_panic_hook() {
 
 // ---- the main goroutine --------------------------------------------------
 
-static MAIN: Mutex<bool> = Mutex::new(false);
+static MAIN: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 static MAIN_DONE: Condvar = Condvar::new();
 static MAIN_GOEXIT: AtomicBool = AtomicBool::new(false);
 static MAIN_RUNNING: AtomicBool = AtomicBool::new(false);
 
 /// The report of the main goroutine's unrecovered panic, for [`run`].
-static MAIN_PANIC: Mutex<Option<String>> = Mutex::new(None);
+static MAIN_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Runs `main` as the program's main goroutine and waits until it returns;
 /// returns the exit status, 0. Other goroutines are not waited for: as in
@@ -308,11 +322,17 @@ fn main_goexited() -> bool {
 }
 
 fn timers_pending() -> bool {
-    false
+    timer::pending()
 }
 
 fn queued() -> bool {
-    false
+    sched::any_queued()
+}
+
+/// The processors if the scheduler runs, else 1 (no other processor to
+/// spin for).
+fn gomaxprocs_started() -> usize {
+    sched::get().map_or(1, |s| s.procs())
 }
 
 /// The goroutines that wait, with why (for a fatal error's list).
@@ -628,6 +648,86 @@ pub fn num_goroutine() -> usize {
 /// scheduler if needed.
 pub fn gomaxprocs() -> usize {
     scheduler().procs()
+}
+
+/// Go's `time.Sleep`: a goroutine parks until the time has passed (its
+/// worker runs others meanwhile); a plain thread sleeps.
+pub fn sleep(d: std::time::Duration) {
+    timer::sleep(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+}
+
+/// Go's `time.Sleep(ns)` in nanoseconds (non-positive: no wait).
+pub(crate) fn sleep_ns(ns: i64) {
+    timer::sleep(ns);
+}
+
+/// Go's `time.NewTimer`: delivers the time (nanoseconds since 1970) on its
+/// channel once `d` has passed, unless stopped first.
+pub struct Timer {
+    inner: std::sync::Arc<TimerInner>,
+}
+
+#[repr(C)]
+struct TimerInner {
+    timer: timer::Timer,
+    chan: Chan<i64>,
+}
+
+// SAFETY: the timer's own fields are atomics, its channel pointer names
+// `chan` (Sync); the timer heap touches it only under its lock.
+unsafe impl Send for TimerInner {}
+// SAFETY: as above.
+unsafe impl Sync for TimerInner {}
+
+/// Drops the heap's reference to a Rust timer.
+///
+/// # Safety
+/// `t` is the `timer` field of a `TimerInner` whose Arc the heap held.
+unsafe fn release_rust_timer(t: *const timer::Timer) {
+    // SAFETY: timer is the first field of the repr(C) TimerInner... see
+    // Timer::arm: the heap's reference is an Arc::into_raw of the inner.
+    drop(unsafe { std::sync::Arc::from_raw(t.cast::<TimerInner>()) });
+}
+
+impl Timer {
+    /// A timer that fires after `d`.
+    pub fn new(d: std::time::Duration) -> Timer {
+        let chan = Chan::<i64>::new(1);
+        let raw = chan.raw().expect("not nil") as *const RawChan;
+        let inner = std::sync::Arc::new(TimerInner {
+            timer: timer::Timer::new(raw, Some(release_rust_timer)),
+            chan,
+        });
+        let t = Timer { inner };
+        t.reset(d);
+        t
+    }
+
+    /// Its channel.
+    pub fn chan(&self) -> &Chan<i64> {
+        &self.inner.chan
+    }
+
+    /// Go's `Stop`: true if it was pending (it will not fire).
+    pub fn stop(&self) -> bool {
+        // SAFETY: the inner lives while self does.
+        unsafe { timer::stop(&self.inner.timer) }
+    }
+
+    /// Go's `Reset`: fire `d` from now; true if it was pending.
+    pub fn reset(&self, d: std::time::Duration) -> bool {
+        // The heap holds a reference while the firing is pending.
+        let held = std::sync::Arc::into_raw(self.inner.clone());
+        let ns = i64::try_from(d.as_nanos()).unwrap_or(i64::MAX);
+        // SAFETY: the inner stays alive through the heap's reference.
+        unsafe { timer::reset(&(*held).timer, ns) }
+    }
+}
+
+/// Go's `time.After(d)`: a channel that receives the time once `d` has
+/// passed.
+pub fn after(d: std::time::Duration) -> Chan<i64> {
+    Timer::new(d).chan().clone()
 }
 
 /// While it lives, code outside the goroutines (a foreign thread, a C

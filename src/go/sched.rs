@@ -629,6 +629,11 @@ fn steal(s: &Sched, m: &M, p: &P) -> Option<&'static G> {
     None
 }
 
+/// Whether a goroutine waits in any run queue (the deadlock check).
+pub(crate) fn any_queued() -> bool {
+    get().is_some_and(any_work)
+}
+
 /// Whether any queue holds a goroutine that a worker without one could
 /// take (racy: a hint): the global queue, a local queue, or the runnext of
 /// an idle processor (a running one's runnext is its owner's to run).

@@ -1,0 +1,365 @@
+//! C ABI: channels, select, sleep and timers (Go's `chan`, `select`,
+//! `time.Sleep`, `time.NewTimer`, `time.After`).
+//!
+//! A channel of compiled code is one object of the collected heap (header
+//! and, for elements that hold pointers, the buffer; a pointer-free buffer
+//! is a second, unscanned object), collected when unreachable, as Go's are.
+//! Entry points that may panic (a send on a closed channel...) or park run
+//! their body through `guard`, so a Go panic they raise is delivered to
+//! compiled code by the C protocol's rule.
+
+use super::guard;
+use crate::defer::PlainError;
+use crate::go::{self, ChanError, Chosen, Dir, RawChan, RawTimer, Received, SelectCase};
+use std::ffi::{c_int, c_void};
+
+/// A channel, as compiled code sees it (`defergc_chan`): opaque.
+pub enum CChan {}
+
+/// A timer, as compiled code sees it (`defergc_timer`): opaque.
+pub enum CTimer {}
+
+/// The channel behind a C handle.
+///
+/// # Safety
+/// `c` is NULL or a channel of this library.
+unsafe fn chan<'a>(c: *mut CChan) -> Option<&'a RawChan> {
+    // SAFETY: forwarded.
+    unsafe { c.cast::<RawChan>().as_ref() }
+}
+
+/// Go's panic for a channel error, raised in Rust (inside `guard`).
+fn raise(e: ChanError) -> ! {
+    crate::defer::panic(PlainError(e.message()))
+}
+
+/// `make(chan T, cap)`: `elem_size` is `sizeof(T)` (at most 65,536, Go's
+/// limit), `pointers` whether `T` holds pointers the collector must follow.
+/// Panics (Go's `makechan: size out of range`) for a buffer that cannot be
+/// allocated, and for an element above the limit.
+#[no_mangle]
+pub extern "C-unwind" fn defergc_chan_make(
+    elem_size: usize,
+    pointers: c_int,
+    cap: usize,
+) -> *mut CChan {
+    guard(|| {
+        if elem_size > go::MAX_ELEM_SIZE {
+            crate::defer::panic(PlainError("makechan: invalid channel element type"));
+        }
+        let bytes = match elem_size.checked_mul(cap) {
+            Some(b) if b <= (1 << 40) => b,
+            _ => crate::defer::panic(PlainError("makechan: size out of range")),
+        };
+        let header = std::mem::size_of::<RawChan>();
+        if pointers != 0 {
+            // One scanned object: the header, then the buffer.
+            let obj = crate::gc::try_alloc(crate::gc::Kind::Scanned, header + bytes)
+                .unwrap_or_else(|| crate::defer::panic(PlainError("makechan: size out of range")));
+            let c = obj.as_ptr().cast::<RawChan>();
+            // SAFETY: a fresh object with room for the header and buffer.
+            unsafe { c.write(RawChan::new(elem_size, cap, obj.as_ptr().add(header))) };
+            c.cast::<CChan>()
+        } else {
+            let buf = if bytes == 0 {
+                std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
+            } else {
+                let b = crate::gc::try_alloc(crate::gc::Kind::Atomic, bytes).unwrap_or_else(|| {
+                    crate::defer::panic(PlainError("makechan: size out of range"))
+                });
+                // SAFETY: atomic memory is not zeroed; the buffer must be.
+                unsafe { std::ptr::write_bytes(b.as_ptr(), 0, bytes) };
+                b.as_ptr()
+            };
+            let c = crate::gc::alloc(header).as_ptr().cast::<RawChan>();
+            // SAFETY: a fresh object of the header's size.
+            unsafe { c.write(RawChan::new(elem_size, cap, buf)) };
+            c.cast::<CChan>()
+        }
+    })
+}
+
+/// `c <- *elem`: copies the channel's element size from `elem`, waiting
+/// while it cannot complete (a NULL channel waits forever). Panics (Go's
+/// `send on closed channel`) on a closed channel.
+///
+/// # Safety
+/// `c` is NULL or a channel of this library; `elem` points to its element
+/// size of readable bytes.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_chan_send(c: *mut CChan, elem: *const c_void) {
+    guard(|| {
+        // SAFETY: the caller's channel.
+        let Some(c) = (unsafe { chan(c) }) else {
+            go::block_forever("chan send (nil chan)")
+        };
+        // SAFETY: elem as the caller promised.
+        if let Err(e) = unsafe { c.send(elem.cast(), true) } {
+            raise(e)
+        }
+    })
+}
+
+/// `v, ok := <-c` into `elem` (NULL: discard the value), waiting while the
+/// channel is empty (a NULL channel waits forever). Returns `ok`: 1 for a
+/// value, 0 when the channel is closed and drained (`*elem` is zeroed).
+///
+/// # Safety
+/// `c` is NULL or a channel of this library; `elem` is NULL or has its
+/// element size of writable bytes.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_chan_recv(c: *mut CChan, elem: *mut c_void) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's channel.
+        let Some(c) = (unsafe { chan(c) }) else {
+            go::block_forever("chan receive (nil chan)")
+        };
+        // SAFETY: elem as the caller promised.
+        c_int::from(unsafe { c.recv(elem.cast(), true) } == Received::Value)
+    })
+}
+
+/// `select { case c <- *elem: return 1; default: return 0 }`. Panics on a
+/// closed channel, as a send does.
+///
+/// # Safety
+/// As for `defergc_chan_send`.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_chan_try_send(c: *mut CChan, elem: *const c_void) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's channel.
+        let Some(c) = (unsafe { chan(c) }) else {
+            return 0;
+        };
+        // SAFETY: elem as the caller promised.
+        match unsafe { c.send(elem.cast(), false) } {
+            Ok(sent) => c_int::from(sent),
+            Err(e) => raise(e),
+        }
+    })
+}
+
+/// `select { case v, ok := <-c: *ok = ok; return 1; default: return 0 }`.
+///
+/// # Safety
+/// As for `defergc_chan_recv`; `ok` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_chan_try_recv(
+    c: *mut CChan,
+    elem: *mut c_void,
+    ok: *mut c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: the caller's channel.
+        let Some(c) = (unsafe { chan(c) }) else {
+            return 0;
+        };
+        // SAFETY: elem as the caller promised.
+        let got = unsafe { c.recv(elem.cast(), false) };
+        if got == Received::WouldBlock {
+            return 0;
+        }
+        if !ok.is_null() {
+            // SAFETY: writable, the caller promised.
+            unsafe { ok.write(c_int::from(got == Received::Value)) };
+        }
+        1
+    })
+}
+
+/// `close(c)`. Panics as Go does on a closed channel (`close of closed
+/// channel`) or a NULL one (`close of nil channel`).
+///
+/// # Safety
+/// `c` is NULL or a channel of this library.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_chan_close(c: *mut CChan) {
+    guard(|| {
+        // SAFETY: the caller's channel.
+        let result = match unsafe { chan(c) } {
+            Some(c) => c.close(),
+            None => Err(ChanError::CloseOfNil),
+        };
+        if let Err(e) = result {
+            raise(e)
+        }
+    })
+}
+
+/// `len(c)` (0 for NULL).
+///
+/// # Safety
+/// `c` is NULL or a channel of this library.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_chan_len(c: *mut CChan) -> usize {
+    // SAFETY: the caller's channel.
+    super::entry("defergc_chan_len", || {
+        // SAFETY: the caller guarantees the pointer (see # Safety).
+        unsafe { chan(c) }.map_or(0, RawChan::len)
+    })
+}
+
+/// `cap(c)` (0 for NULL).
+///
+/// # Safety
+/// `c` is NULL or a channel of this library.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_chan_cap(c: *mut CChan) -> usize {
+    // SAFETY: the caller's channel.
+    super::entry("defergc_chan_cap", || {
+        // SAFETY: the caller guarantees the pointer (see # Safety).
+        unsafe { chan(c) }.map_or(0, RawChan::cap)
+    })
+}
+
+/// A case of `defergc_select`, as `defergc_select_case` in the header.
+#[repr(C)]
+pub struct CSelectCase {
+    chan: *mut CChan,
+    dir: c_int,
+    elem: *mut c_void,
+}
+
+const SELECT_SEND: c_int = 1;
+const SELECT_RECV: c_int = 2;
+
+/// Go's `select` over `n` cases: completes one ready case, chosen
+/// uniformly at random among the ready ones, and returns its index (and,
+/// for a receive, `*recv_ok`: 1 for a value, 0 for a closed channel). With
+/// `block` 0 and no case ready, returns -1 (`default`). A blocking select
+/// with no case (or only NULL channels) waits forever. Panics for a send
+/// on a closed channel; aborts ("defergc:") for a NULL `cases` with a
+/// non-zero `n` or a case whose direction is neither send nor receive.
+///
+/// # Safety
+/// `cases` has `n` entries, each with NULL or a channel of this library
+/// and an element as `defergc_chan_send` / `_recv` need; `recv_ok` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_select(
+    cases: *mut CSelectCase,
+    n: usize,
+    block: c_int,
+    recv_ok: *mut c_int,
+) -> isize {
+    guard(|| {
+        if n > 0 && cases.is_null() {
+            crate::abort("defergc: defergc_select: NULL cases with a non-zero count");
+        }
+        let given: &[CSelectCase] = if n == 0 {
+            &[]
+        } else {
+            // SAFETY: n entries, the caller promised.
+            unsafe { std::slice::from_raw_parts(cases, n) }
+        };
+        let cases: Vec<SelectCase> = given
+            .iter()
+            .map(|c| SelectCase {
+                chan: c.chan.cast::<RawChan>(),
+                dir: match c.dir {
+                    SELECT_SEND => Dir::Send,
+                    SELECT_RECV => Dir::Recv,
+                    _ => crate::abort(&format!(
+                        "defergc: defergc_select: case direction {} is neither DEFERGC_SELECT_SEND nor DEFERGC_SELECT_RECV",
+                        c.dir
+                    )),
+                },
+                elem: c.elem.cast(),
+            })
+            .collect();
+        // SAFETY: the cases as the caller promised.
+        match unsafe { go::select_raw(&cases, block != 0) } {
+            Ok(Chosen::Case { index, ok }) => {
+                if !recv_ok.is_null() {
+                    // SAFETY: writable, the caller promised.
+                    unsafe { recv_ok.write(c_int::from(ok)) };
+                }
+                index as isize
+            }
+            Ok(Chosen::Default) => -1,
+            Err(e) => raise(e),
+        }
+    })
+}
+
+/// Go's `time.Sleep(ns)`: a goroutine parks (its worker runs others);
+/// a plain thread sleeps. Non-positive: returns at once.
+#[no_mangle]
+pub extern "C" fn defergc_sleep_ns(ns: i64) {
+    super::entry("defergc_sleep_ns", || go::sleep_ns(ns))
+}
+
+/// Go's `time.NewTimer(ns)`: a timer (an object of the collected heap)
+/// whose channel (`defergc_timer_chan`, 8-byte elements) receives the time
+/// in nanoseconds since 1970 once `ns` has passed.
+#[no_mangle]
+pub extern "C-unwind" fn defergc_timer_new(ns: i64) -> *mut CTimer {
+    guard(|| {
+        let chan = defergc_chan_make(8, 0, 1).cast::<RawChan>();
+        let t = crate::gc::alloc(std::mem::size_of::<RawTimer>())
+            .as_ptr()
+            .cast::<RawTimer>();
+        // SAFETY: a fresh object of the timer's size; the channel lives in
+        // the collected heap, referenced from the timer.
+        unsafe {
+            t.write(RawTimer::new(chan, None));
+            go::timer_reset(t, ns);
+        }
+        t.cast::<CTimer>()
+    })
+}
+
+/// The timer's channel.
+///
+/// # Safety
+/// `t` is a timer of `defergc_timer_new`.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_timer_chan(t: *mut CTimer) -> *mut CChan {
+    // SAFETY: the caller's timer.
+    super::entry("defergc_timer_chan", || {
+        // SAFETY: the caller guarantees the pointer (see # Safety).
+        match unsafe { t.cast::<RawTimer>().as_ref() } {
+            Some(t) => t.chan.cast_mut().cast::<CChan>(),
+            None => crate::abort("defergc: defergc_timer_chan: NULL timer"),
+        }
+    })
+}
+
+/// Go's `Timer.Stop`: 1 if the timer was pending (it will not fire), 0 if
+/// it had fired or was stopped.
+///
+/// # Safety
+/// `t` is a timer of `defergc_timer_new`.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_timer_stop(t: *mut CTimer) -> c_int {
+    super::entry("defergc_timer_stop", || {
+        if t.is_null() {
+            crate::abort("defergc: defergc_timer_stop: NULL timer");
+        }
+        // SAFETY: the caller's timer.
+        c_int::from(unsafe { go::timer_stop(t.cast::<RawTimer>()) })
+    })
+}
+
+/// Go's `Timer.Reset(ns)`: fires `ns` from now; 1 if it was pending.
+///
+/// # Safety
+/// `t` is a timer of `defergc_timer_new`.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_timer_reset(t: *mut CTimer, ns: i64) -> c_int {
+    super::entry("defergc_timer_reset", || {
+        if t.is_null() {
+            crate::abort("defergc: defergc_timer_reset: NULL timer");
+        }
+        // SAFETY: the caller's timer.
+        c_int::from(unsafe { go::timer_reset(t.cast::<RawTimer>(), ns) })
+    })
+}
+
+/// Go's `time.After(ns)`: the channel of a new timer.
+#[no_mangle]
+pub extern "C-unwind" fn defergc_after(ns: i64) -> *mut CChan {
+    let t = defergc_timer_new(ns);
+    // SAFETY: a fresh timer.
+    unsafe { defergc_timer_chan(t) }
+}

@@ -1,0 +1,321 @@
+//! Timers: `sleep`, and timers that deliver on a channel (Go's
+//! `time.After`, `time.NewTimer` with `Stop` and `Reset`).
+//!
+//! One heap of pending timers, ordered by deadline, under one lock, and a
+//! timer thread (`defergc-timers`) that sleeps until the earliest deadline
+//! and fires what is due: a sleeping goroutine is woken, a channel timer
+//! sends the time on its channel (capacity one; a send that would block is
+//! dropped, as Go's timer channels did before Go 1.23). Pending timers
+//! count for the deadlock check: goroutines waiting on a timer are not
+//! asleep for good.
+//!
+//! The heap is kept in root memory, so a pending channel timer (and its
+//! channel, in the collected heap) stays alive while only the heap holds
+//! it, as Go's timers do.
+
+use super::chan::RawChan;
+use super::wait::Waiter;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// What a timer does when it fires.
+#[derive(Clone, Copy)]
+enum Action {
+    /// Finish a sleeper's waiter.
+    Wake(*const Waiter),
+    /// Send the time on a timer's channel.
+    Send(*const Timer),
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    at: Instant,
+    /// Ties broken by arrival.
+    seq: u64,
+    action: Action,
+}
+
+/// A channel timer: its channel, and the heap entry it has (by sequence
+/// number; 0 when stopped or fired).
+#[repr(C)]
+pub(crate) struct Timer {
+    pub(crate) chan: *const RawChan,
+    pending: std::sync::atomic::AtomicU64,
+    /// Called when the timer's entry leaves the heap (fired or stopped):
+    /// the Rust API drops the reference the heap held.
+    release: Option<unsafe fn(*const Timer)>,
+}
+
+struct Heap {
+    /// A binary min-heap of entries, in root memory (see the module docs).
+    items: *mut Entry,
+    len: usize,
+    cap: usize,
+    seq: u64,
+}
+
+// SAFETY: the heap is touched only under its lock.
+unsafe impl Send for Heap {}
+
+static HEAP: Mutex<Heap> = Mutex::new(Heap {
+    items: std::ptr::null_mut(),
+    len: 0,
+    cap: 0,
+    seq: 0,
+});
+static CHANGED: Condvar = Condvar::new();
+
+fn heap() -> MutexGuard<'static, Heap> {
+    HEAP.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Heap {
+    fn item(&self, i: usize) -> Entry {
+        // SAFETY: i < len <= cap entries, initialised.
+        unsafe { self.items.add(i).read() }
+    }
+
+    fn set(&mut self, i: usize, e: Entry) {
+        // SAFETY: i < cap.
+        unsafe { self.items.add(i).write(e) };
+    }
+
+    fn less(a: &Entry, b: &Entry) -> bool {
+        (a.at, a.seq) < (b.at, b.seq)
+    }
+
+    fn push(&mut self, at: Instant, action: Action) -> u64 {
+        if self.len == self.cap {
+            let cap = (self.cap * 2).max(64);
+            let bytes = cap * std::mem::size_of::<Entry>();
+            let block = crate::roots::alloc_block(bytes).cast::<Entry>().as_ptr();
+            if !self.items.is_null() {
+                // SAFETY: the old block holds len entries; the new has room.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(self.items, block, self.len);
+                    crate::roots::free_block(std::ptr::NonNull::new_unchecked(self.items.cast()));
+                }
+            }
+            self.items = block;
+            self.cap = cap;
+        }
+        self.seq += 1;
+        let e = Entry {
+            at,
+            seq: self.seq,
+            action,
+        };
+        let i = self.len;
+        self.len += 1;
+        self.set(i, e);
+        self.sift_up(i);
+        self.seq
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !Heap::less(&self.item(i), &self.item(parent)) {
+                break;
+            }
+            let (a, b) = (self.item(i), self.item(parent));
+            self.set(i, b);
+            self.set(parent, a);
+            i = parent;
+        }
+    }
+
+    fn remove_at(&mut self, i: usize) -> Entry {
+        let e = self.item(i);
+        self.len -= 1;
+        if i < self.len {
+            let last = self.item(self.len);
+            self.set(i, last);
+            self.sift_down(i);
+            // It may also need to go up.
+            self.sift_up(i);
+        }
+        // Clear the freed entry: root memory keeps nothing alive.
+        // SAFETY: self.len < cap.
+        unsafe { std::ptr::write_bytes(self.items.add(self.len), 0, 1) };
+        e
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < self.len && Heap::less(&self.item(l), &self.item(m)) {
+                m = l;
+            }
+            if r < self.len && Heap::less(&self.item(r), &self.item(m)) {
+                m = r;
+            }
+            if m == i {
+                return;
+            }
+            let (a, b) = (self.item(i), self.item(m));
+            self.set(i, b);
+            self.set(m, a);
+            i = m;
+        }
+    }
+
+    fn position(&self, seq: u64) -> Option<usize> {
+        (0..self.len).find(|&i| self.item(i).seq == seq)
+    }
+}
+
+/// Starts the timer thread once.
+fn thread() {
+    static STARTED: OnceLock<()> = OnceLock::new();
+    STARTED.get_or_init(|| {
+        let spawned = std::thread::Builder::new()
+            .name("defergc-timers".into())
+            .spawn(run);
+        if let Err(e) = spawned {
+            crate::abort(&format!("defergc: cannot start the timer thread: {e}"));
+        }
+    });
+}
+
+fn run() {
+    crate::gc::thread::ensure_registered();
+    let mut h = heap();
+    loop {
+        let now = Instant::now();
+        if h.len > 0 && h.item(0).at <= now {
+            let e = h.remove_at(0);
+            // The entry's pointers stay valid while it is in the heap; fire
+            // under the lock, so a Stop that took the lock first wins.
+            fire(&e);
+            continue;
+        }
+        h = match (h.len > 0).then(|| h.item(0).at) {
+            Some(at) => {
+                CHANGED
+                    .wait_timeout(h, at.saturating_duration_since(now))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => CHANGED.wait(h).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}
+
+fn fire(e: &Entry) {
+    match e.action {
+        // SAFETY: a sleeper's waiter stays on its stack until finished.
+        Action::Wake(w) => unsafe { (*w).finish(true) },
+        Action::Send(t) => {
+            // SAFETY: a pending timer is kept alive by the heap (root
+            // memory) and its channel by the timer.
+            let timer = unsafe { &*t };
+            timer.pending.store(0, std::sync::atomic::Ordering::Release);
+            let now = now_unix_nanos();
+            // SAFETY: a timer channel has 8-byte elements.
+            let _ = unsafe { (*timer.chan).send((&now as *const i64).cast(), false) };
+            if let Some(release) = timer.release {
+                // SAFETY: the entry has left the heap.
+                unsafe { release(t) };
+            }
+        }
+    }
+}
+
+/// The wall-clock time in nanoseconds since 1970 (what a timer channel
+/// delivers, as Go's `time.Now()`).
+pub(crate) fn now_unix_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+fn deadline(ns: i64) -> Instant {
+    let now = Instant::now();
+    now.checked_add(Duration::from_nanos(ns.max(0) as u64))
+        .unwrap_or(now + Duration::from_secs(100 * 365 * 86400))
+}
+
+/// Go's `time.Sleep(ns)`: a goroutine parks ("sleep") until the timer
+/// thread wakes it; a plain thread sleeps. Non-positive: returns at once.
+pub(crate) fn sleep(ns: i64) {
+    if ns <= 0 {
+        return;
+    }
+    if super::sched::current_g().is_none() {
+        std::thread::sleep(Duration::from_nanos(ns as u64));
+        return;
+    }
+    thread();
+    let w = Waiter::new(std::ptr::null_mut());
+    heap().push(deadline(ns), Action::Wake(&w));
+    CHANGED.notify_one();
+    w.wait("sleep");
+}
+
+/// Arms `t` to fire `ns` from now (replacing a pending firing); returns
+/// whether it was pending (Go's `Reset`).
+///
+/// # Safety
+/// `t` stays valid while it is pending (it is in root or collected memory
+/// that the heap's reference keeps alive).
+pub(crate) unsafe fn reset(t: *const Timer, ns: i64) -> bool {
+    thread();
+    let mut h = heap();
+    // SAFETY: the caller's timer.
+    let timer = unsafe { &*t };
+    let was = stop_locked(&mut h, timer);
+    let seq = h.push(deadline(ns), Action::Send(t));
+    timer
+        .pending
+        .store(seq, std::sync::atomic::Ordering::Release);
+    drop(h);
+    CHANGED.notify_one();
+    was
+}
+
+/// Stops `t`; returns whether it was pending (Go's `Stop`).
+///
+/// # Safety
+/// As for [`reset`].
+pub(crate) unsafe fn stop(t: *const Timer) -> bool {
+    let mut h = heap();
+    // SAFETY: the caller's timer.
+    stop_locked(&mut h, unsafe { &*t })
+}
+
+fn stop_locked(h: &mut Heap, t: &Timer) -> bool {
+    let seq = t.pending.swap(0, std::sync::atomic::Ordering::AcqRel);
+    if seq == 0 {
+        return false;
+    }
+    match h.position(seq) {
+        Some(i) => {
+            h.remove_at(i);
+            if let Some(release) = t.release {
+                // SAFETY: the entry has left the heap.
+                unsafe { release(t) };
+            }
+            true
+        }
+        None => false,
+    }
+}
+
+impl Timer {
+    /// A stopped timer delivering on `chan`; `release` (if any) runs when a
+    /// firing it was armed for leaves the heap.
+    pub(crate) fn new(chan: *const RawChan, release: Option<unsafe fn(*const Timer)>) -> Timer {
+        Timer {
+            chan,
+            pending: std::sync::atomic::AtomicU64::new(0),
+            release,
+        }
+    }
+}
+
+/// Whether any timer is pending (the deadlock check).
+pub(crate) fn pending() -> bool {
+    HEAP.try_lock().map_or(true, |h| h.len > 0)
+}

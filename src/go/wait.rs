@@ -1,0 +1,266 @@
+//! Waiting on a runtime object: the waiter record (Go's `sudog`) and the
+//! doubly linked queues of them that channels, select and `sync` keep.
+//!
+//! A [`Waiter`] lives on the waiting goroutine's (or thread's) own stack
+//! for as long as it waits, so whatever it points to (the element to send,
+//! where to receive) is scanned with that stack. Queues are changed only
+//! under the lock of the object they belong to. A waker fills in the
+//! outcome, marks the waiter done (release) and then wakes it; the waiter
+//! waits until it sees done (acquire), so an early or spurious wakeup
+//! (park returns at once after a ready that came first) never makes it
+//! act on a half-filled record.
+//!
+//! A waiter of a `select` stands in several queues at once; they share one
+//! selection word, and the first waker to claim it ([`Waiter::claim`])
+//! owns the waiter: the others skip it.
+
+use super::Goroutine;
+use std::cell::Cell;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Who waits: a goroutine (parked) or a plain thread (blocked).
+#[derive(Clone)]
+pub(crate) enum Sleeper {
+    Goroutine(Goroutine),
+    Thread(std::thread::Thread),
+}
+
+impl Sleeper {
+    /// The caller, as a sleeper.
+    pub(crate) fn current() -> Sleeper {
+        match Goroutine::current() {
+            Some(g) => Sleeper::Goroutine(g),
+            None => Sleeper::Thread(std::thread::current()),
+        }
+    }
+
+    fn wake(&self) {
+        match self {
+            Sleeper::Goroutine(g) => {
+                g.ready();
+            }
+            Sleeper::Thread(t) => t.unpark(),
+        }
+    }
+}
+
+/// "Not selected yet" in a select's selection word.
+pub(crate) const UNCLAIMED: usize = usize::MAX;
+
+/// One waiting goroutine in one queue (see the module docs).
+pub(crate) struct Waiter {
+    who: Sleeper,
+    /// The element: to send from, or to receive into (null: discard).
+    pub(crate) elem: *mut u8,
+    /// Set by the waker: a value passed (true), or the channel closed.
+    pub(crate) success: Cell<bool>,
+    done: AtomicBool,
+    /// For a select: the shared selection word, and this waiter's case.
+    select: *const AtomicUsize,
+    pub(crate) case: usize,
+    next: Cell<*const Waiter>,
+    prev: Cell<*const Waiter>,
+}
+
+impl Waiter {
+    /// A waiter for the caller, on `elem`.
+    pub(crate) fn new(elem: *mut u8) -> Waiter {
+        Waiter {
+            who: Sleeper::current(),
+            elem,
+            success: Cell::new(false),
+            done: AtomicBool::new(false),
+            select: ptr::null(),
+            case: 0,
+            next: Cell::new(ptr::null()),
+            prev: Cell::new(ptr::null()),
+        }
+    }
+
+    /// A waiter for case `case` of a select whose selection word is
+    /// `selected`, with the given sleeper (shared by the select's waiters).
+    pub(crate) fn for_select(
+        who: Sleeper,
+        elem: *mut u8,
+        selected: &AtomicUsize,
+        case: usize,
+    ) -> Waiter {
+        Waiter {
+            who,
+            elem,
+            success: Cell::new(false),
+            done: AtomicBool::new(false),
+            select: selected,
+            case,
+            next: Cell::new(ptr::null()),
+            prev: Cell::new(ptr::null()),
+        }
+    }
+
+    /// Claims the waiter for a waker: always for a plain waiter; for a
+    /// select's, only the first claim of any of its waiters wins.
+    pub(crate) fn claim(&self) -> bool {
+        // SAFETY: a select's word lives on its stack while it waits.
+        match unsafe { self.select.as_ref() } {
+            None => true,
+            Some(word) => word
+                .compare_exchange(UNCLAIMED, self.case, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok(),
+        }
+    }
+
+    /// The waker's last act: the outcome is published, the waiter woken.
+    /// The record may be gone once this returns.
+    pub(crate) fn finish(&self, success: bool) {
+        self.success.set(success);
+        let who = self.who.clone();
+        self.done.store(true, Ordering::Release);
+        who.wake();
+    }
+
+    /// Whether a waker finished with this waiter.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Blocks the caller (the waiter's own goroutine or thread) until a
+    /// waker finished with it; `reason` is what a deadlock report says.
+    pub(crate) fn wait(&self, reason: &'static str) {
+        while !self.is_done() {
+            block(reason);
+        }
+    }
+}
+
+/// Blocks the calling goroutine (park) or thread (park) once; callers loop
+/// on their own condition.
+pub(crate) fn block(reason: &'static str) {
+    match super::sched::current_g() {
+        Some(g) => super::sched::park(g, reason, None),
+        None => std::thread::park(),
+    }
+}
+
+/// A queue of waiters, oldest first.
+pub(crate) struct Queue {
+    first: Cell<*const Waiter>,
+    last: Cell<*const Waiter>,
+}
+
+impl Queue {
+    pub(crate) const fn new() -> Queue {
+        Queue {
+            first: Cell::new(ptr::null()),
+            last: Cell::new(ptr::null()),
+        }
+    }
+
+    /// Appends `w`.
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock, and `w` stays valid (and in no
+    /// other place of this queue) until it is removed.
+    pub(crate) unsafe fn push(&self, w: &Waiter) {
+        w.next.set(ptr::null());
+        w.prev.set(self.last.get());
+        // SAFETY: the last waiter, if any, is valid (the caller's promise
+        // for every queued waiter).
+        match unsafe { self.last.get().as_ref() } {
+            Some(last) => last.next.set(w),
+            None => self.first.set(w),
+        }
+        self.last.set(w);
+    }
+
+    /// Removes `w` if it is queued here (a select cleaning up).
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock; `w` was pushed here or never.
+    pub(crate) unsafe fn remove(&self, w: &Waiter) {
+        let (prev, next) = (w.prev.get(), w.next.get());
+        let queued = !prev.is_null() || ptr::eq(self.first.get(), w);
+        if !queued {
+            return;
+        }
+        // SAFETY: neighbours of a queued waiter are queued, so valid.
+        unsafe {
+            match prev.as_ref() {
+                Some(p) => p.next.set(next),
+                None => self.first.set(next),
+            }
+            match next.as_ref() {
+                Some(n) => n.prev.set(prev),
+                None => self.last.set(prev),
+            }
+        }
+        w.next.set(ptr::null());
+        w.prev.set(ptr::null());
+    }
+
+    /// Takes the oldest waiter that can be claimed (select waiters already
+    /// claimed elsewhere are dropped from the queue on the way).
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    pub(crate) unsafe fn dequeue(&self) -> Option<&Waiter> {
+        loop {
+            // SAFETY: queued waiters are valid.
+            let w = unsafe { self.first.get().as_ref() }?;
+            // SAFETY: the caller holds the lock.
+            unsafe { self.remove(w) };
+            if w.claim() {
+                return Some(w);
+            }
+        }
+    }
+
+    /// Takes the oldest claimable waiter for which `pred` holds (a
+    /// semaphore bucket holds the waiters of many semaphores).
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    pub(crate) unsafe fn dequeue_where(&self, pred: impl Fn(&Waiter) -> bool) -> Option<&Waiter> {
+        let mut cur = self.first.get();
+        // SAFETY: queued waiters are valid while the lock is held.
+        while let Some(w) = unsafe { cur.as_ref() } {
+            let next = w.next.get();
+            if pred(w) {
+                // SAFETY: the caller holds the lock.
+                unsafe { self.remove(w) };
+                if w.claim() {
+                    return Some(w);
+                }
+            }
+            cur = next;
+        }
+        None
+    }
+
+    /// Whether a waiter for which `pred` holds is queued.
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    pub(crate) unsafe fn any(&self, pred: impl Fn(&Waiter) -> bool) -> bool {
+        let mut cur = self.first.get();
+        // SAFETY: as above.
+        while let Some(w) = unsafe { cur.as_ref() } {
+            if pred(w) {
+                return true;
+            }
+            cur = w.next.get();
+        }
+        false
+    }
+
+    /// Calls `f` with every waiter, oldest first, removing them all.
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    pub(crate) unsafe fn drain(&self, mut f: impl FnMut(&Waiter)) {
+        // SAFETY: forwarded.
+        while let Some(w) = unsafe { self.dequeue() } {
+            f(w);
+        }
+    }
+}
