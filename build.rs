@@ -14,6 +14,10 @@ fn feature(name: &str) -> bool {
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    // Dependents that compile C against the library find the header here.
+    let include = std::path::Path::new(&env::var("CARGO_MANIFEST_DIR").expect("set by cargo"))
+        .join("include");
+    println!("cargo:include={}", include.display());
     println!("cargo:rustc-check-cfg=cfg(defergc_boehm)");
     if feature("bdwgc") && !feature("nogc") {
         println!("cargo:rustc-cfg=defergc_boehm");

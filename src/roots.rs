@@ -30,10 +30,92 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 /// never collected, released only by [`free_block`]. Under `precise` the
 /// block belongs to the calling thread, whose root scan covers it.
 pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
+    #[cfg(not(feature = "precise"))]
+    if size <= small::SIZE {
+        if let Some(block) = small::take() {
+            return block;
+        }
+        return crate::gc::alloc_uncollectable(small::SIZE);
+    }
     let block = crate::gc::alloc_uncollectable(size);
     #[cfg(feature = "precise")]
     by_thread::add_block(block.as_ptr(), size);
     block
+}
+
+/// Small blocks (panic values, goroutine arguments: one or two per
+/// panic or go statement) are recycled per thread, zeroed, instead of
+/// taking the collector's allocation lock each time. (Not under `precise`,
+/// whose root blocks belong to one context each.)
+#[cfg(not(feature = "precise"))]
+mod small {
+    use std::cell::RefCell;
+    use std::ptr::NonNull;
+
+    /// Bytes of every small block.
+    pub(super) const SIZE: usize = 64;
+    /// Blocks a thread keeps.
+    const KEEP: usize = 128;
+
+    struct Cache(Vec<NonNull<u8>>);
+
+    impl Drop for Cache {
+        fn drop(&mut self) {
+            for block in self.0.drain(..) {
+                // SAFETY: cached blocks are live, unused root blocks.
+                unsafe { crate::gc::free(block.as_ptr()) };
+            }
+        }
+    }
+
+    thread_local! {
+        static FREE: RefCell<Cache> = const { RefCell::new(Cache(Vec::new())) };
+    }
+
+    /// The usable size of small blocks (learnt from the first one freed).
+    static USABLE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    pub(super) fn take() -> Option<NonNull<u8>> {
+        FREE.try_with(|f| f.borrow_mut().0.pop()).ok().flatten()
+    }
+
+    /// Keeps `block` (zeroed here) if it is a small block and there is
+    /// room; gives it back otherwise.
+    ///
+    /// # Safety
+    /// `block` is a live root block that nobody uses any more.
+    pub(super) unsafe fn keep(block: NonNull<u8>) -> Result<(), NonNull<u8>> {
+        // SAFETY: a live block of ours.
+        let usable = unsafe { crate::gc::allocation_size(block.as_ptr()) };
+        let small = USABLE.load(std::sync::atomic::Ordering::Relaxed);
+        if small == 0 {
+            // The usable size of a SIZE-byte request, learnt once.
+            let probe = crate::gc::alloc_uncollectable(SIZE);
+            // SAFETY: just allocated, freed at once.
+            unsafe {
+                let size = crate::gc::allocation_size(probe.as_ptr());
+                crate::gc::free(probe.as_ptr());
+                USABLE.store(size, std::sync::atomic::Ordering::Relaxed);
+            }
+            // SAFETY: forwarded.
+            return unsafe { keep(block) };
+        }
+        if usable != small {
+            return Err(block);
+        }
+        FREE.try_with(|f| {
+            let mut f = f.borrow_mut();
+            if f.0.len() >= KEEP {
+                return Err(block);
+            }
+            // Root memory is scanned: a cached block keeps nothing alive.
+            // SAFETY: the whole block is ours.
+            unsafe { std::ptr::write_bytes(block.as_ptr(), 0, usable) };
+            f.0.push(block);
+            Ok(())
+        })
+        .unwrap_or(Err(block))
+    }
 }
 
 /// Releases a block from [`alloc_block`].
@@ -41,6 +123,11 @@ pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
 /// # Safety
 /// `block` came from [`alloc_block`], is live, and is not used afterwards.
 pub(crate) unsafe fn free_block(block: NonNull<u8>) {
+    #[cfg(not(feature = "precise"))]
+    // SAFETY: forwarded from the caller.
+    let Err(block) = (unsafe { small::keep(block) }) else {
+        return;
+    };
     #[cfg(feature = "precise")]
     by_thread::remove_block(block.as_ptr());
     // SAFETY: forwarded from the caller.

@@ -280,9 +280,9 @@ pub(crate) struct PanicRec {
     pub(crate) link: Cell<*mut PanicRec>,
     /// The value, until a recover takes it.
     value: Option<PanicValue>,
-    /// The value's rendering, kept when recover takes the value, for the
-    /// report of a later unrecovered panic.
-    text: String,
+    /// What the report of a later unrecovered panic prints for this one
+    /// once recover has taken its value.
+    text: Recovered,
     pub(crate) recovered: bool,
     pub(crate) aborted: bool,
     pub(crate) goexit: bool,
@@ -304,7 +304,7 @@ fn push(th: &ThreadState, value: Option<PanicValue>, goexit: bool) -> *mut Panic
     let rec = Box::into_raw(Box::new(PanicRec {
         link: Cell::new(th.panics.get()),
         value,
-        text: String::new(),
+        text: Recovered::Nothing,
         recovered: false,
         aborted: false,
         goexit,
@@ -469,8 +469,35 @@ pub(crate) fn recover(th: &ThreadState, rec: *mut PanicRec) -> Option<PanicValue
     }
     rec.recovered = true;
     let value = rec.value.take()?;
-    rec.text = value.to_string();
+    rec.text = Recovered::of(&value);
     Some(value)
+}
+
+/// A recovered value's rendering for a later report. A value of compiled
+/// code is rendered only if a report needs it (recovering is the common
+/// case, reporting the rare one); a Rust value is rendered at once (it
+/// leaves with the caller of recover).
+enum Recovered {
+    Nothing,
+    C(super::cframe::CValue),
+    Text(String),
+}
+
+impl Recovered {
+    fn of(value: &PanicValue) -> Recovered {
+        match value.downcast_ref::<super::cframe::CValue>() {
+            Some(c) => Recovered::C(*c),
+            None => Recovered::Text(value.to_string()),
+        }
+    }
+
+    fn render(&self) -> String {
+        match self {
+            Recovered::Nothing => String::new(),
+            Recovered::C(c) => PanicValue::new(*c).to_string(),
+            Recovered::Text(t) => t.clone(),
+        }
+    }
 }
 
 /// A panic escaped a deferred call that `ran_for`'s unwinding was running:
@@ -533,7 +560,7 @@ pub(crate) fn report(th: &ThreadState) -> String {
         out.push_str("panic: ");
         match &r.value {
             Some(v) => out.push_str(&indent_lines(&v.to_string())),
-            None => out.push_str(&indent_lines(&r.text)),
+            None => out.push_str(&indent_lines(&r.text.render())),
         }
         if r.recovered {
             out.push_str(" [recovered]");

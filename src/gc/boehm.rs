@@ -108,6 +108,13 @@ pub(super) unsafe fn free(ptr: *mut u8) {
 }
 
 /// # Safety
+/// `ptr` is a live bdwgc object.
+pub(super) unsafe fn allocation_size(ptr: *mut u8) -> usize {
+    // SAFETY: the caller guarantees ptr is a live bdwgc object.
+    unsafe { sys::GC_size(ptr.cast()) }
+}
+
+/// # Safety
 /// `ptr` is null or a live bdwgc object.
 pub(super) unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
     // SAFETY: the caller guarantees ptr is null or a live bdwgc object.

@@ -36,6 +36,13 @@ pub(super) unsafe fn free(ptr: *mut u8) {
 }
 
 /// # Safety
+/// `ptr` is a live malloc allocation.
+pub(super) unsafe fn allocation_size(ptr: *mut u8) -> usize {
+    // SAFETY: the caller guarantees ptr is a live malloc allocation.
+    unsafe { libc::malloc_usable_size(ptr.cast()) }
+}
+
+/// # Safety
 /// `ptr` is null or a live malloc allocation.
 pub(super) unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
     if ptr.is_null() {

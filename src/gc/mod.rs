@@ -210,6 +210,15 @@ pub unsafe fn free(ptr: *mut u8) {
     }
 }
 
+/// The usable size of a live allocation (at least what was asked for).
+///
+/// # Safety
+/// `ptr` is a live allocation from this module.
+pub unsafe fn allocation_size(ptr: *mut u8) -> usize {
+    // SAFETY: forwarded from the caller.
+    unsafe { backend::allocation_size(ptr) }
+}
+
 /// Resizes an object, keeping its kind and contents; like C `realloc`, a
 /// null `ptr` allocates (scanned) and the result is null when out of memory.
 ///

@@ -1,5 +1,6 @@
 //! Command-line parsing and dispatch.
 
+mod bench;
 mod gcbench;
 mod info;
 mod report;
@@ -31,6 +32,9 @@ enum Command {
     Info(info::Args),
     /// Run GCBench (Ellis, Kovac, Boehm) on a collector backend and time it.
     Gcbench(gcbench::Args),
+    /// Goroutine, channel and panic benchmarks, each beside the Go program
+    /// of the same name (--go).
+    Bench(bench::Args),
 }
 
 /// Parses the command line, runs the command and returns the exit code.
@@ -40,6 +44,7 @@ pub fn run() -> i32 {
         Some(Command::Stress(args)) => stress::run(&args),
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Gcbench(args)) => gcbench::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
         None => stress::run(&cli.stress),
     }
 }

@@ -1,0 +1,75 @@
+/*
+ * The goroutine benchmarks whose goroutine bodies are compiled code, as a
+ * Go-like compiler would emit them against defergc's C ABI (the command
+ * runs them from its main goroutine; see cli/src/cli/bench.rs).
+ */
+#include "defergc.h"
+
+#include <stdint.h>
+
+struct counter {
+    defergc_wg *wg;
+};
+
+/* defer wg.Done() */
+static void done(void *args, const defergc_call *call) {
+    (void)call;
+    defergc_wg_done(*(defergc_wg **)args);
+}
+
+struct node {
+    uint64_t value;
+};
+
+/* defer func() { if r := recover(); r != want { panic("...") } }() */
+struct recover_args {
+    void *want;
+    uint64_t *bad;
+};
+
+static void recover_it(void *args, const defergc_call *call) {
+    struct recover_args *a = args;
+    void *v = 0;
+    if (defergc_recover(call, &v) != DEFERGC_RECOVERED_VALUE || v != a->want)
+        __atomic_fetch_add(a->bad, 1, __ATOMIC_RELAXED);
+}
+
+struct worker_args {
+    defergc_wg *wg;
+    uint64_t *bad;
+    uint64_t i;
+};
+
+/* func worker(wg *sync.WaitGroup, i int) {
+ *     defer wg.Done()
+ *     defer func() { recover() }()
+ *     panic(&node{i})
+ * } */
+static void worker(void *args) {
+    struct worker_args *a = args;
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, done, &a->wg, sizeof a->wg);
+    struct node *n = defergc_alloc(sizeof *n);
+    n->value = a->i;
+    struct recover_args r = {n, a->bad};
+    defergc_defer(&fr, recover_it, &r, sizeof r);
+    defergc_panic(n);
+}
+
+/* Starts n workers and waits for them; returns how many went wrong. */
+uint64_t defergc_bench_spawn_panic(uint64_t n) {
+    defergc_wg wg = {{0}};
+    uint64_t bad = 0;
+    defergc_wg_add(&wg, (int)n);
+    for (uint64_t i = 0; i < n; i++) {
+        struct worker_args a = {&wg, &bad, i};
+        defergc_go(worker, &a, sizeof a);
+    }
+    defergc_wg_wait(&wg);
+    return bad;
+}

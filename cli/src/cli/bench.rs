@@ -1,0 +1,588 @@
+//! `defergc bench NAME`: the goroutine, channel and panic benchmarks, each
+//! the same work as the Go program of the same name in benches/go/gobench
+//! (which `--go` runs in the same invocation, for a same-run baseline).
+//!
+//! One benchmark per process (the scheduler is configured once per
+//! process: `yield-pingpong` wants one processor); `all` runs each in a
+//! process of its own. Every run's figure is printed, then the median; with
+//! `--json`, one line per implementation:
+//! `{"bench":..,"impl":"defergc","unit":..,"runs":[..],"median":..}`.
+
+use super::report::{self, Json};
+use clap::ValueEnum;
+use defergc::go::{self, Chan, Select, WaitGroup};
+use defergc::{defer, gc};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+extern "C" {
+    /// Starts `n` goroutines of compiled code (cli/c/go_bench.c) that each
+    /// defer wg.Done and a recover, panic with a fresh object and recover;
+    /// waits for them; returns how many recovered the wrong value.
+    fn defergc_bench_spawn_panic(n: u64) -> u64;
+}
+
+/// The benchmarks (their command-line names are Go's: `id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Name {
+    /// 100,000 goroutines of compiled code: defer wg.Done, defer recover,
+    /// panic with a fresh heap object, recover (ms).
+    SpawnPanic,
+    /// The same through the Rust API (ms).
+    SpawnPanicRust,
+    /// 1,000,000 goroutines parked at once, then released (s, peak RSS).
+    Million,
+    /// Two goroutines alternating with gosched on one processor (ns per
+    /// switch).
+    YieldPingpong,
+    /// 1,000,000 defers capturing a fresh GC object, inside one goroutine
+    /// and on a plain thread (ms each).
+    DeferStressGoroutine,
+    /// An unbuffered channel round trip between two goroutines (ns).
+    ChanPingpong,
+    /// A buffered (128) channel, 1 producer and 1 consumer (ns a message).
+    #[value(name = "chan-buffered-1x1")]
+    ChanBuffered1x1,
+    /// A buffered (128) channel, 4 producers and 4 consumers (ns a message).
+    #[value(name = "chan-buffered-4x4")]
+    ChanBuffered4x4,
+    /// The prime sieve of Go's test/chan/sieve1.go, first 10,000 primes
+    /// (ms).
+    Sieve,
+    /// A select over 4 ready channels (ns a select).
+    #[value(name = "select4")]
+    Select4,
+    /// 100,000 goroutines on one Mutex, 10 lock/unlock each (ms).
+    #[value(name = "mutex-100k")]
+    Mutex100k,
+    /// One panic and deferred recover through the Rust API (ns a cycle).
+    PanicRecover,
+}
+
+impl Name {
+    pub fn id(self) -> &'static str {
+        match self {
+            Name::SpawnPanic => "spawn-panic",
+            Name::SpawnPanicRust => "spawn-panic-rust",
+            Name::Million => "million",
+            Name::YieldPingpong => "yield-pingpong",
+            Name::DeferStressGoroutine => "defer-stress-goroutine",
+            Name::ChanPingpong => "chan-pingpong",
+            Name::ChanBuffered1x1 => "chan-buffered-1x1",
+            Name::ChanBuffered4x4 => "chan-buffered-4x4",
+            Name::Sieve => "sieve",
+            Name::Select4 => "select4",
+            Name::Mutex100k => "mutex-100k",
+            Name::PanicRecover => "panic-recover",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            Name::SpawnPanic
+            | Name::SpawnPanicRust
+            | Name::DeferStressGoroutine
+            | Name::Sieve
+            | Name::Mutex100k => "ms",
+            Name::Million => "s",
+            _ => "ns/op",
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The benchmark (or `all`).
+    pub name: Option<Name>,
+    /// Run every benchmark, each in its own process.
+    #[arg(long, conflicts_with = "name")]
+    pub all: bool,
+    /// Timed runs (after one warm-up run), 1 to 1000.
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Print one JSON line per implementation instead of the human report.
+    #[arg(long)]
+    pub json: bool,
+    /// Also run the Go program of the same name (`go run
+    /// ./benches/go/gobench`, from the repository root; needs Go).
+    #[arg(long)]
+    pub go: bool,
+}
+
+pub fn run(args: &Args) -> i32 {
+    if args.all {
+        return run_all(args);
+    }
+    let Some(name) = args.name else {
+        eprintln!("defergc: bench: name a benchmark or give --all (see defergc bench --help)");
+        return 2;
+    };
+    if name == Name::YieldPingpong {
+        // Go's figure is for GOMAXPROCS=1: the two goroutines share a
+        // processor and every gosched is a switch.
+        let _ = go::init_with(go::Config {
+            max_procs: Some(1),
+            stack_size: None,
+        });
+    }
+    let mut runs = Vec::new();
+    let mut extra = Vec::new();
+    for i in 0..=args.runs {
+        let (value, more) = once(name);
+        if i > 0 {
+            runs.push(value);
+            extra.push(more);
+            if !args.json {
+                println!(
+                    "{} run {i}/{}: {value:.3} {}",
+                    name.id(),
+                    args.runs,
+                    name.unit()
+                );
+            }
+        }
+    }
+    let median = median(&mut runs.clone());
+    let line = Json::new()
+        .str("bench", name.id())
+        .str("impl", "defergc")
+        .str("unit", name.unit())
+        .nums("runs", &runs)
+        .num("median", median)
+        .num("peak_rss_bytes", report::peak_rss_bytes() as f64)
+        .num("gomaxprocs", go::gomaxprocs() as f64);
+    let line = match name {
+        Name::Million => line.num(
+            "bytes_per_goroutine",
+            extra.iter().cloned().fold(0.0, f64::max),
+        ),
+        Name::DeferStressGoroutine => line.num("thread_ms_median", median_of(&extra)),
+        _ => line,
+    };
+    if args.json {
+        println!("{line}");
+    } else {
+        println!(
+            "{}: median {median:.3} {} of {} runs",
+            name.id(),
+            name.unit(),
+            args.runs
+        );
+        if name == Name::DeferStressGoroutine {
+            println!(
+                "  the same on a plain thread: median {:.3} ms",
+                median_of(&extra)
+            );
+        }
+        if name == Name::Million {
+            println!(
+                "  peak RSS {} MiB, {:.0} bytes per parked goroutine",
+                report::peak_rss_bytes() >> 20,
+                extra.iter().cloned().fold(0.0, f64::max)
+            );
+        }
+    }
+    if args.go {
+        return run_go(name, args);
+    }
+    0
+}
+
+/// Each benchmark in a process of its own.
+fn run_all(args: &Args) -> i32 {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("defergc: bench --all: cannot find this program: {e}");
+            return 2;
+        }
+    };
+    let mut status = 0;
+    for name in Name::value_variants() {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["bench", name.id(), "--runs", &args.runs.to_string()]);
+        if args.json {
+            cmd.arg("--json");
+        }
+        if args.go {
+            cmd.arg("--go");
+        }
+        match cmd.status() {
+            Ok(s) if s.success() => {}
+            Ok(s) => {
+                eprintln!("defergc: bench {}: {s}", name.id());
+                status = 2;
+            }
+            Err(e) => {
+                eprintln!("defergc: bench {}: {e}", name.id());
+                status = 2;
+            }
+        }
+    }
+    status
+}
+
+/// Runs Go's program of the same name and prints its line(s).
+fn run_go(name: Name, args: &Args) -> i32 {
+    if !std::path::Path::new("benches/go/gobench").is_dir() {
+        eprintln!(
+            "defergc: bench --go: run from the repository root (benches/go/gobench not found)"
+        );
+        return 2;
+    }
+    let out = std::process::Command::new("go")
+        .args(["run", "./benches/go/gobench", "-bench", name.id()])
+        .args(["-runs", &args.runs.to_string()])
+        .arg("-json")
+        .output();
+    match out {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            for line in text.lines().filter(|l| l.starts_with('{')) {
+                if args.json {
+                    println!("{line}");
+                } else {
+                    println!("go: {line}");
+                }
+            }
+            0
+        }
+        Ok(out) => {
+            eprintln!(
+                "defergc: bench --go: the Go program failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            2
+        }
+        Err(e) => {
+            eprintln!("defergc: bench --go: cannot run go (apt-get install golang-go): {e}");
+            2
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn median_of(v: &[f64]) -> f64 {
+    median(&mut v.to_vec())
+}
+
+/// Runs one measurement in a main goroutine; returns its figure and an
+/// extra figure some benchmarks report.
+fn once(name: Name) -> (f64, f64) {
+    let result = Arc::new(std::sync::Mutex::new((0.0, 0.0)));
+    let out = result.clone();
+    go::run(move || {
+        let r = measure(name);
+        *out.lock().unwrap() = r;
+    });
+    let r = *result.lock().unwrap();
+    r
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn ns_per(t: Instant, n: u64) -> f64 {
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn measure(name: Name) -> (f64, f64) {
+    match name {
+        Name::SpawnPanic => {
+            let t = Instant::now();
+            // SAFETY: a function of cli/c/go_bench.c, run in a goroutine.
+            let bad = unsafe { defergc_bench_spawn_panic(100_000) };
+            assert_eq!(bad, 0, "goroutines recovered the wrong value");
+            (ms(t), 0.0)
+        }
+        Name::SpawnPanicRust => (spawn_panic_rust(), 0.0),
+        Name::Million => million(),
+        Name::YieldPingpong => (yield_pingpong(), 0.0),
+        Name::DeferStressGoroutine => defer_stress(),
+        Name::ChanPingpong => (chan_pingpong(), 0.0),
+        Name::ChanBuffered1x1 => (chan_buffered(1), 0.0),
+        Name::ChanBuffered4x4 => (chan_buffered(4), 0.0),
+        Name::Sieve => (sieve(), 0.0),
+        Name::Select4 => (select4(), 0.0),
+        Name::Mutex100k => (mutex_100k(), 0.0),
+        Name::PanicRecover => (panic_recover(), 0.0),
+    }
+}
+
+fn spawn_panic_rust() -> f64 {
+    const N: usize = 100_000;
+    let t = Instant::now();
+    let wg = Arc::new(WaitGroup::new());
+    wg.add(N as i32).unwrap();
+    let bad = Arc::new(AtomicUsize::new(0));
+    for i in 0..N {
+        let (wg, bad) = (wg.clone(), bad.clone());
+        go::go(move || {
+            defer::call(|f| {
+                f.defer(move || wg.done().unwrap());
+                f.defer_with(move |d| {
+                    let ok = d
+                        .recover()
+                        .and_then(|v| v.downcast::<(usize, usize)>().ok());
+                    if ok.map(|v| v.0) != Some(i) {
+                        bad.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+                let obj = gc::alloc(16).as_ptr() as usize;
+                defer::panic((i, obj))
+            })
+        });
+    }
+    wg.wait();
+    assert_eq!(
+        bad.load(Ordering::Relaxed),
+        0,
+        "goroutines recovered the wrong value"
+    );
+    ms(t)
+}
+
+/// A million goroutines parked on one WaitGroup-like gate (a closed
+/// channel), then released.
+fn million() -> (f64, f64) {
+    const N: usize = 1_000_000;
+    let base = rss_now();
+    let t = Instant::now();
+    let gate = Chan::<()>::new(0);
+    let started = Arc::new(WaitGroup::new());
+    let finished = Arc::new(WaitGroup::new());
+    started.add(N as i32).unwrap();
+    finished.add(N as i32).unwrap();
+    for _ in 0..N {
+        let (gate, started, finished) = (gate.clone(), started.clone(), finished.clone());
+        go::go(move || {
+            started.done().unwrap();
+            let _ = gate.recv();
+            finished.done().unwrap();
+        });
+    }
+    started.wait();
+    let parked_rss = rss_now();
+    gate.close();
+    finished.wait();
+    let per = parked_rss.saturating_sub(base) as f64 / N as f64;
+    (t.elapsed().as_secs_f64(), per)
+}
+
+/// The current resident set size (VmRSS), in bytes.
+fn rss_now() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn yield_pingpong() -> f64 {
+    const N: u64 = 1_000_000;
+    let stop = Arc::new(AtomicUsize::new(0));
+    let other = stop.clone();
+    let done = Chan::<()>::new(1);
+    let d = done.clone();
+    go::go(move || {
+        while other.load(Ordering::Relaxed) == 0 {
+            go::gosched();
+        }
+        d.send(());
+    });
+    go::gosched();
+    let t = Instant::now();
+    for _ in 0..N {
+        go::gosched();
+    }
+    // Each gosched switches to the other goroutine and back: two switches.
+    let per_switch = ns_per(t, 2 * N);
+    stop.store(1, Ordering::Relaxed);
+    let _ = done.recv();
+    per_switch
+}
+
+/// A million defers capturing a fresh GC object, checked, in a goroutine;
+/// and the same on a plain thread.
+fn defer_stress() -> (f64, f64) {
+    fn stress() -> f64 {
+        const N: usize = 1_000_000;
+        let sum = std::cell::Cell::new(0u64);
+        let t = Instant::now();
+        defer::call(|f| {
+            for i in 0..N as u64 {
+                let obj = gc::alloc(8).cast::<u64>();
+                // SAFETY: 8 fresh bytes.
+                unsafe { obj.as_ptr().write(i) };
+                let sum = &sum;
+                // SAFETY: the record keeps obj alive until it runs.
+                f.defer(move || sum.set(sum.get() + unsafe { obj.as_ptr().read() }));
+            }
+        });
+        assert_eq!(
+            sum.get(),
+            (N as u64 - 1) * N as u64 / 2,
+            "a deferred call saw a wrong value"
+        );
+        ms(t)
+    }
+    let in_goroutine = stress();
+    let on_thread = go::syscall(|| std::thread::spawn(stress).join().unwrap());
+    (in_goroutine, on_thread)
+}
+
+fn chan_pingpong() -> f64 {
+    const N: u64 = 500_000;
+    let (ping, pong) = (Chan::<u64>::new(0), Chan::<u64>::new(0));
+    let (p, q) = (ping.clone(), pong.clone());
+    go::go(move || {
+        while let Some(v) = p.recv() {
+            q.send(v + 1);
+        }
+    });
+    let t = Instant::now();
+    for i in 0..N {
+        ping.send(i);
+        assert_eq!(pong.recv(), Some(i + 1));
+    }
+    let per = ns_per(t, N);
+    ping.close();
+    per
+}
+
+fn chan_buffered(pairs: u64) -> f64 {
+    const N: u64 = 2_000_000;
+    let c = Chan::<u64>::new(128);
+    let wg = Arc::new(WaitGroup::new());
+    wg.add(pairs as i32).unwrap();
+    let total = Arc::new(AtomicU64::new(0));
+    let t = Instant::now();
+    for p in 0..pairs {
+        let (c, wg) = (c.clone(), wg.clone());
+        go::go(move || {
+            for i in 0..N / pairs {
+                c.send(p * N + i);
+            }
+            wg.done().unwrap();
+        });
+    }
+    let consumers = Arc::new(WaitGroup::new());
+    consumers.add(pairs as i32).unwrap();
+    for _ in 0..pairs {
+        let (c, consumers, total) = (c.clone(), consumers.clone(), total.clone());
+        go::go(move || {
+            let mut n = 0;
+            for v in c.iter() {
+                black_box(v);
+                n += 1;
+            }
+            total.fetch_add(n, Ordering::Relaxed);
+            consumers.done().unwrap();
+        });
+    }
+    wg.wait();
+    c.close();
+    consumers.wait();
+    assert_eq!(total.load(Ordering::Relaxed), N / pairs * pairs);
+    ns_per(t, N)
+}
+
+/// Go's sieve1.go: a chain of filter goroutines, first 10,000 primes.
+fn sieve() -> f64 {
+    const PRIMES: usize = 10_000;
+    let t = Instant::now();
+    let ch = Chan::<u64>::new(0);
+    let gen = ch.clone();
+    go::go(move || {
+        let mut i = 2;
+        loop {
+            gen.send(i);
+            i += 1;
+        }
+    });
+    let mut src = ch;
+    let mut last = 0;
+    for _ in 0..PRIMES {
+        let prime = src.recv().unwrap();
+        last = prime;
+        let out = Chan::<u64>::new(0);
+        let (inp, o) = (src.clone(), out.clone());
+        go::go(move || loop {
+            let Some(i) = inp.recv() else { return };
+            if i % prime != 0 {
+                o.send(i);
+            }
+        });
+        src = out;
+    }
+    assert_eq!(last, 104_729, "the 10,000th prime");
+    ms(t)
+}
+
+fn select4() -> f64 {
+    const N: u64 = 1_000_000;
+    let chans: Vec<Chan<u64>> = (0..4).map(|_| Chan::new(1)).collect();
+    let mut got = 0u64;
+    let t = Instant::now();
+    for i in 0..N {
+        for c in &chans {
+            let _ = c.try_send(i);
+        }
+        let mut sel = Select::new();
+        let idx: Vec<usize> = chans.iter().map(|c| sel.recv(c)).collect();
+        let chosen = sel.wait();
+        got += sel.received::<u64>(chosen).map_or(0, |_| 1);
+        black_box(&idx);
+    }
+    assert_eq!(got, N);
+    ns_per(t, N)
+}
+
+fn mutex_100k() -> f64 {
+    const G: usize = 100_000;
+    let m = Arc::new(go::Mutex::new());
+    let count = Arc::new(AtomicU64::new(0));
+    let wg = Arc::new(WaitGroup::new());
+    wg.add(G as i32).unwrap();
+    let t = Instant::now();
+    for _ in 0..G {
+        let (m, count, wg) = (m.clone(), count.clone(), wg.clone());
+        go::go(move || {
+            for _ in 0..10 {
+                m.lock();
+                let v = count.load(Ordering::Relaxed);
+                count.store(v + 1, Ordering::Relaxed);
+                m.unlock();
+            }
+            wg.done().unwrap();
+        });
+    }
+    wg.wait();
+    assert_eq!(count.load(Ordering::Relaxed), G as u64 * 10);
+    ms(t)
+}
+
+fn panic_recover() -> f64 {
+    const N: u64 = 200_000;
+    let t = Instant::now();
+    for i in 0..N {
+        let got: u64 = defer::named(0, |f, out| {
+            f.defer_with(move |d| {
+                if let Some(v) = d.recover() {
+                    out.set(*v.downcast_ref::<u64>().unwrap());
+                }
+            });
+            defer::panic(i)
+        });
+        assert_eq!(got, i);
+    }
+    ns_per(t, N)
+}
