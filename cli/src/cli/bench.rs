@@ -353,7 +353,7 @@ fn spawn_panic_rust() -> f64 {
 /// channel), then released.
 fn million() -> (f64, f64) {
     const N: usize = 1_000_000;
-    let base = rss_now();
+    let base = report::rss_bytes();
     let t = Instant::now();
     let gate = Chan::<()>::new(0);
     let started = Arc::new(WaitGroup::new());
@@ -369,22 +369,13 @@ fn million() -> (f64, f64) {
         });
     }
     started.wait();
-    let parked_rss = rss_now();
+    let parked_rss = report::rss_bytes();
     gate.close();
     finished.wait();
     let per = parked_rss.saturating_sub(base) as f64 / N as f64;
     (t.elapsed().as_secs_f64(), per)
 }
 
-/// The current resident set size (VmRSS), in bytes.
-fn rss_now() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        .map_or(0, |kb| kb * 1024)
-}
 
 fn yield_pingpong() -> f64 {
     const N: u64 = 1_000_000;

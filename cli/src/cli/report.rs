@@ -76,10 +76,20 @@ impl fmt::Display for Json {
 
 /// The process's peak resident set size (VmHWM), in bytes; 0 if unknown.
 pub fn peak_rss_bytes() -> usize {
+    status_kb("VmHWM:") * 1024
+}
+
+/// The process's resident set size now (VmRSS), in bytes; 0 if unknown.
+pub fn rss_bytes() -> usize {
+    status_kb("VmRSS:") * 1024
+}
+
+/// A `kB` field of /proc/self/status.
+fn status_kb(key: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        .map_or(0, |kb| kb * 1024)
+        .unwrap_or(0)
 }
