@@ -127,6 +127,7 @@ pub fn run(args: &Args) -> i32 {
             stack_size: None,
         });
     }
+    let base_rss = report::rss_bytes();
     let mut runs = Vec::new();
     let mut extra = Vec::new();
     for i in 0..=args.runs {
@@ -153,11 +154,11 @@ pub fn run(args: &Args) -> i32 {
         .num("median", median)
         .num("peak_rss_bytes", report::peak_rss_bytes() as f64)
         .num("gomaxprocs", go::gomaxprocs() as f64);
+    // What a parked goroutine costs: the peak over what the process had
+    // before the first (warm-up) run, per goroutine.
+    let per_goroutine = report::peak_rss_bytes().saturating_sub(base_rss) as f64 / MILLION as f64;
     let line = match name {
-        Name::Million => line.num(
-            "bytes_per_goroutine",
-            extra.iter().cloned().fold(0.0, f64::max),
-        ),
+        Name::Million => line.num("bytes_per_goroutine", per_goroutine),
         Name::DeferStressGoroutine => line.num("thread_ms_median", median_of(&extra)),
         _ => line,
     };
@@ -178,9 +179,8 @@ pub fn run(args: &Args) -> i32 {
         }
         if name == Name::Million {
             println!(
-                "  peak RSS {} MiB, {:.0} bytes per parked goroutine",
-                report::peak_rss_bytes() >> 20,
-                extra.iter().cloned().fold(0.0, f64::max)
+                "  peak RSS {} MiB, {per_goroutine:.0} bytes per parked goroutine",
+                report::peak_rss_bytes() >> 20
             );
         }
     }
@@ -349,11 +349,13 @@ fn spawn_panic_rust() -> f64 {
     ms(t)
 }
 
-/// A million goroutines parked on one WaitGroup-like gate (a closed
-/// channel), then released.
+/// Goroutines of the `million` benchmark.
+const MILLION: usize = 1_000_000;
+
+/// A million goroutines parked on one gate (a channel, closed to release
+/// them), then released.
 fn million() -> (f64, f64) {
-    const N: usize = 1_000_000;
-    let base = report::rss_bytes();
+    const N: usize = MILLION;
     let t = Instant::now();
     let gate = Chan::<()>::new(0);
     let started = Arc::new(WaitGroup::new());
@@ -369,11 +371,9 @@ fn million() -> (f64, f64) {
         });
     }
     started.wait();
-    let parked_rss = report::rss_bytes();
     gate.close();
     finished.wait();
-    let per = parked_rss.saturating_sub(base) as f64 / N as f64;
-    (t.elapsed().as_secs_f64(), per)
+    (t.elapsed().as_secs_f64(), 0.0)
 }
 
 
