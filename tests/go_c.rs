@@ -96,3 +96,13 @@ fn a_stack_overflow_names_its_goroutine() {
     );
     assert!(err.contains("fatal error: stack overflow\n"), "{err}");
 }
+
+#[test]
+fn the_compiler_style_example_starts_a_hundred_thousand_goroutines() {
+    let exe = cprog::compile("goroutines-example", &["examples/c/goroutines.c"], &[]);
+    let out = cprog::run(&exe, &[], &[]);
+    assert_ok(
+        &out,
+        "100000 results from 100000 goroutines (half delivered by panic and recover)",
+    );
+}

@@ -376,7 +376,6 @@ fn million() -> (f64, f64) {
     (t.elapsed().as_secs_f64(), 0.0)
 }
 
-
 fn yield_pingpong() -> f64 {
     const N: u64 = 1_000_000;
     let stop = Arc::new(AtomicUsize::new(0));
