@@ -73,3 +73,33 @@ uint64_t defergc_bench_spawn_panic(uint64_t n) {
     defergc_wg_wait(&wg);
     return bad;
 }
+
+/* The select4 benchmark as compiled code: four channels of one slot,
+ * kept full, and n selects receiving from whichever (Go's fairness: each
+ * about a quarter of the time; counts[k] says how often case k won).
+ * Returns how many selects did not receive a value. */
+uint64_t defergc_bench_select4(uint64_t n, uint64_t counts[4]) {
+    defergc_chan *c[4];
+    for (int k = 0; k < 4; k++)
+        c[k] = defergc_chan_make(sizeof(uint64_t), 0, 1);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        /* Refill the one drained last time (the others are full). */
+        for (int k = 0; k < 4; k++)
+            defergc_chan_try_send(c[k], &i);
+        uint64_t v;
+        int ok = 0;
+        defergc_select_case cases[4] = {
+            {c[0], DEFERGC_SELECT_RECV, &v},
+            {c[1], DEFERGC_SELECT_RECV, &v},
+            {c[2], DEFERGC_SELECT_RECV, &v},
+            {c[3], DEFERGC_SELECT_RECV, &v},
+        };
+        ptrdiff_t k = defergc_select(cases, 4, 1, &ok);
+        if (k < 0 || k > 3 || !ok)
+            bad++;
+        else
+            counts[k]++;
+    }
+    return bad;
+}

@@ -252,7 +252,7 @@ pub unsafe extern "C-unwind" fn defergc_select(
             // SAFETY: n entries, the caller promised.
             unsafe { std::slice::from_raw_parts(cases, n) }
         };
-        let cases: Vec<SelectCase> = given
+        let cases: smallvec::SmallVec<[SelectCase; 8]> = given
             .iter()
             .map(|c| SelectCase {
                 chan: c.chan.cast::<RawChan>(),

@@ -2,10 +2,14 @@
 //! (Go's `selectgo`).
 //!
 //! 1. The cases are polled in a random order (Go's fairness: each ready
-//!    case is equally likely), with the lock of every channel involved
-//!    held (taken in address order, so two selects cannot deadlock on each
-//!    other). The first case that can complete does, and select returns.
-//! 2. With none ready: `default` returns at once; otherwise the goroutine
+//!    case is equally likely), each under its channel's lock alone. The
+//!    first case that can complete does, and select returns.
+//! 2. With none ready, they are polled again with the lock of every
+//!    channel involved held (taken in address order, so two selects cannot
+//!    deadlock on each other): what follows answers one instant of all the
+//!    channels. A case ready now completes. Otherwise `default` returns at
+//!    once (from the first pass alone, a select could take `default` while
+//!    at every instant some case was ready); or the goroutine
 //!    joins the queue of every case's channel with one waiter per case, all
 //!    sharing one selection word, and parks, the locks released once it has
 //!    switched out. The first operation to claim the word completes its
@@ -17,7 +21,9 @@
 
 use super::chan::{ChanError, RawChan, Received};
 use super::wait::{Sleeper, Waiter, UNCLAIMED};
+use smallvec::SmallVec;
 use std::cell::Cell;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Which way a case goes.
@@ -63,20 +69,50 @@ fn below(n: usize) -> usize {
         x ^= x >> 7;
         x ^= x << 17;
         r.set(x);
-        (x % n as u64) as usize
+        // The high half of a 64 x 64 bit product: in range without a
+        // division (bias below n / 2^64, far under any measurement).
+        ((u128::from(x) * n as u128) >> 64) as usize
     })
 }
 
+/// Room for this many cases (and their channels and waiters) on the
+/// selecting goroutine's stack; larger selects spill to the heap.
+const INLINE: usize = 8;
+
+type Chans = SmallVec<[*const RawChan; INLINE]>;
+
 /// The distinct channels of `cases`, in address order.
-fn lock_order(cases: &[Case]) -> Vec<*const RawChan> {
-    let mut chans: Vec<*const RawChan> = cases
-        .iter()
-        .map(|c| c.chan)
-        .filter(|c| !c.is_null())
-        .collect();
-    chans.sort_unstable();
-    chans.dedup();
-    chans
+fn lock_order(cases: &[Case]) -> Chans {
+    if cases.len() > INLINE {
+        let mut chans: Vec<*const RawChan> = cases
+            .iter()
+            .map(|c| c.chan)
+            .filter(|c| !c.is_null())
+            .collect();
+        chans.sort_unstable();
+        chans.dedup();
+        return Chans::from_vec(chans);
+    }
+    // An insertion sort in a plain array: selects are small.
+    let mut buf = [std::ptr::null::<RawChan>(); INLINE];
+    let mut n = 0;
+    for c in cases {
+        let p = c.chan;
+        if p.is_null() {
+            continue;
+        }
+        let mut i = n;
+        while i > 0 && buf[i - 1] > p {
+            i -= 1;
+        }
+        if i > 0 && buf[i - 1] == p {
+            continue;
+        }
+        buf.copy_within(i..n, i + 1);
+        buf[i] = p;
+        n += 1;
+    }
+    Chans::from_buf_and_len(buf, n)
 }
 
 fn lock_all(chans: &[*const RawChan]) {
@@ -86,13 +122,25 @@ fn lock_all(chans: &[*const RawChan]) {
     }
 }
 
+/// Releases every lock of `chans` but `except`'s (which the channel
+/// operation that completed released itself).
+///
+/// # Safety
+/// The caller holds every lock of `chans` (but `except`'s).
+unsafe fn unlock_all_but(chans: &[*const RawChan], except: *const RawChan) {
+    for &c in chans.iter().rev() {
+        if !std::ptr::eq(c, except) {
+            // SAFETY: forwarded.
+            unsafe { (*c).unlock() };
+        }
+    }
+}
+
 /// # Safety
 /// The caller holds every lock of `chans`.
 unsafe fn unlock_all(chans: &[*const RawChan]) {
-    for &c in chans.iter().rev() {
-        // SAFETY: forwarded.
-        unsafe { (*c).unlock() };
-    }
+    // SAFETY: forwarded; no channel is null.
+    unsafe { unlock_all_but(chans, std::ptr::null()) }
 }
 
 /// Runs a select (see the module docs). `Err` for a send case that found
@@ -102,10 +150,23 @@ unsafe fn unlock_all(chans: &[*const RawChan]) {
 /// Every non-null channel and element pointer is valid until this
 /// returns; each element has the size of its channel's elements.
 pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanError> {
-    let live: Vec<usize> = (0..cases.len())
-        .filter(|&i| !cases[i].chan.is_null())
-        .collect();
-    if live.is_empty() {
+    // The live cases, in a random order (Go's fairness): an inside-out
+    // Fisher-Yates shuffle as they are collected.
+    let mut order: SmallVec<[usize; INLINE]> = SmallVec::new();
+    for (i, c) in cases.iter().enumerate() {
+        if c.chan.is_null() {
+            continue;
+        }
+        let j = below(order.len() + 1);
+        if j == order.len() {
+            order.push(i);
+        } else {
+            let moved = order[j];
+            order.push(moved);
+            order[j] = i;
+        }
+    }
+    if order.is_empty() {
         if !block {
             return Ok(Chosen::Default);
         }
@@ -115,33 +176,26 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
             "select"
         });
     }
-    // The poll order: a random permutation of the live cases.
-    let mut order = live.clone();
-    for i in (1..order.len()).rev() {
-        order.swap(i, below(i + 1));
+    // The common case first: a ready case, found with one lock at a time.
+    for &i in &order {
+        let c = cases[i].chan;
+        // SAFETY: the channel is live (the caller's).
+        unsafe { (*c).lock() };
+        // SAFETY: c is locked; the element is the caller's.
+        if let Some(done) = unsafe { poll(cases, i, &[c]) } {
+            return done;
+        }
+        // SAFETY: still locked (poll found nothing to do).
+        unsafe { (*c).unlock() };
     }
+    // None was ready a moment ago: poll again with every lock held, so
+    // that `default`, or waiting, answers one instant of all the channels.
     let chans = lock_order(cases);
     lock_all(&chans);
     for &i in &order {
-        let case = cases[i];
-        // SAFETY: the channel is live and locked (all are).
-        let c = unsafe { &*case.chan };
-        match case.dir {
-            Dir::Send => {
-                // SAFETY: locked; the element is the caller's.
-                if let Some(done) = unsafe { try_send(c, case.elem, &chans) } {
-                    return done.map(|()| Chosen::Case { index: i, ok: true });
-                }
-            }
-            Dir::Recv => {
-                // SAFETY: as above.
-                if let Some(got) = unsafe { try_recv(c, case.elem, &chans) } {
-                    return Ok(Chosen::Case {
-                        index: i,
-                        ok: got == Received::Value,
-                    });
-                }
-            }
+        // SAFETY: every channel is locked.
+        if let Some(done) = unsafe { poll(cases, i, &chans) } {
+            return done;
         }
     }
     if !block {
@@ -149,31 +203,33 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
         unsafe { unlock_all(&chans) };
         return Ok(Chosen::Default);
     }
-    // Wait on every case at once.
+    // Wait on every case at once (the waiters stay where they are built
+    // until each has left its queue).
     let selected = AtomicUsize::new(UNCLAIMED);
     let me = Sleeper::current();
-    let waiters: Vec<Waiter> = live
+    let waiters: SmallVec<[Waiter; INLINE]> = order
         .iter()
         .map(|&i| Waiter::for_select(me.clone(), cases[i].elem, &selected, i))
         .collect();
-    for (w, &i) in waiters.iter().zip(&live) {
+    for w in &waiters {
+        let case = &cases[w.case];
         // SAFETY: locked; the waiters live until they are dequeued below.
         unsafe {
-            match cases[i].dir {
-                Dir::Send => (*cases[i].chan).enqueue_send(w),
-                Dir::Recv => (*cases[i].chan).enqueue_recv(w),
+            match case.dir {
+                Dir::Send => (*case.chan).enqueue_send(w),
+                Dir::Recv => (*case.chan).enqueue_recv(w),
             }
         }
     }
     park_unlocking(&chans);
     // Woken: some case completed (its waker claimed the word first).
-    let chosen = loop {
+    let (index, success) = loop {
         let index = selected.load(Ordering::Acquire);
         if index != UNCLAIMED {
-            let w = &waiters[live
+            let w = waiters
                 .iter()
-                .position(|&i| i == index)
-                .expect("a case of ours")];
+                .find(|w| w.case == index)
+                .expect("a case of ours");
             w.wait("select");
             break (index, w.success.get());
         }
@@ -181,15 +237,14 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     };
     // Leave every other queue.
     lock_all(&chans);
-    for (w, &i) in waiters.iter().zip(&live) {
-        if i != chosen.0 {
+    for w in &waiters {
+        if w.case != index {
             // SAFETY: locked; w was queued in this channel or dequeued.
-            unsafe { (*cases[i].chan).dequeue_waiter(w) };
+            unsafe { (*cases[w.case].chan).dequeue_waiter(w) };
         }
     }
     // SAFETY: locked above.
     unsafe { unlock_all(&chans) };
-    let (index, success) = chosen;
     match cases[index].dir {
         Dir::Send if !success => Err(ChanError::SendOnClosed),
         Dir::Send => Ok(Chosen::Case { index, ok: true }),
@@ -197,71 +252,58 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     }
 }
 
-/// A send case that can complete now: completes it and releases every
-/// lock (`Some`); else `None`, the locks still held.
+/// Completes case `i` if it can proceed now, releasing every lock of
+/// `held` (`Some`, with what select returns); else `None`, the locks
+/// still held.
 ///
 /// # Safety
-/// Every lock of `chans` is held, `c` among them.
-unsafe fn try_send(
-    c: &RawChan,
-    elem: *mut u8,
-    chans: &[*const RawChan],
-) -> Option<Result<(), ChanError>> {
-    // send_locked releases c's lock when it completes or fails; release
-    // the others around it.
-    let others: Vec<*const RawChan> = chans
-        .iter()
-        .copied()
-        .filter(|&x| !std::ptr::eq(x, c))
-        .collect();
-    // SAFETY: c is locked; elem is the caller's.
-    match unsafe { c.send_locked(elem) } {
-        Ok(false) => None,
-        Ok(true) => {
-            // SAFETY: the others are still locked.
-            unsafe { unlock_all(&others) };
-            Some(Ok(()))
+/// The caller holds every lock of `held`, among them case `i`'s channel;
+/// the case is as [`select`] requires.
+unsafe fn poll(
+    cases: &[Case],
+    i: usize,
+    held: &[*const RawChan],
+) -> Option<Result<Chosen, ChanError>> {
+    let case = cases[i];
+    // SAFETY: live and locked, as the caller promised.
+    let c = unsafe { &*case.chan };
+    // A completed operation releases c's lock; release the others.
+    match case.dir {
+        Dir::Send => {
+            // SAFETY: c is locked; the element is the caller's.
+            match unsafe { c.send_locked(case.elem) } {
+                Ok(false) => None,
+                done => {
+                    // SAFETY: the others are still locked.
+                    unsafe { unlock_all_but(held, c) };
+                    Some(done.map(|_| Chosen::Case { index: i, ok: true }))
+                }
+            }
         }
-        Err(e) => {
+        Dir::Recv => {
             // SAFETY: as above.
-            unsafe { unlock_all(&others) };
-            Some(Err(e))
+            let got = unsafe { c.recv_locked(case.elem) }?;
+            // SAFETY: as above.
+            unsafe { unlock_all_but(held, c) };
+            Some(Ok(Chosen::Case {
+                index: i,
+                ok: got == Received::Value,
+            }))
         }
     }
-}
-
-/// A receive case that can complete now (see [`try_send`]).
-///
-/// # Safety
-/// As for [`try_send`].
-unsafe fn try_recv(c: &RawChan, elem: *mut u8, chans: &[*const RawChan]) -> Option<Received> {
-    let others: Vec<*const RawChan> = chans
-        .iter()
-        .copied()
-        .filter(|&x| !std::ptr::eq(x, c))
-        .collect();
-    // SAFETY: c is locked; elem is the caller's.
-    let got = unsafe { c.recv_locked(elem) }?;
-    // SAFETY: the others are still locked.
-    unsafe { unlock_all(&others) };
-    Some(got)
 }
 
 /// Parks the selecting goroutine, every lock released once it switched
 /// out (a thread releases them and returns: its caller then blocks).
-fn park_unlocking(chans: &Vec<*const RawChan>) {
+fn park_unlocking(chans: &Chans) {
     unsafe fn unlock(arg: *mut u8) {
         // SAFETY: park_unlocking passes its (locked) channel list, which
         // lives on the selecting goroutine's stack until it returns.
-        unsafe { unlock_all(&*arg.cast::<Vec<*const RawChan>>()) };
+        unsafe { unlock_all(&*arg.cast::<Chans>()) };
     }
     // SAFETY: as above.
     unsafe {
-        super::park_unlock(
-            "select",
-            unlock,
-            (chans as *const Vec<*const RawChan>).cast_mut().cast(),
-        );
+        super::park_unlock("select", unlock, (chans as *const Chans).cast_mut().cast());
     }
 }
 
@@ -286,31 +328,84 @@ fn park_unlocking(chans: &Vec<*const RawChan>) {
 /// });
 /// ```
 pub struct Select<'c> {
-    cases: Vec<Case>,
-    /// Each case's element, in root memory (scanned while it waits), with
-    /// how to drop a value left in it, and whether it holds one.
-    slots: Vec<Slot>,
+    cases: SmallVec<[Case; INLINE]>,
+    /// Each case's element (in `arena`), how to drop a value left in it,
+    /// and whether it holds one.
+    slots: SmallVec<[Slot; INLINE]>,
+    arena: Arena,
     _chans: std::marker::PhantomData<&'c ()>,
 }
 
 struct Slot {
-    block: Option<std::ptr::NonNull<u8>>,
+    elem: *mut u8,
     drop: unsafe fn(*mut u8),
     full: bool,
     type_id: std::any::TypeId,
 }
 
+/// Where a select's elements live: root memory (scanned while the
+/// goroutine waits, wherever the `Select` itself was moved), carved from
+/// blocks of [`Arena::BLOCK`] bytes, so a select of a few small cases
+/// takes one block from the thread's cache.
+struct Arena {
+    blocks: SmallVec<[NonNull<u8>; 1]>,
+    /// The free part of the newest block.
+    next: *mut u8,
+    left: usize,
+}
+
+impl Arena {
+    const BLOCK: usize = 64;
+
+    fn new() -> Arena {
+        Arena {
+            blocks: SmallVec::new(),
+            next: std::ptr::null_mut(),
+            left: 0,
+        }
+    }
+
+    /// Room for a `T`.
+    fn place<T>(&mut self) -> *mut T {
+        let layout = std::alloc::Layout::new::<T>();
+        if layout.size() == 0 {
+            return NonNull::<T>::dangling().as_ptr();
+        }
+        let pad = self.next.align_offset(layout.align());
+        if self.next.is_null() || pad.saturating_add(layout.size()) > self.left {
+            // A new block (its own, for an element too big to share one),
+            // with room to align the element.
+            let size = (layout.size() + layout.align()).max(Self::BLOCK);
+            let block = crate::roots::alloc_block(size);
+            self.blocks.push(block);
+            self.next = block.as_ptr();
+            self.left = size;
+            return self.place::<T>();
+        }
+        // SAFETY: pad + size fit in the rest of the block.
+        let p = unsafe { self.next.add(pad) };
+        // SAFETY: as above.
+        self.next = unsafe { p.add(layout.size()) };
+        self.left -= pad + layout.size();
+        p.cast()
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        for &b in &self.blocks {
+            // SAFETY: each block came from alloc_block, freed once; the
+            // slots' values were dropped first (Select's field order).
+            unsafe { crate::roots::free_block(b) };
+        }
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
-        if let Some(b) = self.block {
-            // SAFETY: a full slot holds one value of its type, dropped once;
-            // the block came from alloc_block.
-            unsafe {
-                if self.full {
-                    (self.drop)(b.as_ptr());
-                }
-                crate::roots::free_block(b);
-            }
+        if self.full {
+            // SAFETY: a full slot holds one value of its type, dropped once.
+            unsafe { (self.drop)(self.elem) };
         }
     }
 }
@@ -334,25 +429,22 @@ impl<'c> Select<'c> {
     /// A select with no case yet.
     pub fn new() -> Select<'c> {
         Select {
-            cases: Vec::new(),
-            slots: Vec::new(),
+            cases: SmallVec::new(),
+            slots: SmallVec::new(),
+            arena: Arena::new(),
             _chans: std::marker::PhantomData,
         }
     }
 
     fn slot<T: 'static>(&mut self) -> *mut u8 {
-        let size = std::mem::size_of::<T>();
-        let block = (size > 0).then(|| crate::roots::alloc_block(size));
-        let p = block.map_or(std::ptr::NonNull::<T>::dangling().as_ptr().cast(), |b| {
-            b.as_ptr()
-        });
+        let elem = self.arena.place::<T>().cast::<u8>();
         self.slots.push(Slot {
-            block,
+            elem,
             drop: drop_as::<T>,
             full: false,
             type_id: std::any::TypeId::of::<T>(),
         });
-        p
+        elem
     }
 
     /// Adds `case v := <-c`; returns the case's index.
@@ -429,12 +521,7 @@ impl<'c> Select<'c> {
             return None;
         }
         slot.full = false;
-        let p = slot
-            .block
-            .map_or(std::ptr::NonNull::<T>::dangling().as_ptr(), |b| {
-                b.as_ptr().cast()
-            });
         // SAFETY: a full receive slot holds the T the channel delivered.
-        Some(unsafe { p.read() })
+        Some(unsafe { slot.elem.cast::<T>().read() })
     }
 }
