@@ -21,10 +21,10 @@
 //! every thread has passed a safepoint, so no access goes through freed
 //! memory.
 
-use super::collector;
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
+use super::marking;
 use super::threads::{self, ThreadState};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
@@ -238,7 +238,7 @@ pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) 
 /// are, which protects it (collector.rs, I1).
 #[inline(always)]
 pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
-    if collector::barrier_on() {
+    if marking::barrier_on() {
         let old = slot.load(Ordering::Relaxed);
         if old != 0 || ts.before_snapshot() {
             barrier_slow(ts, old, raw);
@@ -251,10 +251,10 @@ pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
 #[inline(never)]
 fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
     if old != 0 {
-        collector::log(ts, old);
+        marking::log(ts, old);
     }
     if raw != 0 && ts.before_snapshot() {
-        collector::log(ts, raw);
+        marking::log(ts, raw);
     }
 }
 

@@ -151,106 +151,17 @@
 //! retired at every snapshot), so no object is ever more than a few cycles
 //! old and ids can wrap around freely.
 
+use super::cache::prefetch;
 use super::handles::{self, Freed};
 use super::heap::{self, Header};
-use super::padded::CachePadded;
+use super::marking;
 use super::roots;
 use super::stats;
 use super::threads::{self, Round, ThreadState};
 use super::types::{self, Kind, TypeInfo};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
-
-/// Low byte: the mark of the last completed cycle; next byte: the mark of
-/// the running cycle (equal outside a cycle).
-static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
-/// Low byte: the mark new objects are born with; [`GREY`] set while they
-/// must also be logged (traced) because the snapshot is being taken.
-static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
-const GREY: u32 = 1 << 8;
-/// The deletion barrier is on.
-static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
-/// The phase, for threads registering mid-cycle.
-static PHASE: AtomicU8 = AtomicU8::new(IDLE);
-const IDLE: u8 = 0;
-/// From the Snapshot round until marking is complete.
-const MARKING: u8 = 1;
-
-/// Test hook: switches the deletion barrier off for good (the torture test
-/// uses it to check that it notices lost objects).
-static BROKEN_NO_BARRIER: AtomicBool = AtomicBool::new(false);
-/// Test hook: black allocation from the Prepare round on, instead of grey
-/// until every thread has snapshotted.
-static BROKEN_EARLY_BLACK: AtomicBool = AtomicBool::new(false);
-
-/// The id of the last cycle whose marking completed.
-static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
-
-/// The mark byte of a new object, and whether it must be logged (grey).
-#[inline(always)]
-pub(crate) fn birth_mode() -> (u8, bool) {
-    let m = ALLOC_MODE.load(Ordering::Relaxed);
-    (m as u8, m & GREY != 0)
-}
-
-/// Whether an object with mark `m` is live for validation: marked by the
-/// last completed cycle, or by (or born during) the running one.
-#[inline(always)]
-pub(crate) fn is_live_mark(m: u8) -> bool {
-    let marks = MARKS.load(Ordering::Relaxed);
-    m == marks as u8 || m == (marks >> 8) as u8
-}
-
-/// The mark of the last completed cycle: what every live object carries
-/// outside a cycle, and what sweeps keep.
-#[inline(always)]
-pub(crate) fn live_mark() -> u8 {
-    MARKS.load(Ordering::Relaxed) as u8
-}
-
-/// The id of the last cycle whose marking completed.
-#[inline(always)]
-pub(crate) fn completed_id() -> u32 {
-    COMPLETED_ID.load(Ordering::Relaxed)
-}
-
-/// Whether the deletion barrier is on: one relaxed load.
-#[inline(always)]
-pub(crate) fn barrier_on() -> bool {
-    BARRIER.load(Ordering::Relaxed)
-}
-
-/// Entries of a thread's log handed over at once.
-const LOG_BATCH: usize = 2048;
-
-/// Records `old` (a value a barriered store overwrote, or a grey-born
-/// object) in the thread's log.
-#[inline(always)]
-pub(crate) fn log(ts: &ThreadState, old: u64) {
-    // SAFETY: the running thread's own state, no other borrow live (the
-    // callers hold none across this call).
-    let log = &mut unsafe { ts.local() }.log;
-    log.push(old);
-    if log.len() >= LOG_BATCH {
-        hand_over_log(log);
-    }
-}
-
-/// Grey values for the marker: root snapshots, barrier logs.
-static GREY_QUEUE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
-
-fn grey_queue() -> MutexGuard<'static, Vec<Vec<u64>>> {
-    GREY_QUEUE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Gives a thread's log to the marker (leaving it empty).
-pub(crate) fn hand_over_log(log: &mut Vec<u64>) {
-    if !log.is_empty() {
-        let batch = std::mem::replace(log, Vec::with_capacity(LOG_BATCH));
-        grey_queue().push(batch);
-    }
-}
 
 /// Whether `w` may be a handle (a cheap filter for root memory words).
 #[inline(always)]
@@ -290,10 +201,10 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
             snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
             snapshot_root_memory(ts.owner, &mut snapshot);
             if !snapshot.is_empty() {
-                grey_queue().push(snapshot);
+                marking::grey_queue().push(snapshot);
             }
         }
-        Round::Flush => hand_over_log(&mut local.log),
+        Round::Flush => marking::hand_over_log(&mut local.log),
         Round::End => {}
     }
 }
@@ -302,8 +213,8 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
 /// snapshot is under way or done, its root memory (from an earlier
 /// registration, if any) joins it.
 pub(crate) fn on_register(ts: &ThreadState) {
-    let marking = PHASE.load(Ordering::Acquire) == MARKING;
-    if BARRIER.load(Ordering::Acquire) && !marking {
+    let (barrier, marking) = marking::registration_view();
+    if barrier && !marking {
         // Between Prepare and Snapshot: like every other thread now.
         ts.set_before_snapshot(true);
     }
@@ -311,7 +222,7 @@ pub(crate) fn on_register(ts: &ThreadState) {
         let mut snapshot = Vec::new();
         snapshot_root_memory(ts.owner, &mut snapshot);
         if !snapshot.is_empty() {
-            grey_queue().push(snapshot);
+            marking::grey_queue().push(snapshot);
         }
     }
 }
@@ -508,47 +419,24 @@ pub fn shutdown() {
     }
 }
 
-/// Test hooks: break the protocol on purpose, to show the tests catch it.
-#[doc(hidden)]
-pub fn break_protocol_for_tests(no_barrier: bool, early_black: bool) {
-    BROKEN_NO_BARRIER.store(no_barrier, Ordering::SeqCst);
-    BROKEN_EARLY_BLACK.store(early_black, Ordering::SeqCst);
-}
-
 // ---- one cycle -------------------------------------------------------------
-
-fn set_alloc_mode(mark: u8, grey: bool) {
-    ALLOC_MODE.store(
-        u32::from(mark) | if grey { GREY } else { 0 },
-        Ordering::SeqCst,
-    );
-}
 
 fn run_cycle() {
     let started = Instant::now();
-    let prev = COMPLETED_ID.load(Ordering::Relaxed);
+    let prev = marking::completed_id();
     let id = prev.wrapping_add(1);
     let (prev_mark, mark) = (prev as u8, id as u8);
 
     // 1. Prepare.
     heap::set_lazy_sweep(false);
     heap::cycle_started();
-    MARKS.store(
-        u32::from(prev_mark) | u32::from(mark) << 8,
-        Ordering::SeqCst,
-    );
-    if BROKEN_EARLY_BLACK.load(Ordering::Relaxed) {
-        set_alloc_mode(mark, false);
-    } else {
-        set_alloc_mode(prev_mark, true);
-    }
-    BARRIER.store(!BROKEN_NO_BARRIER.load(Ordering::Relaxed), Ordering::SeqCst);
+    marking::prepare(prev_mark, mark);
     threads::round(Round::Prepare);
 
     // 2. Snapshot.
-    PHASE.store(MARKING, Ordering::SeqCst);
+    marking::snapshot_started();
     threads::round(Round::Snapshot);
-    set_alloc_mode(mark, false);
+    marking::snapshot_taken(mark);
     let allocated = threads::allocation_totals().0;
     let mut marker = Marker::new(mark);
     roots::scan_shared_roots(&mut |raw| marker.visit(raw));
@@ -567,11 +455,7 @@ fn run_cycle() {
     let mark_time = started.elapsed();
 
     // 4. End of marking.
-    BARRIER.store(false, Ordering::SeqCst);
-    set_alloc_mode(mark, false);
-    MARKS.store(u32::from(mark) | u32::from(mark) << 8, Ordering::SeqCst);
-    COMPLETED_ID.store(id, Ordering::SeqCst);
-    PHASE.store(IDLE, Ordering::SeqCst);
+    marking::finish(id, mark);
     let mut freed = Freed::new();
     // SAFETY: marking for `id` is complete and no sweep runs.
     let after = unsafe { heap::after_mark(id, &mut freed) };
@@ -606,14 +490,14 @@ fn run_cycle() {
     });
     // Leftover grey values (logged after the last flush) are candidates of
     // no cycle: drop them.
-    grey_queue().clear();
+    marking::grey_queue().clear();
 }
 
 /// Traces everything in the grey queue, and what it reaches.
 fn drain_queue(marker: &mut Marker) {
     marker.drain();
     loop {
-        let batches = std::mem::take(&mut *grey_queue());
+        let batches = std::mem::take(&mut *marking::grey_queue());
         if batches.is_empty() {
             return;
         }
@@ -624,19 +508,6 @@ fn drain_queue(marker: &mut Marker) {
             marker.drain();
         }
     }
-}
-
-/// Prefetches the cache line at `p` (a hint: never faults).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint with no effect on memory, valid for any
-    // address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// A small first-in first-out buffer of the marker's prefetch pipeline

@@ -23,7 +23,7 @@
 //! that found an object dead and the (lazy) sweep of its cell, its header
 //! still holds its handle; validation also requires the object's mark to
 //! be the last completed cycle's or the running one's
-//! ([`collector::is_live_mark`]), which a dead object's is not, so its
+//! ([`marking::is_live_mark`]), which a dead object's is not, so its
 //! handle is stale from the end of marking on. Small-object cells stay mapped for
 //! the life of the process, so the entry can always be read through. A
 //! large object's memory is returned to the allocator, so its entry is
@@ -50,10 +50,10 @@
 //! release) and then the entry (release); readers load the entry, then the
 //! header's handle (both acquire).
 
-use super::collector;
+use super::cache::{prefetch, CachePadded};
 use super::error::{Error, Result};
 use super::heap::Header;
-use super::padded::CachePadded;
+use super::marking;
 use super::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -151,7 +151,7 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     // only once the handle matches, so it is this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
-            && collector::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
+            && marking::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
     };
     if live {
         Ok(hdr)
@@ -193,15 +193,7 @@ pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
 pub(crate) fn prefetch_entry(raw: u64) {
     let index = (raw & INDEX_MASK).wrapping_sub(1) as usize;
     if let Some(e) = TABLE.get(index) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint, valid for any address.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (e as *const AtomicPtr<Header>).cast::<i8>(),
-            )
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = e;
+        prefetch(e);
     }
 }
 
@@ -440,7 +432,7 @@ mod tests {
     fn header(handle: u64) -> *mut Header {
         let h = Box::leak(Box::new(Header::free()));
         h.handle = AtomicU64::new(handle);
-        h.mark = AtomicU8::new(collector::live_mark());
+        h.mark = AtomicU8::new(marking::live_mark());
         h
     }
 

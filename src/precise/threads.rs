@@ -50,11 +50,12 @@
 //! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
+use super::cache::CachePadded;
 use super::collector;
 use super::error::{Error, Result};
 use super::handles::LocalHandles;
 use super::heap::{self, LocalHeap};
-use super::padded::CachePadded;
+use super::marking;
 use super::shadow::ShadowStack;
 use super::stats;
 use std::cell::{Cell, UnsafeCell};
@@ -322,7 +323,7 @@ fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     }
     // SAFETY: see above.
     let local = unsafe { ts.local() };
-    collector::hand_over_log(&mut local.log);
+    marking::hand_over_log(&mut local.log);
     heap::retire(&mut local.heap);
     local.handles.give_back();
     let me = ts as *const ThreadState;
