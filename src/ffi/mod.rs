@@ -30,10 +30,6 @@
 
 mod defer;
 mod gc;
-#[cfg(feature = "precise")]
-mod precise;
-#[cfg(not(feature = "precise"))]
-#[path = "precise_stub.rs"]
 mod precise;
 mod tls;
 
