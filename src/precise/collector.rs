@@ -423,39 +423,15 @@ pub fn shutdown() {
 
 fn run_cycle() {
     let started = Instant::now();
-    let prev = marking::completed_id();
-    let id = prev.wrapping_add(1);
-    let (prev_mark, mark) = (prev as u8, id as u8);
-
-    // 1. Prepare.
+    let id = marking::completed_id().wrapping_add(1);
     heap::set_lazy_sweep(false);
     heap::cycle_started();
-    marking::prepare(prev_mark, mark);
-    threads::round(Round::Prepare);
-
-    // 2. Snapshot.
-    marking::snapshot_started();
-    threads::round(Round::Snapshot);
-    marking::snapshot_taken(mark);
-    let allocated = threads::allocation_totals().0;
-    let mut marker = Marker::new(mark);
-    roots::scan_shared_roots(&mut |raw| marker.visit(raw));
-
-    // 3. Mark, until a Flush round marks nothing new.
-    loop {
-        drain_queue(&mut marker);
-        let before = marker.objects;
-        threads::round(Round::Flush);
-        roots::for_each_global(&mut |raw| marker.visit(raw));
-        drain_queue(&mut marker);
-        if marker.objects == before {
-            break;
-        }
-    }
+    // 1 to 4: handshakes and marking.
+    let mut marker = Marker::new(id as u8);
+    mark_cycle(id, &mut marker);
     let mark_time = started.elapsed();
 
-    // 4. End of marking.
-    marking::finish(id, mark);
+    // 4. End of marking, for the heap.
     let mut freed = Freed::new();
     // SAFETY: marking for `id` is complete and no sweep runs.
     let after = unsafe { heap::after_mark(id, &mut freed) };
@@ -484,7 +460,7 @@ fn run_cycle() {
     stats::record_cycle(stats::Cycle {
         live_objects: marker.objects,
         live_bytes: marker.bytes,
-        allocated,
+        allocated: marker.allocated,
         mark_time,
         total_time: started.elapsed(),
     });
@@ -493,9 +469,59 @@ fn run_cycle() {
     marking::grey_queue().clear();
 }
 
+/// What a cycle's marking needs of the heap: the [`Marker`], or the
+/// model heap of `tests/precise_loom.rs`, which runs [`mark_cycle`] under
+/// loom.
+pub trait Tracer {
+    /// Queues a root or logged value for marking (any value: one that is
+    /// not a live handle is ignored).
+    fn visit(&mut self, raw: u64);
+    /// Marks everything reachable from the queued values.
+    fn drain(&mut self);
+    /// Objects marked so far.
+    fn marked(&self) -> u64;
+    /// Every thread has snapshotted its roots: queue the roots that belong
+    /// to no thread (global roots, orphaned root memory, added scanners).
+    fn snapshot_taken(&mut self);
+    /// Queue the global roots again (at every Flush round).
+    fn globals(&mut self);
+}
+
+/// Steps 1 to 4 of cycle `id` (see the module docs): the handshake
+/// rounds and the marking, until marking is complete and every thread
+/// validates against the new mark.
+pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
+    let (prev_mark, mark) = (id.wrapping_sub(1) as u8, id as u8);
+
+    // 1. Prepare.
+    marking::prepare(prev_mark, mark);
+    threads::round(Round::Prepare);
+
+    // 2. Snapshot.
+    marking::snapshot_started();
+    threads::round(Round::Snapshot);
+    marking::snapshot_taken(mark);
+    tracer.snapshot_taken();
+
+    // 3. Mark, until a Flush round marks nothing new.
+    loop {
+        drain_queue(tracer);
+        let before = tracer.marked();
+        threads::round(Round::Flush);
+        tracer.globals();
+        drain_queue(tracer);
+        if tracer.marked() == before {
+            break;
+        }
+    }
+
+    // 4. End of marking.
+    marking::finish(id, mark);
+}
+
 /// Traces everything in the grey queue, and what it reaches.
-fn drain_queue(marker: &mut Marker) {
-    marker.drain();
+fn drain_queue(tracer: &mut impl Tracer) {
+    tracer.drain();
     loop {
         let batches = std::mem::take(&mut *marking::grey_queue());
         if batches.is_empty() {
@@ -503,9 +529,9 @@ fn drain_queue(marker: &mut Marker) {
         }
         for batch in batches {
             for raw in batch {
-                marker.visit(raw);
+                tracer.visit(raw);
             }
-            marker.drain();
+            tracer.drain();
         }
     }
 }
@@ -574,6 +600,34 @@ struct Marker {
     objects: u64,
     bytes: u64,
     heap_bytes: usize,
+    /// Objects allocated in all when the snapshot was complete.
+    allocated: u64,
+}
+
+impl Tracer for Marker {
+    #[inline(always)]
+    fn visit(&mut self, raw: u64) {
+        if raw != 0 {
+            self.stack.push(raw);
+        }
+    }
+
+    fn drain(&mut self) {
+        Marker::drain(self)
+    }
+
+    fn marked(&self) -> u64 {
+        self.objects
+    }
+
+    fn snapshot_taken(&mut self) {
+        self.allocated = threads::allocation_totals().0;
+        roots::scan_shared_roots(&mut |raw| self.visit(raw));
+    }
+
+    fn globals(&mut self) {
+        roots::for_each_global(&mut |raw| self.visit(raw));
+    }
 }
 
 impl Marker {
@@ -588,14 +642,7 @@ impl Marker {
             objects: 0,
             bytes: 0,
             heap_bytes: 0,
-        }
-    }
-
-    /// Queues a root or field value for marking.
-    #[inline(always)]
-    fn visit(&mut self, raw: u64) {
-        if raw != 0 {
-            self.stack.push(raw);
+            allocated: 0,
         }
     }
 

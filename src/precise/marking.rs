@@ -10,26 +10,35 @@
 //! by a handshake round that makes every thread see the change.
 
 use super::cache::CachePadded;
+use super::sync::{global, AtomicBool, AtomicU32, AtomicU8, Mutex, MutexGuard, Ordering};
 use super::threads::ThreadState;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
-/// Low byte: the mark of the last completed cycle; next byte: the mark of
-/// the running cycle (equal outside a cycle).
-static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
-/// Low byte: the mark new objects are born with; [`GREY`] set while they
-/// must also be logged (traced) because the snapshot is being taken.
-static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
+global! {
+    /// Low byte: the mark of the last completed cycle; next byte: the mark of
+    /// the running cycle (equal outside a cycle).
+    static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
+}
+global! {
+    /// Low byte: the mark new objects are born with; [`GREY`] set while they
+    /// must also be logged (traced) because the snapshot is being taken.
+    static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
+}
 const GREY: u32 = 1 << 8;
-/// The deletion barrier is on.
-static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
-/// The phase, for threads registering mid-cycle.
-static PHASE: AtomicU8 = AtomicU8::new(IDLE);
+global! {
+    /// The deletion barrier is on.
+    static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
+}
+global! {
+    /// The phase, for threads registering mid-cycle.
+    static PHASE: AtomicU8 = AtomicU8::new(IDLE);
+}
 const IDLE: u8 = 0;
 /// From the Snapshot round until marking is complete.
 const MARKING: u8 = 1;
-/// The id of the last cycle whose marking completed.
-static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
+global! {
+    /// The id of the last cycle whose marking completed.
+    static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
+}
 
 /// The mark byte of a new object, and whether it must be logged (grey).
 #[inline(always)]
@@ -134,8 +143,10 @@ pub(crate) fn log(ts: &ThreadState, old: u64) {
     }
 }
 
-/// Grey values for the marker: root snapshots, barrier logs.
-static GREY_QUEUE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
+global! {
+    /// Grey values for the marker: root snapshots, barrier logs.
+    static GREY_QUEUE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
+}
 
 pub(crate) fn grey_queue() -> MutexGuard<'static, Vec<Vec<u64>>> {
     GREY_QUEUE.lock().unwrap_or_else(|e| e.into_inner())

@@ -95,10 +95,14 @@ mod error;
 mod handles;
 mod heap;
 mod marking;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod model;
 mod roots;
 mod segmented;
 mod shadow;
 mod stats;
+mod sync;
 #[cfg(test)]
 mod tests;
 mod threads;
