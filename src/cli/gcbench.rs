@@ -20,6 +20,15 @@
 //! whole live heap while the mutator keeps allocating: the case where a
 //! stop-the-world collector pauses longest.
 //!
+//! `--workload binary-trees` is the Benchmarks Game's binary-trees
+//! (`--depth`, 21 by default): a stretch tree one deeper, a long-lived
+//! tree, then `2^(depth - d + 4)` trees of each depth `d` in `4..=depth`
+//! step 2, built bottom-up and counted; every count is checked.
+//! `--workload gcbench-mt2` and `gcbench-mt4` run GCBench on 2 and 4
+//! mutator threads at once (each with its own long-lived data), timed
+//! until the last one finishes. Their JSON lines carry the same `bench`
+//! names as the Go versions in `benches/go/`.
+//!
 //! Both report the collector's pauses: the longest (`pause_max_us`), and
 //! for the precise backend also the 99th percentile and the count of
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
@@ -81,6 +90,9 @@ pub struct Args {
     /// live-heap workload: megabytes of live data (approximately).
     #[arg(long, default_value_t = 100)]
     live_mb: usize,
+    /// binary-trees workload: depth of the long-lived tree.
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(4..=26))]
+    depth: u32,
 }
 
 /// The program `gcbench` runs.
@@ -90,6 +102,14 @@ pub enum Workload {
     Gcbench,
     /// A large live heap whose parts are replaced one at a time.
     LiveHeap,
+    /// binary-trees (the Benchmarks Game).
+    BinaryTrees,
+    /// GCBench on 2 mutator threads at once.
+    #[value(name = "gcbench-mt2")]
+    GcbenchMt2,
+    /// GCBench on 4 mutator threads at once.
+    #[value(name = "gcbench-mt4")]
+    GcbenchMt4,
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -178,6 +198,14 @@ trait Heap {
     fn counters(&self) -> Counters;
     /// Forgets the pauses recorded so far, where the collector can.
     fn reset_pauses(&mut self) {}
+    /// Makes, on another thread, a heap of the same backend for that
+    /// thread to use (the multi-threaded workloads).
+    fn spawner(&self) -> impl Fn() -> Self + Send + Sync;
+    /// Runs `f`, which blocks (joins other mutators), where the collector
+    /// need not wait for this thread.
+    fn blocking<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
 
     /// Opens a root scope and returns its token for [`Heap::leave`]. A
     /// reference given to [`Heap::keep`] stays alive until its scope is
@@ -296,6 +324,10 @@ impl Heap for Bdwgc {
         unsafe { array.ptr.as_ptr().add(i).read() }
     }
 
+    fn spawner(&self) -> impl Fn() -> Bdwgc + Send + Sync {
+        Bdwgc::new
+    }
+
     fn counters(&self) -> Counters {
         let stats = gc::stats();
         Counters {
@@ -318,6 +350,7 @@ mod precise_heap {
     use super::{Counters, Heap};
     use defergc::precise::{self, Field, FrameId, Handle, TypeId};
 
+    #[derive(Clone, Copy)]
     pub struct Precise {
         node: TypeId,
         left: Field,
@@ -412,6 +445,17 @@ mod precise_heap {
 
         fn reset_pauses(&mut self) {
             precise::reset_pause_stats();
+        }
+
+        fn spawner(&self) -> impl Fn() -> Precise + Send + Sync {
+            // Types are process-wide; the new thread registers itself on
+            // its first allocation.
+            let types = *self;
+            move || types
+        }
+
+        fn blocking<R>(f: impl FnOnce() -> R) -> R {
+            precise::native(f).unwrap_or_else(|e| fail("native", e))
         }
 
         #[inline(always)]
@@ -509,11 +553,8 @@ struct Run {
     peak_heap_bytes: usize,
 }
 
-/// Runs the whole program once; fails when the live data did not survive.
-fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
-    let before = heap.counters();
-    let start = Instant::now();
-
+/// The GCBench program; fails when the live data did not survive.
+fn gcbench_body<H: Heap>(heap: &mut H) -> Result<(), String> {
     // Stretch the heap with a tree that dies at once. Dead trees are not
     // passed to black_box: it would spill them to a stack slot, where the
     // conservative collector would find and keep them.
@@ -533,26 +574,98 @@ fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
     for depth in (MIN_TREE_DEPTH..=MAX_TREE_DEPTH).step_by(2) {
         time_construction(heap, depth);
     }
-    let elapsed = start.elapsed();
-    let after = heap.counters();
 
     let nodes = count_nodes(heap, black_box(long_lived));
+    let probe = heap.array_get(black_box(array), 1000);
+    heap.leave(scope);
     if nodes != tree_size(LONG_LIVED_TREE_DEPTH) {
         return Err(format!(
             "the long-lived tree has {nodes} nodes, expected {}",
             tree_size(LONG_LIVED_TREE_DEPTH)
         ));
     }
-    let probe = heap.array_get(black_box(array), 1000);
-    heap.leave(scope);
     if probe != 1.0 / 1000.0 {
         return Err(format!("the long-lived array holds {probe} at 1000"));
     }
+    Ok(())
+}
+
+/// Times `body` on `heap` as one run.
+fn timed<H: Heap>(
+    heap: &mut H,
+    body: impl FnOnce(&mut H) -> Result<(), String>,
+) -> Result<Run, String> {
+    let before = heap.counters();
+    let start = Instant::now();
+    body(heap)?;
+    let elapsed = start.elapsed();
+    let after = heap.counters();
     Ok(Run {
         elapsed,
         collections: after.collections - before.collections,
         peak_heap_bytes: after.peak_heap_bytes,
     })
+}
+
+/// GCBench on `threads` mutators at once, each on its own heap handle
+/// from `heap.spawner()`; this thread waits for them.
+fn gcbench_mt_body<H: Heap>(heap: &mut H, threads: usize) -> Result<(), String> {
+    let spawn = heap.spawner();
+    let spawn = &spawn;
+    let results: Vec<Result<(), String>> = H::blocking(|| {
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| s.spawn(move || gcbench_body(&mut spawn())))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err("a mutator panicked".into()))
+                })
+                .collect()
+        })
+    });
+    results.into_iter().collect()
+}
+
+/// binary-trees: a stretch tree of `max_depth + 1`, a long-lived tree of
+/// `max_depth`, then `2^(max_depth - d + 4)` trees of each depth `d` in
+/// `4..=max_depth` step 2, each built bottom-up and its nodes counted.
+fn binary_trees_body<H: Heap>(heap: &mut H, max_depth: u32) -> Result<(), String> {
+    let check = |what: &str, got: u64, want: u64| {
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("{what} has {got} nodes, expected {want}"))
+        }
+    };
+    // Counting allocates nothing: the tree needs no scope meanwhile.
+    let stretch = make_tree(heap, max_depth + 1);
+    check(
+        "the stretch tree",
+        count_nodes(heap, stretch),
+        tree_size(max_depth + 1),
+    )?;
+    let scope = heap.enter();
+    let long_lived = make_tree(heap, max_depth);
+    heap.keep(long_lived);
+    for depth in (MIN_TREE_DEPTH..=max_depth).step_by(2) {
+        let iterations = 1u64 << (max_depth - depth + MIN_TREE_DEPTH);
+        let mut nodes = 0;
+        for _ in 0..iterations {
+            let tree = make_tree(heap, depth);
+            nodes += count_nodes(heap, tree);
+        }
+        check(
+            &format!("{iterations} trees of depth {depth}"),
+            nodes,
+            iterations * tree_size(depth),
+        )?;
+    }
+    let nodes = count_nodes(heap, black_box(long_lived));
+    heap.leave(scope);
+    check("the long-lived tree", nodes, tree_size(max_depth))
 }
 
 /// Live-heap workload: `live_mb` megabytes of trees hung off a spine, each
@@ -617,11 +730,17 @@ fn announce(args: &Args, backend: &str) {
             "live heap of {} MB on {backend}: trees of depth 14 replaced one at a time",
             args.live_mb
         ),
-        Workload::Gcbench => println!(
-            "GCBench (Ellis, Kovac, Boehm) on {backend}: stretch tree depth \
-             {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
+        Workload::Gcbench | Workload::GcbenchMt2 | Workload::GcbenchMt4 => println!(
+            "GCBench (Ellis, Kovac, Boehm) on {backend}, {} mutator(s): stretch tree \
+             depth {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
              array of {ARRAY_SIZE} doubles, trees of depth \
-             {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}"
+             {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}",
+            mutators(args.workload)
+        ),
+        Workload::BinaryTrees => println!(
+            "binary-trees on {backend}: depth {}, trees of depth {MIN_TREE_DEPTH}..={} \
+             built bottom-up and counted",
+            args.depth, args.depth
         ),
     }
 }
@@ -630,7 +749,11 @@ fn announce(args: &Args, backend: &str) {
 /// `--json`; the message says why the run failed.
 fn one_run<H: Heap>(args: &Args, heap: &mut H, backend: &str, n: u32) -> Result<Run, String> {
     let run = match args.workload {
-        Workload::Gcbench => run_once(heap),
+        Workload::Gcbench => timed(heap, gcbench_body),
+        Workload::GcbenchMt2 | Workload::GcbenchMt4 => {
+            timed(heap, |h| gcbench_mt_body(h, mutators(args.workload)))
+        }
+        Workload::BinaryTrees => timed(heap, |h| binary_trees_body(h, args.depth)),
         Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
     }
     .map_err(|why| format!("{backend} run {n} failed: {why}"))?;
@@ -711,10 +834,23 @@ impl Summary {
     }
 }
 
+/// The JSON `bench` name: the same as the Go versions' in `benches/go/`.
 fn bench_name(args: &Args) -> &'static str {
     match args.workload {
         Workload::Gcbench => "gcbench",
+        Workload::GcbenchMt2 => "gcbench-mt2",
+        Workload::GcbenchMt4 => "gcbench-mt4",
+        Workload::BinaryTrees => "binary-trees",
         Workload::LiveHeap => "live-heap",
+    }
+}
+
+/// Mutator threads of a workload.
+fn mutators(workload: Workload) -> usize {
+    match workload {
+        Workload::GcbenchMt2 => 2,
+        Workload::GcbenchMt4 => 4,
+        _ => 1,
     }
 }
 
