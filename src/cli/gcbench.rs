@@ -32,7 +32,10 @@
 //! Both report the collector's pauses: the longest (`pause_max_us`), and
 //! for the precise backend also the 99th percentile and the count of
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
-//! stopped collection; the precise collector's are its handshakes.
+//! stopped collection; the precise collector's are its handshakes. The
+//! precise backend also reports the time its allocations waited for a
+//! collection to keep the heap near its goal (`alloc_wait_ms`, in all
+//! since the process started: see `src/precise/heap/pacer.rs`).
 
 use super::report::Json;
 use defergc::gc;
@@ -159,6 +162,9 @@ struct Counters {
     /// The 99th percentile of pauses and their count, where known.
     pause_p99: Option<Duration>,
     pause_count: Option<u64>,
+    /// Time allocations waited for a collection so the heap stays near its
+    /// goal (the precise pacer's allowance), where known.
+    alloc_wait: Option<Duration>,
 }
 
 /// What the workload needs from a collector.
@@ -338,6 +344,7 @@ impl Heap for Bdwgc {
             pause_max: stats.max_pause,
             pause_p99: None,
             pause_count: None,
+            alloc_wait: None,
         }
     }
 }
@@ -440,6 +447,7 @@ mod precise_heap {
                 pause_max: stats.pause_max,
                 pause_p99: Some(stats.pause_p99),
                 pause_count: Some(stats.pause_count),
+                alloc_wait: Some(stats.alloc_wait_total),
             }
         }
 
@@ -811,6 +819,9 @@ impl Summary {
         if let (Some(p99), Some(n)) = (self.counters.pause_p99, self.counters.pause_count) {
             print!(", p99 {:.1} us, {n} pauses", us(p99));
         }
+        if let Some(wait) = self.counters.alloc_wait {
+            print!("; allocations waited {:.1} ms in all", ms(wait));
+        }
         println!();
     }
 
@@ -829,6 +840,9 @@ impl Summary {
             json = json
                 .num(&key("pause_p99_us"), us(p99))
                 .num(&key("pause_count"), n as f64);
+        }
+        if let Some(wait) = self.counters.alloc_wait {
+            json = json.num(&key("alloc_wait_ms"), ms(wait));
         }
         json
     }

@@ -392,6 +392,28 @@ pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
     }
 }
 
+/// Waits, as native code, until the running cycle (or, if none runs, the
+/// requested one) has completed: an allocation past the pacer's
+/// allowance (see `heap/pacer.rs`). Returns at once if none is pending.
+pub(crate) fn wait_for_running(ts: &ThreadState) {
+    let target = {
+        let c = control();
+        let target = if c.running { c.started } else { c.requested };
+        if target <= c.completed {
+            return;
+        }
+        target
+    };
+    let start = Instant::now();
+    threads::wait_native(ts, || {
+        let mut c = control();
+        while c.completed < target {
+            c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+    });
+    stats::record_alloc_wait(start.elapsed());
+}
+
 /// Stops the collector thread and joins it, after the cycles already
 /// requested have completed. Mutators may still be registered and running:
 /// they are not waited for beyond the handshakes of those cycles. A later
@@ -621,6 +643,7 @@ impl Tracer for Marker {
     }
 
     fn snapshot_taken(&mut self) {
+        heap::snapshot_taken();
         self.allocated = threads::allocation_totals().0;
         roots::scan_shared_roots(&mut |raw| self.visit(raw));
     }

@@ -230,8 +230,12 @@ impl<'a> Retry<'a> {
     }
 
     /// Requests a cycle if the pacer's trigger is passed and this
-    /// allocation has not asked before; the allocation goes on.
+    /// allocation has not asked before; the allocation goes on. Or, if the
+    /// running cycle's allowance is spent, waits for that cycle first.
     fn pace(&mut self) {
+        if pacer::over_allowance() {
+            collector::wait_for_running(self.ts);
+        }
         if !self.paced && pacer::over_trigger() {
             self.paced = true;
             collector::collect_for_alloc(self.ts, false);

@@ -23,5 +23,7 @@ pub use alloc::{alloc, alloc_array};
 pub(crate) use alloc::{retire, LocalHeap};
 pub(crate) use blocks::{block_live_counter, set_limit, size};
 pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
-pub(crate) use pacer::{configure, cycle_started, end_cycle, set_gc_percent, DEFAULT_MIN_TRIGGER};
+pub(crate) use pacer::{
+    configure, cycle_started, end_cycle, set_gc_percent, snapshot_taken, DEFAULT_MIN_TRIGGER,
+};
 pub(crate) use sweep::{after_mark, free_pending_large, set_lazy_sweep, sweep_all_unswept};
