@@ -341,9 +341,11 @@ impl LocalHandles {
         // back in no particular index order, so that is often a miss: start
         // fetching the line of the handle PREFETCH_AHEAD allocations ahead
         // (one ahead is too close to hide a miss behind ~10 ns allocations).
-        let ahead = self.free.len().saturating_sub(PREFETCH_AHEAD);
-        if let Some(&next) = self.free.get(ahead) {
-            prefetch_entry(next);
+        if let Some(&next) = self.free.get(self.free.len().wrapping_sub(PREFETCH_AHEAD)) {
+            let index = ((next & INDEX_MASK) - 1) as usize;
+            // SAFETY: every index in a cache was ensured by refill (through
+            // the pool mutex or this thread's own refill), as in publish.
+            prefetch(unsafe { TABLE.get_unchecked(index) });
         }
         h
     }

@@ -14,7 +14,9 @@
 //! loses no live object. [`collect`] runs a full cycle and waits for it;
 //! [`gc_async`] and [`gc_wait`] split the two; [`shutdown`] joins the
 //! collector thread; the pacer requests cycles by allocation volume
-//! ([`Config::gc_percent`]).
+//! ([`Config::gc_percent`]), and makes an allocation that would take the
+//! heap well past its goal while marking runs wait for the cycle
+//! (`heap/pacer.rs`).
 //!
 //! ```
 //! use defergc::precise::{self, Frame};
