@@ -6,9 +6,9 @@
 //! is null.
 //!
 //! The functions exist in every build (the header is the same for all):
-//! [`c_surface!`] writes each one from the single list below, as the real
+//! `c_surface!` writes each one from the single list below, as the real
 //! function with the `precise` feature and, without it, as one that
-//! reports `DEFERGC_PRECISE_ENOTBUILT` ([`not_built`]), or returns 0/NULL
+//! reports `DEFERGC_PRECISE_ENOTBUILT` (`not_built`), or returns 0/NULL
 //! with that code in `*err` for the functions that take one.
 
 #[cfg(feature = "precise")]
@@ -21,7 +21,7 @@ use std::ffi::{c_int, c_void};
 /// doc comment, `fn` or `unsafe fn`, the C signature, optionally `, err`
 /// (the name of its `*mut c_int` error out-parameter, which a build
 /// without the collector fills in), and the body, compiled only with the
-/// `precise` feature. Without it the function answers [`NotBuilt`].
+/// `precise` feature. Without it the function answers `NotBuilt`.
 macro_rules! c_surface {
     () => {};
     (

@@ -142,7 +142,7 @@
 //!
 //! # Mark bytes
 //!
-//! An object's mark byte holds the low byte of a cycle id. [`MARKS`] holds
+//! An object's mark byte holds the low byte of a cycle id. `marking.rs` holds
 //! the last completed cycle's byte and the running (started) cycle's; an
 //! object is live for validation when its mark is either. Outside a cycle
 //! both are equal. After the collector's sweep every object in the heap
