@@ -230,19 +230,32 @@ pub(super) unsafe fn free_cell(hdr: *mut Header, used: usize) {
 #[inline(always)]
 pub(super) unsafe fn zero_payload(hdr: *mut Header, bytes: usize) {
     let payload = Header::payload(hdr);
-    // SAFETY: forwarded from the caller; the payload is 8-byte aligned.
-    // Most objects are small: explicit word stores (a loop would become a
-    // memset call per object).
+    let n = (bytes + 7) & !7;
+    // Most objects are small: two or four possibly overlapping stores
+    // cover any length up to 64 (a loop would become a memset call per
+    // object, a match on the length a jump through a table).
+    // SAFETY: every store is inside the first n bytes of the payload,
+    // which is the caller's; unaligned stores need no alignment.
     unsafe {
-        match bytes.next_multiple_of(8) {
-            0 => {}
-            8 => payload.cast::<[u64; 1]>().write([0; 1]),
-            16 => payload.cast::<[u64; 2]>().write([0; 2]),
-            24 => payload.cast::<[u64; 3]>().write([0; 3]),
-            32 => payload.cast::<[u64; 4]>().write([0; 4]),
-            40 => payload.cast::<[u64; 5]>().write([0; 5]),
-            48 => payload.cast::<[u64; 6]>().write([0; 6]),
-            n => ptr::write_bytes(payload, 0, n),
+        if n <= 16 {
+            if n != 0 {
+                payload.cast::<u64>().write(0);
+                payload.add(n - 8).cast::<u64>().write(0);
+            }
+        } else if n <= 32 {
+            payload.cast::<[u64; 2]>().write_unaligned([0; 2]);
+            payload
+                .add(n - 16)
+                .cast::<[u64; 2]>()
+                .write_unaligned([0; 2]);
+        } else if n <= 64 {
+            payload.cast::<[u64; 4]>().write_unaligned([0; 4]);
+            payload
+                .add(n - 32)
+                .cast::<[u64; 4]>()
+                .write_unaligned([0; 4]);
+        } else {
+            ptr::write_bytes(payload, 0, n);
         }
     }
 }
@@ -250,6 +263,24 @@ pub(super) unsafe fn zero_payload(hdr: *mut Header, bytes: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_payload_clears_exactly_the_rounded_payload() {
+        const CELL_BYTES: usize = 256;
+        for bytes in 0..=CELL_BYTES - HEADER {
+            let mut cell = [0xAAAA_AAAA_AAAA_AAAAu64; CELL_BYTES / 8];
+            let hdr = cell.as_mut_ptr().cast::<Header>();
+            // SAFETY: the payload has room for bytes rounded up to 8.
+            unsafe { zero_payload(hdr, bytes) };
+            let payload = &cell[HEADER / 8..];
+            let n = bytes.div_ceil(8);
+            assert!(payload[..n].iter().all(|&w| w == 0), "{bytes}: not zeroed");
+            assert!(
+                payload[n..].iter().all(|&w| w == 0xAAAA_AAAA_AAAA_AAAA),
+                "{bytes}: zeroed past the payload"
+            );
+        }
+    }
 
     #[test]
     fn size_classes_ascend_and_cover_every_small_size() {
