@@ -34,8 +34,9 @@
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
 //! stopped collection; the precise collector's are its handshakes. The
 //! precise backend also reports the time its allocations waited for a
-//! collection to keep the heap near its goal (`alloc_wait_ms`, in all
-//! since the process started: see `src/precise/heap/pacer.rs`).
+//! collection to keep the heap near its goal (`alloc_wait_ms`), and the
+//! mark assists that marked instead (`assists`, `assist_objects`), in all
+//! since the process started (see `src/precise/heap/pacer.rs`).
 
 use super::report::Json;
 use defergc::gc;
@@ -165,6 +166,8 @@ struct Counters {
     /// Time allocations waited for a collection so the heap stays near its
     /// goal (the precise pacer's allowance), where known.
     alloc_wait: Option<Duration>,
+    /// Mark assists and the objects they marked, where known.
+    assists: Option<(u64, u64)>,
 }
 
 /// What the workload needs from a collector.
@@ -345,6 +348,7 @@ impl Heap for Bdwgc {
             pause_p99: None,
             pause_count: None,
             alloc_wait: None,
+            assists: None,
         }
     }
 }
@@ -448,6 +452,7 @@ mod precise_heap {
                 pause_p99: Some(stats.pause_p99),
                 pause_count: Some(stats.pause_count),
                 alloc_wait: Some(stats.alloc_wait_total),
+                assists: Some((stats.assists, stats.assist_objects)),
             }
         }
 
@@ -822,6 +827,9 @@ impl Summary {
         if let Some(wait) = self.counters.alloc_wait {
             print!("; allocations waited {:.1} ms in all", ms(wait));
         }
+        if let Some((n, objects)) = self.counters.assists {
+            print!(", {n} mark assists marked {objects} objects");
+        }
         println!();
     }
 
@@ -843,6 +851,11 @@ impl Summary {
         }
         if let Some(wait) = self.counters.alloc_wait {
             json = json.num(&key("alloc_wait_ms"), ms(wait));
+        }
+        if let Some((n, objects)) = self.counters.assists {
+            json = json
+                .num(&key("assists"), n as f64)
+                .num(&key("assist_objects"), objects as f64);
         }
         json
     }

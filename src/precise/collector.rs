@@ -28,7 +28,10 @@
 //!    values, grey-born objects), then runs [`Round::Flush`] handshakes, in
 //!    which each thread hands over its barrier log (and the global roots are
 //!    read again), tracing what they bring, until a round that marks
-//!    nothing new: then marking is complete.
+//!    nothing new: then marking is complete. Between Flush rounds,
+//!    mutators that allocate past half the pacer's allowance may mark too
+//!    (mark assists, see [`assist`]); the collector closes assists, and
+//!    waits until none runs, before each Flush round.
 //! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
 //!    from now on, so a dead object's handle is stale), the barrier goes
 //!    off, allocation is white for the next cycle (mark `c`), and
@@ -80,6 +83,14 @@
 //!   protect it, and that entry would itself need an earlier one, back to
 //!   a flushed entry, which was found marked: a contradiction.
 //! - **(I5) No sweep during marking; reuse after the End round.**
+//! - **Assists change none of this.** While they are open every marker
+//!   claims an object's mark with a compare and swap, so each reachable
+//!   object is traced by exactly one marker, and what an assist does not
+//!   finish goes back to the grey queue, which the collector drains after
+//!   closing assists. So the marking before each Flush round is the one a
+//!   single marker would do, and every Flush round and its check (I4)
+//!   see the collector alone. Assists run only in step 3, never after
+//!   the last check (I5).
 //!
 //! Every lost-object case, and the invariant that makes it impossible:
 //!
@@ -159,7 +170,7 @@ use super::roots;
 use super::stats;
 use super::threads::{self, Round, ThreadState};
 use super::types::{self, Kind, TypeInfo};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -507,6 +518,12 @@ pub trait Tracer {
     fn snapshot_taken(&mut self);
     /// Queue the global roots again (at every Flush round).
     fn globals(&mut self);
+    /// Lets mutators that allocate past the pacer's allowance mark too
+    /// (mark assists, see [`assist`]) until [`Tracer::close_assists`]. The
+    /// loom model has none.
+    fn open_assists(&mut self) {}
+    /// Returns once no assist runs, with what they marked counted.
+    fn close_assists(&mut self) {}
 }
 
 /// Steps 1 to 4 of cycle `id` (see the module docs): the handshake
@@ -525,8 +542,13 @@ pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
     marking::snapshot_taken(mark);
     tracer.snapshot_taken();
 
-    // 3. Mark, until a Flush round marks nothing new.
+    // 3. Mark, until a Flush round marks nothing new. Assists mark along
+    // with the collector, but never across a Flush round and its check:
+    // those see the collector's marking alone, as without assists.
+    tracer.open_assists();
     loop {
+        drain_queue(tracer);
+        tracer.close_assists();
         drain_queue(tracer);
         let before = tracer.marked();
         threads::round(Round::Flush);
@@ -535,6 +557,7 @@ pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
         if tracer.marked() == before {
             break;
         }
+        tracer.open_assists();
     }
 
     // 4. End of marking.
@@ -556,6 +579,105 @@ fn drain_queue(tracer: &mut impl Tracer) {
             tracer.drain();
         }
     }
+}
+
+// ---- mark assists -----------------------------------------------------------
+
+/// Marking steps between two looks at the assist state.
+const CHECK_EVERY: u32 = 1024;
+/// Values the collector hands to assists at a time.
+const SHARE: usize = 512;
+/// Objects an assist marks before it returns: about one for every 64
+/// bytes of the block its thread is about to take.
+const ASSIST_BUDGET: u64 = 2048;
+/// How long a mutator waits for the collector to open assists it asked
+/// for, before it waits for the cycle instead.
+const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The state that the collector and the assisting mutators share.
+///
+/// A mutator whose allocation is past half the pacer's allowance while
+/// marking runs asks for assists (`wanted`). The collector, at its next look,
+/// switches its own marking to atomic claims and opens them (`open`);
+/// from then on it hands part of its stack to the grey queue, and an
+/// assisting mutator takes a batch there, marks what it reaches (at most
+/// [`ASSIST_BUDGET`] objects, the rest handed back), and adds what it
+/// marked to the counts here. The collector closes assists before every
+/// Flush round: it stores `open` false, then waits until `active` is 0;
+/// an assist increments `active`, then checks `open` (both sequentially
+/// consistent), so once the collector has seen `active` at 0 no assist is
+/// running or can start, and the round and its check (I4) see the
+/// collector's marking alone. Assists never run after marking ends: the
+/// collector closes them before its last Flush round.
+struct Assists {
+    wanted: AtomicBool,
+    open: AtomicBool,
+    active: AtomicUsize,
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    heap_bytes: AtomicU64,
+}
+
+static ASSISTS: Assists = Assists {
+    wanted: AtomicBool::new(false),
+    open: AtomicBool::new(false),
+    active: AtomicUsize::new(0),
+    objects: AtomicU64::new(0),
+    bytes: AtomicU64::new(0),
+    heap_bytes: AtomicU64::new(0),
+};
+
+/// A mark assist, by the running thread `ts` whose allocation is past half
+/// the pacer's allowance: marks up to [`ASSIST_BUDGET`] objects if assists
+/// are open and the grey queue has work, and returns how many it marked;
+/// `None` when there is nothing to do. If assists are closed it asks for
+/// them, and with `ask_and_wait` waits a moment for the collector to open
+/// them (polling safepoints meanwhile). Holds no lock while it marks.
+pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
+    if !ASSISTS.open.load(Ordering::Acquire) {
+        ASSISTS.wanted.store(true, Ordering::Relaxed);
+        if !ask_and_wait {
+            return None;
+        }
+        // Give the collector a moment to open them (it looks every
+        // CHECK_EVERY steps); poll meanwhile, so that a round waiting for
+        // this thread goes on.
+        let asked = Instant::now();
+        while !ASSISTS.open.load(Ordering::Acquire) {
+            if asked.elapsed() > ASSIST_ASK_WAIT {
+                return None;
+            }
+            threads::poll(ts);
+            std::thread::yield_now();
+        }
+    }
+    ASSISTS.active.fetch_add(1, Ordering::SeqCst);
+    let marked = if ASSISTS.open.load(Ordering::SeqCst) {
+        assist_once()
+    } else {
+        None
+    };
+    ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
+    marked
+}
+
+fn assist_once() -> Option<u64> {
+    let batch = marking::grey_queue().pop()?;
+    let mut m = Marker::new(marking::running_mark());
+    m.shared = true;
+    m.limit = ASSIST_BUDGET;
+    for raw in batch {
+        m.visit(raw);
+    }
+    m.drain();
+    m.hand_back();
+    ASSISTS.objects.fetch_add(m.objects, Ordering::Relaxed);
+    ASSISTS.bytes.fetch_add(m.bytes, Ordering::Relaxed);
+    ASSISTS
+        .heap_bytes
+        .fetch_add(m.heap_bytes as u64, Ordering::Relaxed);
+    stats::record_assist(m.objects);
+    Some(m.objects)
 }
 
 /// A small first-in first-out buffer of the marker's prefetch pipeline
@@ -624,6 +746,16 @@ struct Marker {
     heap_bytes: usize,
     /// Objects allocated in all when the snapshot was complete.
     allocated: u64,
+    /// Other markers (assists) may run: claim marks with a compare and
+    /// swap, and share work through the grey queue.
+    shared: bool,
+    /// The collector may open assists when a mutator asks (between
+    /// open_assists and close_assists).
+    may_open: bool,
+    /// Stop marking after this many objects (an assist's budget).
+    limit: u64,
+    /// Marks until the next look at the assist state.
+    until_check: u32,
 }
 
 impl Tracer for Marker {
@@ -651,6 +783,25 @@ impl Tracer for Marker {
     fn globals(&mut self) {
         roots::for_each_global(&mut |raw| self.visit(raw));
     }
+
+    fn open_assists(&mut self) {
+        self.may_open = true;
+        self.consider_assists();
+    }
+
+    fn close_assists(&mut self) {
+        self.may_open = false;
+        ASSISTS.wanted.store(false, Ordering::Relaxed);
+        ASSISTS.open.store(false, Ordering::SeqCst);
+        while ASSISTS.active.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        // No assist runs, none can start: marking is ours alone again.
+        self.shared = false;
+        self.objects += ASSISTS.objects.swap(0, Ordering::Relaxed);
+        self.bytes += ASSISTS.bytes.swap(0, Ordering::Relaxed);
+        self.heap_bytes += ASSISTS.heap_bytes.swap(0, Ordering::Relaxed) as usize;
+    }
 }
 
 impl Marker {
@@ -666,6 +817,10 @@ impl Marker {
             bytes: 0,
             heap_bytes: 0,
             allocated: 0,
+            shared: false,
+            may_open: false,
+            limit: u64::MAX,
+            until_check: CHECK_EVERY,
         }
     }
 
@@ -690,6 +845,50 @@ impl Marker {
                 None if self.entries.len == 0 && self.stack.is_empty() => break,
                 None => {}
             }
+            self.until_check -= 1;
+            if self.until_check == 0 {
+                self.until_check = CHECK_EVERY;
+                if self.objects >= self.limit {
+                    return;
+                }
+                self.consider_assists();
+            }
+        }
+    }
+
+    /// The collector, every [`CHECK_EVERY`] steps: opens assists if a
+    /// mutator asked for them and it may, and while they are open hands
+    /// them part of its stack through the grey queue.
+    fn consider_assists(&mut self) {
+        if !self.may_open {
+            return;
+        }
+        if !self.shared {
+            if !ASSISTS.wanted.load(Ordering::Relaxed) {
+                return;
+            }
+            // Claim marks atomically from here on, then let assists in.
+            self.shared = true;
+            ASSISTS.open.store(true, Ordering::SeqCst);
+        }
+        if self.stack.len() >= 2 * SHARE {
+            let batch = self.stack.split_off(self.stack.len() - SHARE);
+            marking::grey_queue().push(batch);
+        }
+    }
+
+    /// Gives back what an assist did not get to: its stack and the values
+    /// in its pipeline.
+    fn hand_back(&mut self) {
+        let mut rest = std::mem::take(&mut self.stack);
+        while let Some(raw) = self.entries.pop() {
+            rest.push(raw);
+        }
+        while let Some((raw, _)) = self.headers.pop() {
+            rest.push(raw);
+        }
+        if !rest.is_empty() {
+            marking::grey_queue().push(rest);
         }
     }
 
@@ -704,18 +903,30 @@ impl Marker {
         // Only an object that was live at the last completed marking (or
         // was born since, white) is marked: one marked already is done, and
         // any other mark is a dead, not yet swept object, never revived.
-        if mark.load(Ordering::Relaxed) != self.prev {
+        // With assists running, exactly one marker claims it.
+        if self.shared {
+            let claimed =
+                mark.compare_exchange(self.prev, self.cycle, Ordering::Relaxed, Ordering::Relaxed);
+            if claimed.is_err() {
+                return;
+            }
+        } else if mark.load(Ordering::Relaxed) != self.prev {
             return;
+        } else {
+            mark.store(self.cycle, Ordering::Relaxed);
         }
         // SAFETY: as above; type and size never change after allocation.
         let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
-        mark.store(self.cycle, Ordering::Relaxed);
         self.objects += 1;
         self.bytes += size as u64;
         if size + heap::HEADER <= heap::MAX_SMALL_CELL {
             // SAFETY: a small object lives in a block, whose header word
-            // only the marker (one thread) writes while it runs. The block counts feed
-            // the live heap size (after_mark).
+            // only markers write while marking runs. An assist and the
+            // collector may race here and lose an increment: a count can
+            // only be low, which costs a sweep of a full block and a
+            // smaller goal, never a dead object left unswept (each object
+            // is counted by the one marker that claimed it). The counts
+            // feed the live heap size (after_mark).
             let live = unsafe { &*heap::block_live_counter(hdr) };
             live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         } else {

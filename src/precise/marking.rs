@@ -62,6 +62,12 @@ pub(crate) fn live_mark() -> u8 {
     MARKS.load(Ordering::Relaxed) as u8
 }
 
+/// The mark of the running cycle (the last completed one's outside a
+/// cycle).
+pub(crate) fn running_mark() -> u8 {
+    (MARKS.load(Ordering::Relaxed) >> 8) as u8
+}
+
 /// The id of the last cycle whose marking completed.
 #[inline(always)]
 pub(crate) fn completed_id() -> u32 {

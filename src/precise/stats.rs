@@ -14,9 +14,10 @@
 //! so within 25%), from which percentiles are read.
 //!
 //! An *allocation wait* is not a pause: an allocation past the pacer's
-//! allowance waits for the running collection to complete (see
-//! `heap/pacer.rs`), in native code, so the collector does not wait for
-//! it. Those are counted apart ([`Stats::alloc_waits`]).
+//! allowance marks (a mark assist, [`Stats::assists`]) or, when there is
+//! no marking work to take, waits for the running collection to complete
+//! (see `heap/pacer.rs`), in native code, so the collector does not wait
+//! for it. Those are counted apart ([`Stats::alloc_waits`]).
 
 use super::handles;
 use super::heap;
@@ -73,6 +74,11 @@ pub struct Stats {
     pub alloc_waits: u64,
     /// Total time those allocations waited.
     pub alloc_wait_total: Duration,
+    /// Mark assists: allocations past the allowance that marked instead
+    /// of waiting (see the module docs), and the objects they marked.
+    pub assists: u64,
+    /// Objects marked by mark assists.
+    pub assist_objects: u64,
 }
 
 /// Counts of durations in log-linear buckets: exact below 4 ns, then four
@@ -155,6 +161,8 @@ struct Totals {
     pauses: PauseHistogram,
     alloc_waits: u64,
     alloc_wait_total: Duration,
+    assists: u64,
+    assist_objects: u64,
 }
 
 static TOTALS: Mutex<Totals> = Mutex::new(Totals {
@@ -171,6 +179,8 @@ static TOTALS: Mutex<Totals> = Mutex::new(Totals {
     pauses: PauseHistogram::new(),
     alloc_waits: 0,
     alloc_wait_total: Duration::ZERO,
+    assists: 0,
+    assist_objects: 0,
 });
 
 fn totals() -> std::sync::MutexGuard<'static, Totals> {
@@ -221,6 +231,13 @@ pub(crate) fn record_alloc_wait(wait: Duration) {
     t.alloc_wait_total += wait;
 }
 
+/// Records one mark assist that marked `objects`.
+pub(crate) fn record_assist(objects: u64) {
+    let mut t = totals();
+    t.assists += 1;
+    t.assist_objects += objects;
+}
+
 /// Forgets the pauses recorded so far (their total, maximum, percentiles
 /// and count), so that a benchmark can report the pauses of one run.
 pub fn reset_pause_stats() {
@@ -259,6 +276,8 @@ pub fn stats() -> Stats {
         cycle_total: t.cycle_total,
         alloc_waits: t.alloc_waits,
         alloc_wait_total: t.alloc_wait_total,
+        assists: t.assists,
+        assist_objects: t.assist_objects,
     }
 }
 

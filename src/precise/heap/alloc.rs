@@ -231,10 +231,23 @@ impl<'a> Retry<'a> {
 
     /// Requests a cycle if the pacer's trigger is passed and this
     /// allocation has not asked before; the allocation goes on. Or, if the
-    /// running cycle's allowance is spent, waits for that cycle first.
+    /// running cycle's allowance is half spent, marks a share first (a mark
+    /// assist, see `collector.rs`); if it is spent, marks while there is
+    /// marking to take and then waits for the cycle.
     fn pace(&mut self) {
-        if pacer::over_allowance() {
-            collector::wait_for_running(self.ts);
+        match pacer::assist_zone() {
+            pacer::Zone::Free => {}
+            // Past half the allowance: mark a share before taking the
+            // block, if there is marking to take.
+            pacer::Zone::Assist => {
+                collector::assist(self.ts, false);
+            }
+            // The allowance is spent: mark while there is marking to take,
+            // then wait for the cycle.
+            pacer::Zone::Spent => {
+                while collector::assist(self.ts, true).is_some() {}
+                collector::wait_for_running(self.ts);
+            }
         }
         if !self.paced && pacer::over_trigger() {
             self.paced = true;

@@ -20,19 +20,21 @@
 //! allocated before it started, but at least [`OVERSHOOT`] goal distances;
 //! once it has completed (and while a requested one has not started),
 //! `OVERSHOOT + 1` goal distances since it started. An allocation that
-//! needs a new block or a large object past the allowance waits, in native
-//! code, for the cycle to complete ([`over_allowance`]): the place where
-//! Go's mark assists would make it mark in proportion, and where Go parks
-//! an assist that finds no marking work to take. Our marker does not share
-//! its work (one thread marks), so the allocation gives the collector its
-//! core instead.
+//! needs a new block or a large object past half the allowance first
+//! marks a share of the cycle's work (a *mark assist*, `collector.rs`), as
+//! Go's assists do; past the whole allowance it marks while there is
+//! marking to take and then waits, in native code, for the cycle to
+//! complete ([`assist_zone`]), as Go parks an assist that finds no work.
+//! On this 2-core machine assists show no gain yet: the mutators and the
+//! collector already share two cores, and single-mutator workloads seldom
+//! reach half the allowance.
 //!
 //! Hence a bound that holds however the threads are scheduled: the heap
 //! stays below the live size plus `2 * OVERSHOOT + 1` goal distances (this
 //! window's allocation, and the previous window's garbage until the sweep
 //! has freed it), plus a block per thread and size class and the large
 //! object being allocated (`tests/precise_pacer.rs`). GCBench on two
-//! mutators peaks at 90-130 MiB with it. Objects born grey (during the
+//! mutators peaks at 110-135 MiB with it. Objects born grey (during the
 //! snapshot) are traced and so counted live by their cycle, though most
 //! die at once: the goal is computed without them, or they would inflate
 //! it cycle after cycle.
@@ -107,12 +109,31 @@ pub(super) fn over_trigger() -> bool {
         && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
 }
 
-/// Whether allocation since the last cycle started is past the
-/// allowance: the allocating thread should wait for the running (or
-/// requested) cycle to complete.
+/// Where allocation since the last cycle started stands against the
+/// allowance.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Zone {
+    /// Below half of it.
+    Free,
+    /// Past half of it: allocations that take a block assist marking.
+    Assist,
+    /// Past it: allocations wait for the running (or requested) cycle to
+    /// complete (assisting meanwhile).
+    Spent,
+}
+
+/// Where allocation since the last cycle started stands.
 #[inline]
-pub(super) fn over_allowance() -> bool {
-    ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= ALLOWANCE.load(Ordering::Relaxed)
+pub(super) fn assist_zone() -> Zone {
+    let allocated = ALLOCATED_SINCE_GC.load(Ordering::Relaxed);
+    let allowance = ALLOWANCE.load(Ordering::Relaxed);
+    if allocated >= allowance {
+        Zone::Spent
+    } else if allocated >= allowance / 2 {
+        Zone::Assist
+    } else {
+        Zone::Free
+    }
 }
 
 /// A cycle starts: the pacer counts allocation from here, and sets what
