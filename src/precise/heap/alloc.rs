@@ -82,7 +82,7 @@ impl LocalHeap {
 /// [`Error::HeapLimit`] when the heap is full even after a collection.
 #[inline(always)]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
-    let Some((size, class)) = types::info(ty).struct_size_class() else {
+    let Some((size, class)) = types::struct_size_class(ty) else {
         return Err(Error::WrongTypeKind);
     };
     let ts = threads::current()?;
