@@ -32,10 +32,6 @@ mod chan;
 mod defer;
 mod gc;
 mod go;
-#[cfg(feature = "precise")]
-mod precise;
-#[cfg(not(feature = "precise"))]
-#[path = "precise_stub.rs"]
 mod precise;
 mod sync;
 mod tls;

@@ -21,10 +21,10 @@
 //! every thread has passed a safepoint, so no access goes through freed
 //! memory.
 
-use super::collector;
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
+use super::marking;
 use super::threads::{self, ThreadState};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
@@ -238,7 +238,13 @@ pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) 
 /// are, which protects it (collector.rs, I1).
 #[inline(always)]
 pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
-    if collector::barrier_on() {
+    barriered_store(ts, slot, raw)
+}
+
+/// [`write_handle_slot`] for any kind of slot.
+#[inline(always)]
+pub(crate) fn barriered_store(ts: &ThreadState, slot: &impl HandleSlot, raw: u64) {
+    if marking::barrier_on() {
         let old = slot.load(Ordering::Relaxed);
         if old != 0 || ts.before_snapshot() {
             barrier_slow(ts, old, raw);
@@ -247,14 +253,47 @@ pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
     slot.store(raw, Ordering::Release);
 }
 
+/// A word the collector traces: a heap field or a global root (an
+/// `AtomicU64`), or under loom the model heap's slots of
+/// `tests/precise_loom.rs`, which runs the barrier itself.
+pub trait HandleSlot {
+    /// Loads the slot's value.
+    fn load(&self, order: Ordering) -> u64;
+    /// Stores `raw` into the slot.
+    fn store(&self, raw: u64, order: Ordering);
+}
+
+impl HandleSlot for AtomicU64 {
+    #[inline(always)]
+    fn load(&self, order: Ordering) -> u64 {
+        AtomicU64::load(self, order)
+    }
+
+    #[inline(always)]
+    fn store(&self, raw: u64, order: Ordering) {
+        AtomicU64::store(self, raw, order)
+    }
+}
+
+#[cfg(loom)]
+impl HandleSlot for loom::sync::atomic::AtomicU64 {
+    fn load(&self, order: Ordering) -> u64 {
+        loom::sync::atomic::AtomicU64::load(self, order)
+    }
+
+    fn store(&self, raw: u64, order: Ordering) {
+        loom::sync::atomic::AtomicU64::store(self, raw, order)
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
     if old != 0 {
-        collector::log(ts, old);
+        marking::log(ts, old);
     }
     if raw != 0 && ts.before_snapshot() {
-        collector::log(ts, raw);
+        marking::log(ts, raw);
     }
 }
 

@@ -28,7 +28,10 @@
 //!    values, grey-born objects), then runs [`Round::Flush`] handshakes, in
 //!    which each thread hands over its barrier log (and the global roots are
 //!    read again), tracing what they bring, until a round that marks
-//!    nothing new: then marking is complete.
+//!    nothing new: then marking is complete. Between Flush rounds,
+//!    mutators that allocate past half the pacer's allowance may mark too
+//!    (mark assists, see [`assist`]); the collector closes assists, and
+//!    waits until none runs, before each Flush round.
 //! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
 //!    from now on, so a dead object's handle is stale), the barrier goes
 //!    off, allocation is white for the next cycle (mark `c`), and
@@ -80,6 +83,14 @@
 //!   protect it, and that entry would itself need an earlier one, back to
 //!   a flushed entry, which was found marked: a contradiction.
 //! - **(I5) No sweep during marking; reuse after the End round.**
+//! - **Assists change none of this.** While they are open every marker
+//!   claims an object's mark with a compare and swap, so each reachable
+//!   object is traced by exactly one marker, and what an assist does not
+//!   finish goes back to the grey queue, which the collector drains after
+//!   closing assists. So the marking before each Flush round is the one a
+//!   single marker would do, and every Flush round and its check (I4)
+//!   see the collector alone. Assists run only in step 3, never after
+//!   the last check (I5).
 //!
 //! Every lost-object case, and the invariant that makes it impossible:
 //!
@@ -142,7 +153,7 @@
 //!
 //! # Mark bytes
 //!
-//! An object's mark byte holds the low byte of a cycle id. [`MARKS`] holds
+//! An object's mark byte holds the low byte of a cycle id. `marking.rs` holds
 //! the last completed cycle's byte and the running (started) cycle's; an
 //! object is live for validation when its mark is either. Outside a cycle
 //! both are equal. After the collector's sweep every object in the heap
@@ -151,106 +162,17 @@
 //! retired at every snapshot), so no object is ever more than a few cycles
 //! old and ids can wrap around freely.
 
+use super::cache::prefetch;
 use super::handles::{self, Freed};
 use super::heap::{self, Header};
-use super::padded::CachePadded;
+use super::marking;
 use super::roots;
 use super::stats;
 use super::threads::{self, Round, ThreadState};
 use super::types::{self, Kind, TypeInfo};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
-
-/// Low byte: the mark of the last completed cycle; next byte: the mark of
-/// the running cycle (equal outside a cycle).
-static MARKS: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
-/// Low byte: the mark new objects are born with; [`GREY`] set while they
-/// must also be logged (traced) because the snapshot is being taken.
-static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
-const GREY: u32 = 1 << 8;
-/// The deletion barrier is on.
-static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
-/// The phase, for threads registering mid-cycle.
-static PHASE: AtomicU8 = AtomicU8::new(IDLE);
-const IDLE: u8 = 0;
-/// From the Snapshot round until marking is complete.
-const MARKING: u8 = 1;
-
-/// Test hook: switches the deletion barrier off for good (the torture test
-/// uses it to check that it notices lost objects).
-static BROKEN_NO_BARRIER: AtomicBool = AtomicBool::new(false);
-/// Test hook: black allocation from the Prepare round on, instead of grey
-/// until every thread has snapshotted.
-static BROKEN_EARLY_BLACK: AtomicBool = AtomicBool::new(false);
-
-/// The id of the last cycle whose marking completed.
-static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
-
-/// The mark byte of a new object, and whether it must be logged (grey).
-#[inline(always)]
-pub(crate) fn birth_mode() -> (u8, bool) {
-    let m = ALLOC_MODE.load(Ordering::Relaxed);
-    (m as u8, m & GREY != 0)
-}
-
-/// Whether an object with mark `m` is live for validation: marked by the
-/// last completed cycle, or by (or born during) the running one.
-#[inline(always)]
-pub(crate) fn is_live_mark(m: u8) -> bool {
-    let marks = MARKS.load(Ordering::Relaxed);
-    m == marks as u8 || m == (marks >> 8) as u8
-}
-
-/// The mark of the last completed cycle: what every live object carries
-/// outside a cycle, and what sweeps keep.
-#[inline(always)]
-pub(crate) fn live_mark() -> u8 {
-    MARKS.load(Ordering::Relaxed) as u8
-}
-
-/// The id of the last cycle whose marking completed.
-#[inline(always)]
-pub(crate) fn completed_id() -> u32 {
-    COMPLETED_ID.load(Ordering::Relaxed)
-}
-
-/// Whether the deletion barrier is on: one relaxed load.
-#[inline(always)]
-pub(crate) fn barrier_on() -> bool {
-    BARRIER.load(Ordering::Relaxed)
-}
-
-/// Entries of a thread's log handed over at once.
-const LOG_BATCH: usize = 2048;
-
-/// Records `old` (a value a barriered store overwrote, or a grey-born
-/// object) in the thread's log.
-#[inline(always)]
-pub(crate) fn log(ts: &ThreadState, old: u64) {
-    // SAFETY: the running thread's own state, no other borrow live (the
-    // callers hold none across this call).
-    let log = &mut unsafe { ts.local() }.log;
-    log.push(old);
-    if log.len() >= LOG_BATCH {
-        hand_over_log(log);
-    }
-}
-
-/// Grey values for the marker: root snapshots, barrier logs.
-static GREY_QUEUE: Mutex<Vec<Vec<u64>>> = Mutex::new(Vec::new());
-
-fn grey_queue() -> MutexGuard<'static, Vec<Vec<u64>>> {
-    GREY_QUEUE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Gives a thread's log to the marker (leaving it empty).
-pub(crate) fn hand_over_log(log: &mut Vec<u64>) {
-    if !log.is_empty() {
-        let batch = std::mem::replace(log, Vec::with_capacity(LOG_BATCH));
-        grey_queue().push(batch);
-    }
-}
 
 /// Whether `w` may be a handle (a cheap filter for root memory words).
 #[inline(always)]
@@ -290,10 +212,10 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
             snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
             snapshot_root_memory(ts.owner, &mut snapshot);
             if !snapshot.is_empty() {
-                grey_queue().push(snapshot);
+                marking::grey_queue().push(snapshot);
             }
         }
-        Round::Flush => hand_over_log(&mut local.log),
+        Round::Flush => marking::hand_over_log(&mut local.log),
         Round::End => {}
     }
 }
@@ -302,8 +224,8 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
 /// snapshot is under way or done, its root memory (from an earlier
 /// registration, if any) joins it.
 pub(crate) fn on_register(ts: &ThreadState) {
-    let marking = PHASE.load(Ordering::Acquire) == MARKING;
-    if BARRIER.load(Ordering::Acquire) && !marking {
+    let (barrier, marking) = marking::registration_view();
+    if barrier && !marking {
         // Between Prepare and Snapshot: like every other thread now.
         ts.set_before_snapshot(true);
     }
@@ -311,7 +233,7 @@ pub(crate) fn on_register(ts: &ThreadState) {
         let mut snapshot = Vec::new();
         snapshot_root_memory(ts.owner, &mut snapshot);
         if !snapshot.is_empty() {
-            grey_queue().push(snapshot);
+            marking::grey_queue().push(snapshot);
         }
     }
 }
@@ -481,6 +403,28 @@ pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
     }
 }
 
+/// Waits, as native code, until the running cycle (or, if none runs, the
+/// requested one) has completed: an allocation past the pacer's
+/// allowance (see `heap/pacer.rs`). Returns at once if none is pending.
+pub(crate) fn wait_for_running(ts: &ThreadState) {
+    let target = {
+        let c = control();
+        let target = if c.running { c.started } else { c.requested };
+        if target <= c.completed {
+            return;
+        }
+        target
+    };
+    let start = Instant::now();
+    threads::wait_native(ts, || {
+        let mut c = control();
+        while c.completed < target {
+            c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+    });
+    stats::record_alloc_wait(start.elapsed());
+}
+
 /// Stops the collector thread and joins it, after the cycles already
 /// requested have completed. Mutators may still be registered and running:
 /// they are not waited for beyond the handshakes of those cycles. A later
@@ -531,11 +475,6 @@ pub(super) fn quiet_for_fork() {
     crate::gc::fork::held::keep(quiet);
 }
 
-/// Before a fork, after the heap locks (a leaf).
-pub(super) fn lock_grey_queue_for_fork() {
-    crate::gc::fork::held::keep(grey_queue());
-}
-
 /// In a forked child: the collector thread did not come along. Forget it;
 /// the next request starts a new one (now, if one is pending).
 pub(super) fn restart_after_fork() {
@@ -547,70 +486,19 @@ pub(super) fn restart_after_fork() {
     }
 }
 
-/// Test hooks: break the protocol on purpose, to show the tests catch it.
-#[doc(hidden)]
-pub fn break_protocol_for_tests(no_barrier: bool, early_black: bool) {
-    BROKEN_NO_BARRIER.store(no_barrier, Ordering::SeqCst);
-    BROKEN_EARLY_BLACK.store(early_black, Ordering::SeqCst);
-}
-
 // ---- one cycle -------------------------------------------------------------
-
-fn set_alloc_mode(mark: u8, grey: bool) {
-    ALLOC_MODE.store(
-        u32::from(mark) | if grey { GREY } else { 0 },
-        Ordering::SeqCst,
-    );
-}
 
 fn run_cycle() {
     let started = Instant::now();
-    let prev = COMPLETED_ID.load(Ordering::Relaxed);
-    let id = prev.wrapping_add(1);
-    let (prev_mark, mark) = (prev as u8, id as u8);
-
-    // 1. Prepare.
+    let id = marking::completed_id().wrapping_add(1);
     heap::set_lazy_sweep(false);
     heap::cycle_started();
-    MARKS.store(
-        u32::from(prev_mark) | u32::from(mark) << 8,
-        Ordering::SeqCst,
-    );
-    if BROKEN_EARLY_BLACK.load(Ordering::Relaxed) {
-        set_alloc_mode(mark, false);
-    } else {
-        set_alloc_mode(prev_mark, true);
-    }
-    BARRIER.store(!BROKEN_NO_BARRIER.load(Ordering::Relaxed), Ordering::SeqCst);
-    threads::round(Round::Prepare);
-
-    // 2. Snapshot.
-    PHASE.store(MARKING, Ordering::SeqCst);
-    threads::round(Round::Snapshot);
-    set_alloc_mode(mark, false);
-    let allocated = threads::allocation_totals().0;
-    let mut marker = Marker::new(mark);
-    roots::scan_shared_roots(&mut |raw| marker.visit(raw));
-
-    // 3. Mark, until a Flush round marks nothing new.
-    loop {
-        drain_queue(&mut marker);
-        let before = marker.objects;
-        threads::round(Round::Flush);
-        roots::for_each_global(&mut |raw| marker.visit(raw));
-        drain_queue(&mut marker);
-        if marker.objects == before {
-            break;
-        }
-    }
+    // 1 to 4: handshakes and marking.
+    let mut marker = Marker::new(id as u8);
+    mark_cycle(id, &mut marker);
     let mark_time = started.elapsed();
 
-    // 4. End of marking.
-    BARRIER.store(false, Ordering::SeqCst);
-    set_alloc_mode(mark, false);
-    MARKS.store(u32::from(mark) | u32::from(mark) << 8, Ordering::SeqCst);
-    COMPLETED_ID.store(id, Ordering::SeqCst);
-    PHASE.store(IDLE, Ordering::SeqCst);
+    // 4. End of marking, for the heap.
     let mut freed = Freed::new();
     // SAFETY: marking for `id` is complete and no sweep runs.
     let after = unsafe { heap::after_mark(id, &mut freed) };
@@ -639,43 +527,191 @@ fn run_cycle() {
     stats::record_cycle(stats::Cycle {
         live_objects: marker.objects,
         live_bytes: marker.bytes,
-        allocated,
+        allocated: marker.allocated,
         mark_time,
         total_time: started.elapsed(),
     });
     // Leftover grey values (logged after the last flush) are candidates of
     // no cycle: drop them.
-    grey_queue().clear();
+    marking::grey_queue().clear();
+}
+
+/// What a cycle's marking needs of the heap: the [`Marker`], or the
+/// model heap of `tests/precise_loom.rs`, which runs [`mark_cycle`] under
+/// loom.
+pub trait Tracer {
+    /// Queues a root or logged value for marking (any value: one that is
+    /// not a live handle is ignored).
+    fn visit(&mut self, raw: u64);
+    /// Marks everything reachable from the queued values.
+    fn drain(&mut self);
+    /// Objects marked so far.
+    fn marked(&self) -> u64;
+    /// Every thread has snapshotted its roots: queue the roots that belong
+    /// to no thread (global roots, orphaned root memory, added scanners).
+    fn snapshot_taken(&mut self);
+    /// Queue the global roots again (at every Flush round).
+    fn globals(&mut self);
+    /// Lets mutators that allocate past the pacer's allowance mark too
+    /// (mark assists, see [`assist`]) until [`Tracer::close_assists`]. The
+    /// loom model has none.
+    fn open_assists(&mut self) {}
+    /// Returns once no assist runs, with what they marked counted.
+    fn close_assists(&mut self) {}
+}
+
+/// Steps 1 to 4 of cycle `id` (see the module docs): the handshake
+/// rounds and the marking, until marking is complete and every thread
+/// validates against the new mark.
+pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
+    let (prev_mark, mark) = (id.wrapping_sub(1) as u8, id as u8);
+
+    // 1. Prepare.
+    marking::prepare(prev_mark, mark);
+    threads::round(Round::Prepare);
+
+    // 2. Snapshot.
+    marking::snapshot_started();
+    threads::round(Round::Snapshot);
+    marking::snapshot_taken(mark);
+    tracer.snapshot_taken();
+
+    // 3. Mark, until a Flush round marks nothing new. Assists mark along
+    // with the collector, but never across a Flush round and its check:
+    // those see the collector's marking alone, as without assists.
+    tracer.open_assists();
+    loop {
+        drain_queue(tracer);
+        tracer.close_assists();
+        drain_queue(tracer);
+        let before = tracer.marked();
+        threads::round(Round::Flush);
+        tracer.globals();
+        drain_queue(tracer);
+        if tracer.marked() == before {
+            break;
+        }
+        tracer.open_assists();
+    }
+
+    // 4. End of marking.
+    marking::finish(id, mark);
 }
 
 /// Traces everything in the grey queue, and what it reaches.
-fn drain_queue(marker: &mut Marker) {
-    marker.drain();
+fn drain_queue(tracer: &mut impl Tracer) {
+    tracer.drain();
     loop {
-        let batches = std::mem::take(&mut *grey_queue());
+        let batches = std::mem::take(&mut *marking::grey_queue());
         if batches.is_empty() {
             return;
         }
         for batch in batches {
             for raw in batch {
-                marker.visit(raw);
+                tracer.visit(raw);
             }
-            marker.drain();
+            tracer.drain();
         }
     }
 }
 
-/// Prefetches the cache line at `p` (a hint: never faults).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint with no effect on memory, valid for any
-    // address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+// ---- mark assists -----------------------------------------------------------
+
+/// Marking steps between two looks at the assist state.
+const CHECK_EVERY: u32 = 1024;
+/// Values the collector hands to assists at a time.
+const SHARE: usize = 512;
+/// Objects an assist marks before it returns: about one for every 64
+/// bytes of the block its thread is about to take.
+const ASSIST_BUDGET: u64 = 2048;
+/// How long a mutator waits for the collector to open assists it asked
+/// for, before it waits for the cycle instead.
+const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The state that the collector and the assisting mutators share.
+///
+/// A mutator whose allocation is past half the pacer's allowance while
+/// marking runs asks for assists (`wanted`). The collector, at its next look,
+/// switches its own marking to atomic claims and opens them (`open`);
+/// from then on it hands part of its stack to the grey queue, and an
+/// assisting mutator takes a batch there, marks what it reaches (at most
+/// [`ASSIST_BUDGET`] objects, the rest handed back), and adds what it
+/// marked to the counts here. The collector closes assists before every
+/// Flush round: it stores `open` false, then waits until `active` is 0;
+/// an assist increments `active`, then checks `open` (both sequentially
+/// consistent), so once the collector has seen `active` at 0 no assist is
+/// running or can start, and the round and its check (I4) see the
+/// collector's marking alone. Assists never run after marking ends: the
+/// collector closes them before its last Flush round.
+struct Assists {
+    wanted: AtomicBool,
+    open: AtomicBool,
+    active: AtomicUsize,
+    objects: AtomicU64,
+    bytes: AtomicU64,
+    heap_bytes: AtomicU64,
+}
+
+static ASSISTS: Assists = Assists {
+    wanted: AtomicBool::new(false),
+    open: AtomicBool::new(false),
+    active: AtomicUsize::new(0),
+    objects: AtomicU64::new(0),
+    bytes: AtomicU64::new(0),
+    heap_bytes: AtomicU64::new(0),
+};
+
+/// A mark assist, by the running thread `ts` whose allocation is past half
+/// the pacer's allowance: marks up to [`ASSIST_BUDGET`] objects if assists
+/// are open and the grey queue has work, and returns how many it marked;
+/// `None` when there is nothing to do. If assists are closed it asks for
+/// them, and with `ask_and_wait` waits a moment for the collector to open
+/// them (polling safepoints meanwhile). Holds no lock while it marks.
+pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
+    if !ASSISTS.open.load(Ordering::Acquire) {
+        ASSISTS.wanted.store(true, Ordering::Relaxed);
+        if !ask_and_wait {
+            return None;
+        }
+        // Give the collector a moment to open them (it looks every
+        // CHECK_EVERY steps); poll meanwhile, so that a round waiting for
+        // this thread goes on.
+        let asked = Instant::now();
+        while !ASSISTS.open.load(Ordering::Acquire) {
+            if asked.elapsed() > ASSIST_ASK_WAIT {
+                return None;
+            }
+            threads::poll(ts);
+            std::thread::yield_now();
+        }
+    }
+    ASSISTS.active.fetch_add(1, Ordering::SeqCst);
+    let marked = if ASSISTS.open.load(Ordering::SeqCst) {
+        assist_once()
+    } else {
+        None
     };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
+    marked
+}
+
+fn assist_once() -> Option<u64> {
+    let batch = marking::grey_queue().pop()?;
+    let mut m = Marker::new(marking::running_mark());
+    m.shared = true;
+    m.limit = ASSIST_BUDGET;
+    for raw in batch {
+        m.visit(raw);
+    }
+    m.drain();
+    m.hand_back();
+    ASSISTS.objects.fetch_add(m.objects, Ordering::Relaxed);
+    ASSISTS.bytes.fetch_add(m.bytes, Ordering::Relaxed);
+    ASSISTS
+        .heap_bytes
+        .fetch_add(m.heap_bytes as u64, Ordering::Relaxed);
+    stats::record_assist(m.objects);
+    Some(m.objects)
 }
 
 /// A small first-in first-out buffer of the marker's prefetch pipeline
@@ -742,6 +778,64 @@ struct Marker {
     objects: u64,
     bytes: u64,
     heap_bytes: usize,
+    /// Objects allocated in all when the snapshot was complete.
+    allocated: u64,
+    /// Other markers (assists) may run: claim marks with a compare and
+    /// swap, and share work through the grey queue.
+    shared: bool,
+    /// The collector may open assists when a mutator asks (between
+    /// open_assists and close_assists).
+    may_open: bool,
+    /// Stop marking after this many objects (an assist's budget).
+    limit: u64,
+    /// Marks until the next look at the assist state.
+    until_check: u32,
+}
+
+impl Tracer for Marker {
+    #[inline(always)]
+    fn visit(&mut self, raw: u64) {
+        if raw != 0 {
+            self.stack.push(raw);
+        }
+    }
+
+    fn drain(&mut self) {
+        Marker::drain(self)
+    }
+
+    fn marked(&self) -> u64 {
+        self.objects
+    }
+
+    fn snapshot_taken(&mut self) {
+        heap::snapshot_taken();
+        self.allocated = threads::allocation_totals().0;
+        roots::scan_shared_roots(&mut |raw| self.visit(raw));
+    }
+
+    fn globals(&mut self) {
+        roots::for_each_global(&mut |raw| self.visit(raw));
+    }
+
+    fn open_assists(&mut self) {
+        self.may_open = true;
+        self.consider_assists();
+    }
+
+    fn close_assists(&mut self) {
+        self.may_open = false;
+        ASSISTS.wanted.store(false, Ordering::Relaxed);
+        ASSISTS.open.store(false, Ordering::SeqCst);
+        while ASSISTS.active.load(Ordering::SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        // No assist runs, none can start: marking is ours alone again.
+        self.shared = false;
+        self.objects += ASSISTS.objects.swap(0, Ordering::Relaxed);
+        self.bytes += ASSISTS.bytes.swap(0, Ordering::Relaxed);
+        self.heap_bytes += ASSISTS.heap_bytes.swap(0, Ordering::Relaxed) as usize;
+    }
 }
 
 impl Marker {
@@ -756,14 +850,11 @@ impl Marker {
             objects: 0,
             bytes: 0,
             heap_bytes: 0,
-        }
-    }
-
-    /// Queues a root or field value for marking.
-    #[inline(always)]
-    fn visit(&mut self, raw: u64) {
-        if raw != 0 {
-            self.stack.push(raw);
+            allocated: 0,
+            shared: false,
+            may_open: false,
+            limit: u64::MAX,
+            until_check: CHECK_EVERY,
         }
     }
 
@@ -788,6 +879,50 @@ impl Marker {
                 None if self.entries.len == 0 && self.stack.is_empty() => break,
                 None => {}
             }
+            self.until_check -= 1;
+            if self.until_check == 0 {
+                self.until_check = CHECK_EVERY;
+                if self.objects >= self.limit {
+                    return;
+                }
+                self.consider_assists();
+            }
+        }
+    }
+
+    /// The collector, every [`CHECK_EVERY`] steps: opens assists if a
+    /// mutator asked for them and it may, and while they are open hands
+    /// them part of its stack through the grey queue.
+    fn consider_assists(&mut self) {
+        if !self.may_open {
+            return;
+        }
+        if !self.shared {
+            if !ASSISTS.wanted.load(Ordering::Relaxed) {
+                return;
+            }
+            // Claim marks atomically from here on, then let assists in.
+            self.shared = true;
+            ASSISTS.open.store(true, Ordering::SeqCst);
+        }
+        if self.stack.len() >= 2 * SHARE {
+            let batch = self.stack.split_off(self.stack.len() - SHARE);
+            marking::grey_queue().push(batch);
+        }
+    }
+
+    /// Gives back what an assist did not get to: its stack and the values
+    /// in its pipeline.
+    fn hand_back(&mut self) {
+        let mut rest = std::mem::take(&mut self.stack);
+        while let Some(raw) = self.entries.pop() {
+            rest.push(raw);
+        }
+        while let Some((raw, _)) = self.headers.pop() {
+            rest.push(raw);
+        }
+        if !rest.is_empty() {
+            marking::grey_queue().push(rest);
         }
     }
 
@@ -802,18 +937,30 @@ impl Marker {
         // Only an object that was live at the last completed marking (or
         // was born since, white) is marked: one marked already is done, and
         // any other mark is a dead, not yet swept object, never revived.
-        if mark.load(Ordering::Relaxed) != self.prev {
+        // With assists running, exactly one marker claims it.
+        if self.shared {
+            let claimed =
+                mark.compare_exchange(self.prev, self.cycle, Ordering::Relaxed, Ordering::Relaxed);
+            if claimed.is_err() {
+                return;
+            }
+        } else if mark.load(Ordering::Relaxed) != self.prev {
             return;
+        } else {
+            mark.store(self.cycle, Ordering::Relaxed);
         }
         // SAFETY: as above; type and size never change after allocation.
         let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
-        mark.store(self.cycle, Ordering::Relaxed);
         self.objects += 1;
         self.bytes += size as u64;
         if size + heap::HEADER <= heap::MAX_SMALL_CELL {
             // SAFETY: a small object lives in a block, whose header word
-            // only the marker (one thread) writes while it runs. The block counts feed
-            // the live heap size (after_mark).
+            // only markers write while marking runs. An assist and the
+            // collector may race here and lose an increment: a count can
+            // only be low, which costs a sweep of a full block and a
+            // smaller goal, never a dead object left unswept (each object
+            // is counted by the one marker that claimed it). The counts
+            // feed the live heap size (after_mark).
             let live = unsafe { &*heap::block_live_counter(hdr) };
             live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         } else {

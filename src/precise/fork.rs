@@ -26,7 +26,7 @@ fn prepare() {
     super::heap::lock_for_fork();
     super::handles::lock_for_fork();
     super::types::lock_for_fork();
-    super::collector::lock_grey_queue_for_fork();
+    super::marking::lock_for_fork();
     super::roots::lock_for_fork();
     super::stats::lock_for_fork();
     crate::roots::by_thread::lock_for_fork();

@@ -23,7 +23,7 @@
 //! that found an object dead and the (lazy) sweep of its cell, its header
 //! still holds its handle; validation also requires the object's mark to
 //! be the last completed cycle's or the running one's
-//! ([`collector::is_live_mark`]), which a dead object's is not, so its
+//! ([`marking::is_live_mark`]), which a dead object's is not, so its
 //! handle is stale from the end of marking on. Small-object cells stay mapped for
 //! the life of the process, so the entry can always be read through. A
 //! large object's memory is returned to the allocator, so its entry is
@@ -50,10 +50,10 @@
 //! release) and then the entry (release); readers load the entry, then the
 //! header's handle (both acquire).
 
-use super::collector;
+use super::cache::{prefetch, CachePadded};
 use super::error::{Error, Result};
 use super::heap::Header;
-use super::padded::CachePadded;
+use super::marking;
 use super::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -151,7 +151,7 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     // only once the handle matches, so it is this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
-            && collector::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
+            && marking::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
     };
     if live {
         Ok(hdr)
@@ -193,15 +193,7 @@ pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
 pub(crate) fn prefetch_entry(raw: u64) {
     let index = (raw & INDEX_MASK).wrapping_sub(1) as usize;
     if let Some(e) = TABLE.get(index) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint, valid for any address.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (e as *const AtomicPtr<Header>).cast::<i8>(),
-            )
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = e;
+        prefetch(e);
     }
 }
 
@@ -356,9 +348,11 @@ impl LocalHandles {
         // back in no particular index order, so that is often a miss: start
         // fetching the line of the handle PREFETCH_AHEAD allocations ahead
         // (one ahead is too close to hide a miss behind ~10 ns allocations).
-        let ahead = self.free.len().saturating_sub(PREFETCH_AHEAD);
-        if let Some(&next) = self.free.get(ahead) {
-            prefetch_entry(next);
+        if let Some(&next) = self.free.get(self.free.len().wrapping_sub(PREFETCH_AHEAD)) {
+            let index = ((next & INDEX_MASK) - 1) as usize;
+            // SAFETY: every index in a cache was ensured by refill (through
+            // the pool mutex or this thread's own refill), as in publish.
+            prefetch(unsafe { TABLE.get_unchecked(index) });
         }
         h
     }
@@ -447,7 +441,7 @@ mod tests {
     fn header(handle: u64) -> *mut Header {
         let h = Box::leak(Box::new(Header::free()));
         h.handle = AtomicU64::new(handle);
-        h.mark = AtomicU8::new(collector::live_mark());
+        h.mark = AtomicU8::new(marking::live_mark());
         h
     }
 

@@ -14,7 +14,9 @@
 //! loses no live object. [`collect`] runs a full cycle and waits for it;
 //! [`gc_async`] and [`gc_wait`] split the two; [`shutdown`] joins the
 //! collector thread; the pacer requests cycles by allocation volume
-//! ([`Config::gc_percent`]).
+//! ([`Config::gc_percent`]), and makes an allocation that would take the
+//! heap well past its goal while marking runs wait for the cycle
+//! (`heap/pacer.rs`).
 //!
 //! ```
 //! use defergc::precise::{self, Frame};
@@ -77,26 +79,33 @@
 //!
 //! # Layout
 //!
-//! `handles.rs` (the table), `heap.rs` (size classes, blocks, bump
-//! buffers, large objects, sweeping), `types.rs`, `shadow.rs`, `threads.rs`
-//! (registry, handshake rounds, safepoints, native code), `roots.rs`
-//! (global roots, root memory), `collector.rs` (the collector thread, the
-//! cycle, the marker), `access.rs` (loads, stores, the write barrier),
-//! `stats.rs` (including mutator pauses), `error.rs`, `segmented.rs` (the
+//! `handles.rs` (the table), `heap/` (object layout and size classes,
+//! blocks, allocation, sweeping, the pacer), `types.rs`, `shadow.rs`,
+//! `threads.rs` (registry, handshake rounds, safepoints, native code),
+//! `roots.rs` (global roots, root memory), `marking.rs` (what mutators
+//! read of the collector's state: marks, birth mode, barrier flag, the
+//! barrier log), `collector.rs` (the collector thread, the cycle, the
+//! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
+//! (including mutator pauses), `error.rs`, `segmented.rs` (the
 //! never-moving chunked array under the table and the type registry),
-//! `padded.rs` (hot flags kept off other data's cache lines).
+//! `cache.rs` (hot flags kept off other data's cache lines, prefetching).
 
 mod access;
+mod cache;
 mod collector;
 mod error;
 mod fork;
 mod handles;
 mod heap;
-mod padded;
+mod marking;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod model;
 mod roots;
 mod segmented;
 mod shadow;
 mod stats;
+mod sync;
 #[cfg(test)]
 mod tests;
 mod threads;
@@ -106,12 +115,13 @@ pub use access::{
     deref, load, load_field, read_bytes, read_u64, size_of, store, store_field, type_of,
     write_bytes, write_u64, Field,
 };
-#[doc(hidden)]
-pub use collector::break_protocol_for_tests;
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
 pub use handles::Handle;
 pub use heap::{alloc, alloc_array};
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub use marking::break_protocol_for_tests;
 pub use roots::{add_global_root, remove_global_root, store_global, GlobalRoot};
 pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
 pub use stats::{reset_pause_stats, stats, Stats};
@@ -150,7 +160,7 @@ impl Config {
     pub const DEFAULT: Config = Config {
         heap_limit: None,
         gc_percent: Some(100),
-        min_trigger: 4 << 20,
+        min_trigger: heap::DEFAULT_MIN_TRIGGER,
     };
 }
 

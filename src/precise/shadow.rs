@@ -73,13 +73,13 @@ impl ShadowStack {
     }
 
     #[inline(always)]
-    fn push_frame(&mut self) -> FrameId {
+    pub(crate) fn push_frame(&mut self) -> FrameId {
         self.frames.push(self.slots.len());
         FrameId(self.frames.len())
     }
 
     #[inline(always)]
-    fn root(&mut self, raw: u64) -> Result<usize> {
+    pub(crate) fn root(&mut self, raw: u64) -> Result<usize> {
         if self.frames.is_empty() {
             return Err(Error::NoFrame);
         }

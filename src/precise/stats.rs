@@ -12,6 +12,12 @@
 //! the world, so pauses are per thread. Each is recorded when it ends, in
 //! a log-linear histogram ([`PauseHistogram`], 4 buckets per power of two,
 //! so within 25%), from which percentiles are read.
+//!
+//! An *allocation wait* is not a pause: an allocation past the pacer's
+//! allowance marks (a mark assist, [`Stats::assists`]) or, when there is
+//! no marking work to take, waits for the running collection to complete
+//! (see `heap/pacer.rs`), in native code, so the collector does not wait
+//! for it. Those are counted apart ([`Stats::alloc_waits`]).
 
 use super::handles;
 use super::heap;
@@ -63,6 +69,16 @@ pub struct Stats {
     pub mark_last: Duration,
     /// Total wall time the collector thread spent in collections.
     pub cycle_total: Duration,
+    /// Allocations that waited for a collection because the heap would
+    /// have passed its goal while marking ran (see the module docs).
+    pub alloc_waits: u64,
+    /// Total time those allocations waited.
+    pub alloc_wait_total: Duration,
+    /// Mark assists: allocations past the allowance that marked instead
+    /// of waiting (see the module docs), and the objects they marked.
+    pub assists: u64,
+    /// Objects marked by mark assists.
+    pub assist_objects: u64,
 }
 
 /// Counts of durations in log-linear buckets: exact below 4 ns, then four
@@ -143,6 +159,10 @@ struct Totals {
     pause_max: Duration,
     pause_last: Duration,
     pauses: PauseHistogram,
+    alloc_waits: u64,
+    alloc_wait_total: Duration,
+    assists: u64,
+    assist_objects: u64,
 }
 
 static TOTALS: Mutex<Totals> = Mutex::new(Totals {
@@ -157,6 +177,10 @@ static TOTALS: Mutex<Totals> = Mutex::new(Totals {
     pause_max: Duration::ZERO,
     pause_last: Duration::ZERO,
     pauses: PauseHistogram::new(),
+    alloc_waits: 0,
+    alloc_wait_total: Duration::ZERO,
+    assists: 0,
+    assist_objects: 0,
 });
 
 /// Before a fork (a leaf lock).
@@ -205,6 +229,20 @@ pub(crate) fn record_pause(pause: Duration) {
     t.pauses.record(pause);
 }
 
+/// Records one allocation that waited for a collection.
+pub(crate) fn record_alloc_wait(wait: Duration) {
+    let mut t = totals();
+    t.alloc_waits += 1;
+    t.alloc_wait_total += wait;
+}
+
+/// Records one mark assist that marked `objects`.
+pub(crate) fn record_assist(objects: u64) {
+    let mut t = totals();
+    t.assists += 1;
+    t.assist_objects += objects;
+}
+
 /// Forgets the pauses recorded so far (their total, maximum, percentiles
 /// and count), so that a benchmark can report the pauses of one run.
 pub fn reset_pause_stats() {
@@ -241,6 +279,10 @@ pub fn stats() -> Stats {
         cycle_last: t.cycle_last,
         mark_last: t.mark_last,
         cycle_total: t.cycle_total,
+        alloc_waits: t.alloc_waits,
+        alloc_wait_total: t.alloc_wait_total,
+        assists: t.assists,
+        assist_objects: t.assist_objects,
     }
 }
 

@@ -50,18 +50,20 @@
 //! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
+use super::cache::CachePadded;
 use super::collector;
 use super::error::{Error, Result};
 use super::handles::LocalHandles;
 use super::heap::{self, LocalHeap};
-use super::padded::CachePadded;
+use super::marking;
 use super::shadow::ShadowStack;
 use super::stats;
+use super::sync::{
+    fence, global, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Condvar, Mutex, MutexGuard, Ordering,
+};
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Mutating: only the thread itself touches its state.
@@ -71,14 +73,20 @@ pub(crate) const NATIVE: u32 = 1;
 /// In native code, and the collector is acting on its behalf right now.
 pub(crate) const SCANNING: u32 = 2;
 
-/// Set while a round waits for acknowledgements. The safepoint poll is one
-/// relaxed load of this.
-pub(crate) static SAFEPOINT: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
+global! {
+    /// Set while a round waits for acknowledgements. The safepoint poll is one
+    /// relaxed load of this.
+    static SAFEPOINT: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
+}
 
-/// The number of the latest round (0: none yet).
-static ROUND: AtomicU64 = AtomicU64::new(0);
-/// The kind of the latest round ([`Round`] as a byte).
-static ROUND_KIND: AtomicU8 = AtomicU8::new(0);
+global! {
+    /// The number of the latest round (0: none yet).
+    static ROUND: AtomicU64 = AtomicU64::new(0);
+}
+global! {
+    /// The kind of the latest round ([`Round`] as a byte).
+    static ROUND_KIND: AtomicU8 = AtomicU8::new(0);
+}
 
 /// What a round asks of each thread (see `collector.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,16 +198,22 @@ struct Registry {
     exited_objects: u64,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    threads: Vec::new(),
-    next_id: 1,
-    exited_objects: 0,
-});
+global! {
+    static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+        threads: Vec::new(),
+        next_id: 1,
+        exited_objects: 0,
+    });
+}
 
-/// Counts acknowledgements (and other changes a waiting collector must
-/// look at: a thread going native or leaving the registry).
-static ACKS: Mutex<u64> = Mutex::new(0);
-static ACKED: Condvar = Condvar::new();
+global! {
+    /// Counts acknowledgements (and other changes a waiting collector must
+    /// look at: a thread going native or leaving the registry).
+    static ACKS: Mutex<u64> = Mutex::new(0);
+}
+global! {
+    static ACKED: Condvar = Condvar::new();
+}
 
 fn registry() -> MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
@@ -249,36 +263,7 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
 fn register_current() -> Result<&'static ThreadState> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
-    let owner = crate::roots::by_thread::owner();
-    let ts: *const ThreadState = {
-        let mut reg = registry();
-        let id = reg.next_id;
-        reg.next_id += 1;
-        let ts = Box::into_raw(Box::new(ThreadState {
-            status: AtomicU32::new(RUNNING),
-            // Born acknowledged: a round in progress was published under
-            // the lock we hold, and has nothing to ask of a new thread.
-            acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
-            before_snapshot: AtomicBool::new(false),
-            id,
-            owner,
-            name,
-            objects_allocated: AtomicU64::new(0),
-            local: UnsafeCell::new(Local {
-                heap: LocalHeap::new(),
-                handles: LocalHandles::new(),
-                shadow: ShadowStack::new(),
-                log: Vec::new(),
-            }),
-        }));
-        reg.threads.push(ThreadPtr(ts));
-        // A thread that registers again (after unregistering, with tls
-        // slots still set) may have root memory already: a cycle whose
-        // snapshot is under way gets it now.
-        // SAFETY: just created, ours alone.
-        collector::on_register(unsafe { &*ts });
-        ts
-    };
+    let ts = enlist(crate::roots::by_thread::owner(), name);
     CURRENT.with(|c| c.set(ts));
     // Unregistration at thread exit, in the runtime-state phase: after
     // the tls teardown (slot destructors may still use the heap). Armed
@@ -295,6 +280,38 @@ fn register_current() -> Result<&'static ThreadState> {
     Ok(unsafe { &*ts })
 }
 
+/// Creates the state of a thread whose root memory belongs to `owner`
+/// and puts it in the registry. A round in progress was published under
+/// the registry lock taken here and has nothing to ask of a new thread,
+/// so it is born acknowledged. The state is freed by [`unregister_state`].
+pub(crate) fn enlist(owner: u64, name: Option<String>) -> *const ThreadState {
+    let mut reg = registry();
+    let id = reg.next_id;
+    reg.next_id += 1;
+    let ts = Box::into_raw(Box::new(ThreadState {
+        status: AtomicU32::new(RUNNING),
+        acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
+        before_snapshot: AtomicBool::new(false),
+        id,
+        owner,
+        name,
+        objects_allocated: AtomicU64::new(0),
+        local: UnsafeCell::new(Local {
+            heap: LocalHeap::new(),
+            handles: LocalHandles::new(),
+            shadow: ShadowStack::new(),
+            log: Vec::new(),
+        }),
+    }));
+    reg.threads.push(ThreadPtr(ts));
+    // A thread that registers again (after unregistering, with tls slots
+    // still set) may have root memory already: a cycle whose snapshot is
+    // under way gets it now.
+    // SAFETY: just created, ours alone.
+    collector::on_register(unsafe { &*ts });
+    ts
+}
+
 fn on_thread_exit() {
     let ts = current_ptr();
     if !ts.is_null() {
@@ -306,7 +323,7 @@ fn on_thread_exit() {
 /// Removes `ts` (this thread's state) from the registry and frees it. With
 /// `forced` (thread exit), open frames are discarded; otherwise they are
 /// [`Error::FramesOpen`].
-fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
+pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     // A thread in native code at exit is ours again first.
     leave_native_state(ts);
     // SAFETY: our own running state, no other borrow.
@@ -324,7 +341,7 @@ fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     }
     // SAFETY: see above.
     let local = unsafe { ts.local() };
-    collector::hand_over_log(&mut local.log);
+    marking::hand_over_log(&mut local.log);
     heap::retire(&mut local.heap);
     local.handles.give_back();
     if forced {
@@ -372,7 +389,7 @@ pub(super) fn adopt_after_fork() -> u64 {
         let ts = unsafe { &*t };
         // SAFETY: as above: ours alone now.
         let local = unsafe { ts.local() };
-        collector::hand_over_log(&mut local.log);
+        marking::hand_over_log(&mut local.log);
         heap::retire(&mut local.heap);
         local.handles.give_back();
         reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
@@ -445,8 +462,12 @@ pub fn safepoint() -> Result<()> {
     Ok(())
 }
 
-fn declare_native(ts: &ThreadState) {
+pub(crate) fn declare_native(ts: &ThreadState) {
     ts.status.store(NATIVE, Ordering::SeqCst);
+    // Either the collector's status scan (after its fence in `round`) sees
+    // NATIVE, or this load sees its SAFEPOINT store. The fence says so in
+    // a form loom checks (it models SeqCst loads and stores as AcqRel).
+    fence(Ordering::SeqCst);
     if SAFEPOINT.load(Ordering::SeqCst) {
         // The collector may be waiting for this thread: it can act for it
         // now.
@@ -557,6 +578,8 @@ pub(crate) fn round(kind: Round) {
         ROUND_KIND.store(kind as u8, Ordering::Release);
         ROUND.store(round, Ordering::Release);
         SAFEPOINT.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `declare_native`.
+        fence(Ordering::SeqCst);
         round
     };
     let mut warned = false;

@@ -16,9 +16,9 @@
 //! bitmap in its slot. Type id 0
 //! is never given out: a header with type id 0 is a free heap cell.
 
+use super::cache::CachePadded;
 use super::error::{Error, Result};
 use super::heap;
-use super::padded::CachePadded;
 use super::segmented::{Segmented, Zeroed};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -96,15 +96,6 @@ impl TypeInfo {
             2 => Kind::HandleArray,
             _ => Kind::Bytes,
         }
-    }
-
-    /// A struct's payload size and size class ([`heap::LARGE`] for large
-    /// ones), in one load of the slot, or `None` for the variable-length
-    /// kinds: what allocation needs.
-    #[inline(always)]
-    pub(crate) fn struct_size_class(&self) -> Option<(u32, u8)> {
-        let meta = self.meta();
-        (meta & 0xFF == 1).then_some(((meta >> 32) as u32, (meta >> 8) as u8))
     }
 
     /// Payload size of a struct (0 for variable-length kinds).
@@ -198,6 +189,21 @@ pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
         None => TYPES.get(raw as usize)?,
     };
     (slot.meta.load(Ordering::Acquire) != 0).then_some(slot)
+}
+
+/// A registered struct type's payload size and size class ([`heap::LARGE`]
+/// for large ones), or `None` for
+/// the variable-length kinds: what allocation needs, in one load of the
+/// type's slot (a registered id's slot is published, so no other check).
+#[inline(always)]
+pub(crate) fn struct_size_class(id: TypeId) -> Option<(u32, u8)> {
+    let raw = id.to_raw() as usize;
+    let slot = match FIRST.0.get(raw) {
+        Some(slot) => slot,
+        None => TYPES.get(raw)?,
+    };
+    let meta = slot.meta.load(Ordering::Acquire);
+    (meta & 0xFF == 1).then_some(((meta >> 32) as u32, (meta >> 8) as u8))
 }
 
 /// The description of a registered type.

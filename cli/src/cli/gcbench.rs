@@ -20,10 +20,23 @@
 //! whole live heap while the mutator keeps allocating: the case where a
 //! stop-the-world collector pauses longest.
 //!
+//! `--workload binary-trees` is the Benchmarks Game's binary-trees
+//! (`--depth`, 21 by default): a stretch tree one deeper, a long-lived
+//! tree, then `2^(depth - d + 4)` trees of each depth `d` in `4..=depth`
+//! step 2, built bottom-up and counted; every count is checked.
+//! `--workload gcbench-mt2` and `gcbench-mt4` run GCBench on 2 and 4
+//! mutator threads at once (each with its own long-lived data), timed
+//! until the last one finishes. Their JSON lines carry the same `bench`
+//! names as the Go versions in `benches/go/`.
+//!
 //! Both report the collector's pauses: the longest (`pause_max_us`), and
 //! for the precise backend also the 99th percentile and the count of
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
-//! stopped collection; the precise collector's are its handshakes.
+//! stopped collection; the precise collector's are its handshakes. The
+//! precise backend also reports the time its allocations waited for a
+//! collection to keep the heap near its goal (`alloc_wait_ms`), and the
+//! mark assists that marked instead (`assists`, `assist_objects`), in all
+//! since the process started (see `src/precise/heap/pacer.rs`).
 
 use super::report::Json;
 use defergc::gc;
@@ -81,6 +94,9 @@ pub struct Args {
     /// live-heap workload: megabytes of live data (approximately).
     #[arg(long, default_value_t = 100)]
     live_mb: usize,
+    /// binary-trees workload: depth of the long-lived tree.
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(4..=26))]
+    depth: u32,
 }
 
 /// The program `gcbench` runs.
@@ -90,6 +106,14 @@ pub enum Workload {
     Gcbench,
     /// A large live heap whose parts are replaced one at a time.
     LiveHeap,
+    /// binary-trees (the Benchmarks Game).
+    BinaryTrees,
+    /// GCBench on 2 mutator threads at once.
+    #[value(name = "gcbench-mt2")]
+    GcbenchMt2,
+    /// GCBench on 4 mutator threads at once.
+    #[value(name = "gcbench-mt4")]
+    GcbenchMt4,
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -139,6 +163,11 @@ struct Counters {
     /// The 99th percentile of pauses and their count, where known.
     pause_p99: Option<Duration>,
     pause_count: Option<u64>,
+    /// Time allocations waited for a collection so the heap stays near its
+    /// goal (the precise pacer's allowance), where known.
+    alloc_wait: Option<Duration>,
+    /// Mark assists and the objects they marked, where known.
+    assists: Option<(u64, u64)>,
 }
 
 /// What the workload needs from a collector.
@@ -178,6 +207,14 @@ trait Heap {
     fn counters(&self) -> Counters;
     /// Forgets the pauses recorded so far, where the collector can.
     fn reset_pauses(&mut self) {}
+    /// Makes, on another thread, a heap of the same backend for that
+    /// thread to use (the multi-threaded workloads).
+    fn spawner(&self) -> impl Fn() -> Self + Send + Sync;
+    /// Runs `f`, which blocks (joins other mutators), where the collector
+    /// need not wait for this thread.
+    fn blocking<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
 
     /// Opens a root scope and returns its token for [`Heap::leave`]. A
     /// reference given to [`Heap::keep`] stays alive until its scope is
@@ -296,6 +333,10 @@ impl Heap for Bdwgc {
         unsafe { array.ptr.as_ptr().add(i).read() }
     }
 
+    fn spawner(&self) -> impl Fn() -> Bdwgc + Send + Sync {
+        Bdwgc::new
+    }
+
     fn counters(&self) -> Counters {
         let stats = gc::stats();
         Counters {
@@ -306,6 +347,8 @@ impl Heap for Bdwgc {
             pause_max: stats.max_pause,
             pause_p99: None,
             pause_count: None,
+            alloc_wait: None,
+            assists: None,
         }
     }
 }
@@ -318,6 +361,7 @@ mod precise_heap {
     use super::{Counters, Heap};
     use defergc::precise::{self, Field, FrameId, Handle, TypeId};
 
+    #[derive(Clone, Copy)]
     pub struct Precise {
         node: TypeId,
         left: Field,
@@ -407,11 +451,24 @@ mod precise_heap {
                 pause_max: stats.pause_max,
                 pause_p99: Some(stats.pause_p99),
                 pause_count: Some(stats.pause_count),
+                alloc_wait: Some(stats.alloc_wait_total),
+                assists: Some((stats.assists, stats.assist_objects)),
             }
         }
 
         fn reset_pauses(&mut self) {
             precise::reset_pause_stats();
+        }
+
+        fn spawner(&self) -> impl Fn() -> Precise + Send + Sync {
+            // Types are process-wide; the new thread registers itself on
+            // its first allocation.
+            let types = *self;
+            move || types
+        }
+
+        fn blocking<R>(f: impl FnOnce() -> R) -> R {
+            precise::native(f).unwrap_or_else(|e| fail("native", e))
         }
 
         #[inline(always)]
@@ -509,11 +566,8 @@ struct Run {
     peak_heap_bytes: usize,
 }
 
-/// Runs the whole program once; fails when the live data did not survive.
-fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
-    let before = heap.counters();
-    let start = Instant::now();
-
+/// The GCBench program; fails when the live data did not survive.
+fn gcbench_body<H: Heap>(heap: &mut H) -> Result<(), String> {
     // Stretch the heap with a tree that dies at once. Dead trees are not
     // passed to black_box: it would spill them to a stack slot, where the
     // conservative collector would find and keep them.
@@ -533,26 +587,98 @@ fn run_once<H: Heap>(heap: &mut H) -> Result<Run, String> {
     for depth in (MIN_TREE_DEPTH..=MAX_TREE_DEPTH).step_by(2) {
         time_construction(heap, depth);
     }
-    let elapsed = start.elapsed();
-    let after = heap.counters();
 
     let nodes = count_nodes(heap, black_box(long_lived));
+    let probe = heap.array_get(black_box(array), 1000);
+    heap.leave(scope);
     if nodes != tree_size(LONG_LIVED_TREE_DEPTH) {
         return Err(format!(
             "the long-lived tree has {nodes} nodes, expected {}",
             tree_size(LONG_LIVED_TREE_DEPTH)
         ));
     }
-    let probe = heap.array_get(black_box(array), 1000);
-    heap.leave(scope);
     if probe != 1.0 / 1000.0 {
         return Err(format!("the long-lived array holds {probe} at 1000"));
     }
+    Ok(())
+}
+
+/// Times `body` on `heap` as one run.
+fn timed<H: Heap>(
+    heap: &mut H,
+    body: impl FnOnce(&mut H) -> Result<(), String>,
+) -> Result<Run, String> {
+    let before = heap.counters();
+    let start = Instant::now();
+    body(heap)?;
+    let elapsed = start.elapsed();
+    let after = heap.counters();
     Ok(Run {
         elapsed,
         collections: after.collections - before.collections,
         peak_heap_bytes: after.peak_heap_bytes,
     })
+}
+
+/// GCBench on `threads` mutators at once, each on its own heap handle
+/// from `heap.spawner()`; this thread waits for them.
+fn gcbench_mt_body<H: Heap>(heap: &mut H, threads: usize) -> Result<(), String> {
+    let spawn = heap.spawner();
+    let spawn = &spawn;
+    let results: Vec<Result<(), String>> = H::blocking(|| {
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| s.spawn(move || gcbench_body(&mut spawn())))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err("a mutator panicked".into()))
+                })
+                .collect()
+        })
+    });
+    results.into_iter().collect()
+}
+
+/// binary-trees: a stretch tree of `max_depth + 1`, a long-lived tree of
+/// `max_depth`, then `2^(max_depth - d + 4)` trees of each depth `d` in
+/// `4..=max_depth` step 2, each built bottom-up and its nodes counted.
+fn binary_trees_body<H: Heap>(heap: &mut H, max_depth: u32) -> Result<(), String> {
+    let check = |what: &str, got: u64, want: u64| {
+        if got == want {
+            Ok(())
+        } else {
+            Err(format!("{what} has {got} nodes, expected {want}"))
+        }
+    };
+    // Counting allocates nothing: the tree needs no scope meanwhile.
+    let stretch = make_tree(heap, max_depth + 1);
+    check(
+        "the stretch tree",
+        count_nodes(heap, stretch),
+        tree_size(max_depth + 1),
+    )?;
+    let scope = heap.enter();
+    let long_lived = make_tree(heap, max_depth);
+    heap.keep(long_lived);
+    for depth in (MIN_TREE_DEPTH..=max_depth).step_by(2) {
+        let iterations = 1u64 << (max_depth - depth + MIN_TREE_DEPTH);
+        let mut nodes = 0;
+        for _ in 0..iterations {
+            let tree = make_tree(heap, depth);
+            nodes += count_nodes(heap, tree);
+        }
+        check(
+            &format!("{iterations} trees of depth {depth}"),
+            nodes,
+            iterations * tree_size(depth),
+        )?;
+    }
+    let nodes = count_nodes(heap, black_box(long_lived));
+    heap.leave(scope);
+    check("the long-lived tree", nodes, tree_size(max_depth))
 }
 
 /// Live-heap workload: `live_mb` megabytes of trees hung off a spine, each
@@ -617,11 +743,17 @@ fn announce(args: &Args, backend: &str) {
             "live heap of {} MB on {backend}: trees of depth 14 replaced one at a time",
             args.live_mb
         ),
-        Workload::Gcbench => println!(
-            "GCBench (Ellis, Kovac, Boehm) on {backend}: stretch tree depth \
-             {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
+        Workload::Gcbench | Workload::GcbenchMt2 | Workload::GcbenchMt4 => println!(
+            "GCBench (Ellis, Kovac, Boehm) on {backend}, {} mutator(s): stretch tree \
+             depth {STRETCH_TREE_DEPTH}, long-lived tree depth {LONG_LIVED_TREE_DEPTH}, \
              array of {ARRAY_SIZE} doubles, trees of depth \
-             {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}"
+             {MIN_TREE_DEPTH}..={MAX_TREE_DEPTH}",
+            mutators(args.workload)
+        ),
+        Workload::BinaryTrees => println!(
+            "binary-trees on {backend}: depth {}, trees of depth {MIN_TREE_DEPTH}..={} \
+             built bottom-up and counted",
+            args.depth, args.depth
         ),
     }
 }
@@ -630,7 +762,11 @@ fn announce(args: &Args, backend: &str) {
 /// `--json`; the message says why the run failed.
 fn one_run<H: Heap>(args: &Args, heap: &mut H, backend: &str, n: u32) -> Result<Run, String> {
     let run = match args.workload {
-        Workload::Gcbench => run_once(heap),
+        Workload::Gcbench => timed(heap, gcbench_body),
+        Workload::GcbenchMt2 | Workload::GcbenchMt4 => {
+            timed(heap, |h| gcbench_mt_body(h, mutators(args.workload)))
+        }
+        Workload::BinaryTrees => timed(heap, |h| binary_trees_body(h, args.depth)),
         Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
     }
     .map_err(|why| format!("{backend} run {n} failed: {why}"))?;
@@ -688,6 +824,12 @@ impl Summary {
         if let (Some(p99), Some(n)) = (self.counters.pause_p99, self.counters.pause_count) {
             print!(", p99 {:.1} us, {n} pauses", us(p99));
         }
+        if let Some(wait) = self.counters.alloc_wait {
+            print!("; allocations waited {:.1} ms in all", ms(wait));
+        }
+        if let Some((n, objects)) = self.counters.assists {
+            print!(", {n} mark assists marked {objects} objects");
+        }
         println!();
     }
 
@@ -707,14 +849,35 @@ impl Summary {
                 .num(&key("pause_p99_us"), us(p99))
                 .num(&key("pause_count"), n as f64);
         }
+        if let Some(wait) = self.counters.alloc_wait {
+            json = json.num(&key("alloc_wait_ms"), ms(wait));
+        }
+        if let Some((n, objects)) = self.counters.assists {
+            json = json
+                .num(&key("assists"), n as f64)
+                .num(&key("assist_objects"), objects as f64);
+        }
         json
     }
 }
 
+/// The JSON `bench` name: the same as the Go versions' in `benches/go/`.
 fn bench_name(args: &Args) -> &'static str {
     match args.workload {
         Workload::Gcbench => "gcbench",
+        Workload::GcbenchMt2 => "gcbench-mt2",
+        Workload::GcbenchMt4 => "gcbench-mt4",
+        Workload::BinaryTrees => "binary-trees",
         Workload::LiveHeap => "live-heap",
+    }
+}
+
+/// Mutator threads of a workload.
+fn mutators(workload: Workload) -> usize {
+    match workload {
+        Workload::GcbenchMt2 => 2,
+        Workload::GcbenchMt4 => 4,
+        _ => 1,
     }
 }
 
@@ -754,7 +917,10 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
     precise.reset_pauses();
     let (mut b_runs, mut p_runs) = (Vec::new(), Vec::new());
     for n in 1..=args.runs {
-        let pair = one_run(args, bdwgc, "bdwgc", n)
+        // The bdwgc turn runs in the precise collector's native code: a
+        // precise cycle still under way does not wait for this thread (a
+        // binary-trees turn lasts seconds).
+        let pair = <precise_heap::Precise as Heap>::blocking(|| one_run(args, bdwgc, "bdwgc", n))
             .and_then(|b| Ok((b, one_run(args, precise, "precise", n)?)));
         match pair {
             Ok((b, p)) => {

@@ -1,0 +1,468 @@
+//! Allocation: per-thread bump buffers over blocks, large objects, and the
+//! slow path that finds memory (and asks for collections).
+//!
+//! Each thread owns at most one block per size class and bump-allocates
+//! through runs of consecutive free cells in it ([`LocalHeap`]): the fast
+//! path is a compare and an add, with no lock and no atomic
+//! read-modify-write. When the block has no free run left, the thread
+//! takes (under the heap lock) a partly free block, a wholly free one, an
+//! unswept one (which it sweeps), or a new one. Large objects are
+//! `calloc`'d one by one and listed for the sweep.
+//!
+//! Allocation writes the collector's birth mark into the header
+//! ([`marking::birth_mode`]), in one place ([`init_object`]): the last
+//! completed cycle's (white) outside a marking, the same but logged for
+//! tracing (grey) while roots are being snapshotted, the running cycle's
+//! (black) after that (see `collector.rs`).
+//!
+//! The heap grows on demand. A new block or large object that would take
+//! the heap past the configured limit makes the allocation first sweep
+//! what is unswept, then wait for a full collection; if that does not make
+//! room it fails with [`Error::HeapLimit`]. A collection is also requested
+//! (without waiting) when the pacer's trigger is passed (`pacer.rs`). Both
+//! are [`Retry`], written once for small and large objects.
+
+use super::blocks::{cells_per_block, first_cell, heap, BlockState, Large, LIMIT, NO_BLOCK, PEAK};
+use super::object::{
+    check_and_clear_poison, class_of, zero_payload, Header, CELL, CLASSES, GRANULE, HEADER, LARGE,
+};
+use super::pacer;
+use super::sweep::{sweep_all_unswept, sweep_cells};
+use crate::precise::collector;
+use crate::precise::error::{Error, Result};
+use crate::precise::handles::{self, Handle};
+use crate::precise::marking;
+use crate::precise::threads::{self, ThreadState};
+use crate::precise::types::{self, TypeId};
+use std::sync::atomic::Ordering;
+
+/// A thread's allocation state for one size class.
+#[derive(Clone, Copy)]
+struct Bump {
+    /// Next free cell of the current run.
+    cursor: usize,
+    /// End of the current run of free cells.
+    limit: usize,
+    /// Where to look for the next run in the owned block.
+    scan: usize,
+    /// End of the owned block's cells.
+    end: usize,
+    /// The owned block's id, or [`NO_BLOCK`].
+    block: u32,
+}
+
+impl Bump {
+    const EMPTY: Bump = Bump {
+        cursor: 0,
+        limit: 0,
+        scan: 0,
+        end: 0,
+        block: NO_BLOCK,
+    };
+}
+
+/// A thread's bump buffers, one per size class.
+pub(crate) struct LocalHeap {
+    bufs: [Bump; CLASSES],
+}
+
+impl LocalHeap {
+    pub(crate) const fn new() -> LocalHeap {
+        LocalHeap {
+            bufs: [Bump::EMPTY; CLASSES],
+        }
+    }
+}
+
+// ---- allocation ----------------------------------------------------------
+
+/// Allocates a zeroed object of the fixed-size type `ty` (a safepoint).
+///
+/// [`Error::WrongTypeKind`] for a variable-length type,
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline(always)]
+pub fn alloc(ty: TypeId) -> Result<Handle> {
+    let Some((size, class)) = types::struct_size_class(ty) else {
+        return Err(Error::WrongTypeKind);
+    };
+    let ts = threads::current()?;
+    threads::poll(ts);
+    alloc_object(ts, ty.to_raw(), size, class)
+}
+
+/// Allocates a zeroed object of the variable-length type `ty` (a
+/// safepoint): `len` handles for a handle-array type, `len` bytes for a
+/// pointer-free one.
+///
+/// [`Error::WrongTypeKind`] for a fixed-size type, [`Error::TooLarge`]
+/// above [`MAX_OBJECT_SIZE`](crate::precise::MAX_OBJECT_SIZE),
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline]
+pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
+    let size = types::array_size(types::info(ty), len)?;
+    let ts = threads::current()?;
+    threads::poll(ts);
+    alloc_object(ts, ty.to_raw(), size as u32, class_of(size))
+}
+
+/// Allocates an object of `size` payload bytes and type `type_id`, whose
+/// size class is `class` (from [`class_of`]). `ts` is the calling thread,
+/// which has just passed a safepoint poll.
+#[inline(always)]
+fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+    if class != LARGE {
+        // SAFETY: the calling thread is running and owns its state; the
+        // borrow ends before anything else can touch it.
+        let local = unsafe { ts.local() };
+        let cell = CELL[class as usize] as usize;
+        let buf = &mut local.heap.bufs[class as usize];
+        if buf.limit - buf.cursor >= cell {
+            if let Some(handle) = local.handles.pop() {
+                let p = buf.cursor;
+                buf.cursor = p + cell;
+                // SAFETY: p is a free cell of this thread's run.
+                return Ok(unsafe {
+                    init_object(ts, p as *mut Header, type_id, size, handle, true)
+                });
+            }
+        }
+    }
+    alloc_slow(ts, type_id, size, class)
+}
+
+/// Writes the header of a new object and gives it a handle. The only place
+/// that writes a birth mark.
+///
+/// # Safety
+/// `hdr` is a free cell (or zeroed large allocation) of at least
+/// `HEADER + size` bytes owned by this thread; `handle` was just popped
+/// from this thread's handle cache.
+#[inline(always)]
+unsafe fn init_object(
+    ts: &ThreadState,
+    hdr: *mut Header,
+    type_id: u32,
+    size: u32,
+    handle: u64,
+    small: bool,
+) -> Handle {
+    if cfg!(debug_assertions) {
+        // SAFETY: as below.
+        unsafe { check_and_clear_poison(hdr, size as usize) };
+    } else if small {
+        // SAFETY: a free cell of ours with room for the payload rounded up
+        // to 8 (cells are multiples of 8); large objects come zeroed.
+        unsafe { zero_payload(hdr, size as usize) };
+    }
+    let (mark, grey) = marking::birth_mode();
+    // SAFETY: the caller guarantees hdr is ours and large enough.
+    unsafe { Header::init(hdr, size, type_id, mark, handle) };
+    ts.count_allocation();
+    // SAFETY: handle is fresh from our cache; the header is initialised.
+    let h = unsafe { handles::publish(handle, hdr) };
+    if grey {
+        // Born while roots are being snapshotted: traced by this cycle
+        // (logged once published, so that the marker can resolve it).
+        marking::log(ts, handle);
+    }
+    h
+}
+
+#[cold]
+#[inline(never)]
+fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+    ensure_handles(ts)?;
+    let hdr = if class == LARGE {
+        large_cell(ts, size)?
+    } else {
+        small_cell(ts, class)?
+    };
+    // SAFETY: the calling thread is running and owns its state.
+    let local = unsafe { ts.local() };
+    // Collections (possibly run by small_cell) leave handle caches alone.
+    let Some(handle) = local.handles.pop() else {
+        unreachable!("defergc: precise: handle cache emptied by a collection")
+    };
+    // SAFETY: hdr is a free cell of ours (a zeroed one if large), handle
+    // a fresh handle.
+    Ok(unsafe { init_object(ts, hdr, type_id, size, handle, class != LARGE) })
+}
+
+/// Makes sure this thread's handle cache is not empty.
+fn ensure_handles(ts: &ThreadState) -> Result<()> {
+    // SAFETY: the calling thread is running and owns its state.
+    let local = unsafe { ts.local() };
+    if !local.handles.is_empty() {
+        return Ok(());
+    }
+    match local.handles.refill() {
+        Err(Error::OutOfHandles) => {
+            // Handles freed by a collection come back at its end.
+            collector::collect_for_alloc(ts, true);
+            // SAFETY: as above; the collection is over.
+            unsafe { ts.local() }.handles.refill()
+        }
+        other => other,
+    }
+}
+
+/// The collections one allocation may ask for while it looks for memory,
+/// the same for small and large objects: at most one pacer request (not
+/// waited for), and on the heap limit first whatever sweeping can free,
+/// then one full collection waited for, then sweeping once more; after
+/// that the allocation fails with [`Error::HeapLimit`]. Call with no heap
+/// lock held: a collection takes it.
+struct Retry<'a> {
+    ts: &'a ThreadState,
+    paced: bool,
+    made_room: bool,
+    waited: bool,
+}
+
+impl<'a> Retry<'a> {
+    fn new(ts: &'a ThreadState) -> Retry<'a> {
+        Retry {
+            ts,
+            paced: false,
+            made_room: false,
+            waited: false,
+        }
+    }
+
+    /// Requests a cycle if the pacer's trigger is passed and this
+    /// allocation has not asked before; the allocation goes on. Or, if the
+    /// running cycle's allowance is half spent, marks a share first (a mark
+    /// assist, see `collector.rs`); if it is spent, marks while there is
+    /// marking to take and then waits for the cycle.
+    fn pace(&mut self) {
+        match pacer::assist_zone() {
+            pacer::Zone::Free => {}
+            // Past half the allowance: mark a share before taking the
+            // block, if there is marking to take.
+            pacer::Zone::Assist => {
+                collector::assist(self.ts, false);
+            }
+            // The allowance is spent: mark while there is marking to take,
+            // then wait for the cycle.
+            pacer::Zone::Spent => {
+                while collector::assist(self.ts, true).is_some() {}
+                collector::wait_for_running(self.ts);
+            }
+        }
+        if !self.paced && pacer::over_trigger() {
+            self.paced = true;
+            collector::collect_for_alloc(self.ts, false);
+        }
+    }
+
+    /// The heap limit stopped the allocation: `make_room` (sweeping what is
+    /// unswept; the large path also gives free blocks back) unless it ran
+    /// since the last collection, else a full collection, waited for.
+    /// `Err` once both were tried.
+    fn on_limit(&mut self, make_room: impl FnOnce()) -> Result<()> {
+        if !self.made_room {
+            self.made_room = true;
+            make_room();
+        } else if !self.waited {
+            self.waited = true;
+            self.paced = true;
+            self.made_room = false;
+            collector::collect_for_alloc(self.ts, true);
+        } else {
+            return Err(Error::HeapLimit);
+        }
+        Ok(())
+    }
+}
+
+/// Sweeps every unswept block for `ts`: wholly free blocks it finds can
+/// serve any class (or be given back); freed handles go to `ts`'s cache.
+fn sweep_all_for(ts: &ThreadState) {
+    sweep_all_unswept(marking::completed_id(), &mut |h| {
+        // SAFETY: the calling thread's own state, no other borrow live.
+        unsafe { ts.local() }.handles.push(h)
+    });
+}
+
+/// A free cell of `class` for this thread, taking a new block if needed:
+/// a partly free one, else an unswept one (swept here, its dead objects'
+/// handles going to this thread's cache), else a wholly free or new one.
+fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
+    let c = class as usize;
+    let cell = CELL[c] as usize;
+    let mut retry = Retry::new(ts);
+    loop {
+        {
+            // SAFETY: the calling thread is running and owns its state; the
+            // borrow ends before any collection below.
+            let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+            if buf.limit - buf.cursor >= cell {
+                let p = buf.cursor;
+                buf.cursor = p + cell;
+                return Ok(p as *mut Header);
+            }
+            if buf.block != NO_BLOCK && next_run(buf, cell) {
+                continue;
+            }
+        }
+        retry.pace();
+        let mut heap = heap();
+        {
+            // SAFETY: as above.
+            let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+            if buf.block != NO_BLOCK {
+                heap.file_exhausted(buf.block);
+                *buf = Bump::EMPTY;
+            }
+        }
+        let lazy_sweep = heap.lazy_sweep;
+        // A wholly free block already swept (by the collector thread,
+        // which sweeps concurrently) before sweeping one ourselves.
+        let (id, fresh) = if let Some(id) = heap.partial[c].pop() {
+            (id, Fresh::No)
+        } else if let Some(id) = heap.take_swept_free_block(class) {
+            (id, Fresh::Whole)
+        } else if let Some(id) = lazy_sweep.then(|| heap.unswept[c].pop()).flatten() {
+            (id, Fresh::Unswept)
+        } else {
+            match heap.take_free_block(class) {
+                Ok(id) => (id, Fresh::Whole),
+                Err(Error::HeapLimit) => {
+                    drop(heap);
+                    // Unswept blocks of other classes may be wholly free.
+                    retry.on_limit(|| sweep_all_for(ts))?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let block = &mut heap.blocks[id as usize];
+        block.state = BlockState::Owned;
+        if fresh != Fresh::No {
+            // Wholly free, or swept below: no dead object of the last cycle
+            // (which cannot complete while this thread sweeps: it has not
+            // acknowledged that cycle's snapshot yet).
+            block.swept = marking::completed_id();
+        }
+        let base = block.base;
+        drop(heap);
+        let start = first_cell(base);
+        let end = start + cells_per_block(cell) * cell;
+        let mut whole = fresh == Fresh::Whole;
+        if fresh == Fresh::Unswept {
+            // SAFETY: the block is ours now; the world is not stopped, but
+            // its dead objects are unreachable and fail validation.
+            let local = unsafe { ts.local() };
+            // SAFETY: as above.
+            let free =
+                unsafe { sweep_cells(base, cell, marking::live_mark(), |h| local.handles.push(h)) };
+            whole = free.free == cells_per_block(cell);
+        }
+        // SAFETY: as above.
+        let buf = &mut unsafe { ts.local() }.heap.bufs[c];
+        *buf = Bump {
+            cursor: start,
+            limit: start,
+            scan: start,
+            end,
+            block: id,
+        };
+        if whole {
+            // A wholly free block is one run: no need to look at its cells.
+            buf.limit = end;
+            buf.scan = end;
+            pacer::allocated(end - start);
+        }
+    }
+}
+
+/// Where a block taken for allocation comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fresh {
+    /// Partly free, swept: look for runs of free cells.
+    No,
+    /// Unswept: sweep it first.
+    Unswept,
+    /// Wholly free: one run.
+    Whole,
+}
+
+/// Moves `buf` to the next run of free cells in its block; false when the
+/// block has none left.
+fn next_run(buf: &mut Bump, cell: usize) -> bool {
+    let is_free = |p: usize| {
+        // SAFETY: a cell of an owned block: free (zero) or an object.
+        unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) == 0 }
+    };
+    let mut p = buf.scan;
+    while p < buf.end && !is_free(p) {
+        p += cell;
+    }
+    if p >= buf.end {
+        buf.scan = buf.end;
+        return false;
+    }
+    let start = p;
+    while p < buf.end && is_free(p) {
+        p += cell;
+    }
+    buf.cursor = start;
+    buf.limit = p;
+    buf.scan = p;
+    pacer::allocated(p - start);
+    true
+}
+
+/// Zeroed memory for a large object of `size` payload bytes.
+fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
+    let bytes = HEADER + size as usize;
+    let mut retry = Retry::new(ts);
+    loop {
+        retry.pace();
+        let mut heap = heap();
+        if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
+            drop(heap);
+            // Wholly free blocks, found by sweeping, can be given back.
+            retry.on_limit(|| {
+                sweep_all_for(ts);
+                self::heap().release_oldest_free(usize::MAX);
+            })?;
+            continue;
+        }
+        // Reserve the bytes, then zero-allocate without the lock.
+        heap.large_bytes += bytes;
+        PEAK.fetch_max(heap.size(), Ordering::Relaxed);
+        drop(heap);
+        pacer::allocated(bytes);
+        // SAFETY: plain allocation; 16-byte alignment is glibc's on 64-bit.
+        let p = unsafe { libc::calloc(1, bytes) }.cast::<Header>();
+        let mut heap = self::heap();
+        if p.is_null() {
+            heap.large_bytes -= bytes;
+            return Err(Error::OutOfMemory);
+        }
+        debug_assert_eq!(p as usize % GRANULE, 0, "calloc returned unaligned memory");
+        heap.large.push(Large { hdr: p, bytes });
+        return Ok(p);
+    }
+}
+
+/// Gives up a thread's blocks (at the start of a cycle, or when the thread
+/// unregisters): the sweep then sees every block unowned.
+pub(crate) fn retire(local: &mut LocalHeap) {
+    let mut heap = heap();
+    for buf in &mut local.bufs {
+        if buf.block != NO_BLOCK {
+            let id = buf.block;
+            if heap.blocks[id as usize].swept == marking::completed_id() {
+                let block = &mut heap.blocks[id as usize];
+                block.state = BlockState::Partial;
+                let class = block.class as usize;
+                heap.partial[class].push(id);
+            } else {
+                heap.file_unswept(id);
+            }
+        }
+        *buf = Bump::EMPTY;
+    }
+}

@@ -1,0 +1,29 @@
+//! The heap: objects never move; small ones live in blocks of one size
+//! class, large ones are allocated one by one.
+//!
+//! - `object.rs`: the object header, size classes, the free-cell invariant;
+//! - `blocks.rs`: the block manager (blocks, the lists they are filed in,
+//!   the heap size and limit, memory given back to the system);
+//! - `alloc.rs`: per-thread bump buffers, large objects, the slow path
+//!   and the collections it asks for;
+//! - `sweep.rs`: freeing what the last cycle did not mark, and the
+//!   end-of-marking bookkeeping;
+//! - `pacer.rs`: when allocation triggers the next collection.
+//!
+//! The collector (`collector.rs`) talks to the heap only through what this
+//! module exports.
+
+mod alloc;
+mod blocks;
+mod object;
+mod pacer;
+mod sweep;
+
+pub use alloc::{alloc, alloc_array};
+pub(crate) use alloc::{retire, LocalHeap};
+pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size};
+pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
+pub(crate) use pacer::{
+    configure, cycle_started, end_cycle, set_gc_percent, snapshot_taken, DEFAULT_MIN_TRIGGER,
+};
+pub(crate) use sweep::{after_mark, free_pending_large, set_lazy_sweep, sweep_all_unswept};

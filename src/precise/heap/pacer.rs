@@ -1,0 +1,176 @@
+//! The pacer: when allocation asks for the next collection, and when an
+//! allocation must wait for the running one.
+//!
+//! The heap may grow by the *goal distance* `max(min_trigger, live_bytes *
+//! gc_percent / 100)` (Go's GOGC) over what the last marking found live,
+//! counting the bytes handed to allocation buffers and large objects since
+//! the last cycle started (allocation during a cycle counts towards the
+//! next one: those objects were born black). A collection is requested
+//! (without waiting) early enough that, at the rate the mutators allocated
+//! during the last cycles, it ends as the heap reaches its goal: at the
+//! goal distance less that expected allocation (at most half of it), as
+//! Go's trigger does.
+//!
+//! A collector thread shares the machine with the mutators (two cores
+//! here, and other processes), so marking may fall behind however early it
+//! starts. Then the heap would grow without bound while marking runs (the
+//! live-heap workload reached 340 MB for 100 MB live, GCBench on two
+//! mutators 270-320 MiB). So a cycle has an *allowance*: what the mutators
+//! may allocate since it started, the goal distance less what they
+//! allocated before it started, but at least [`OVERSHOOT`] goal distances;
+//! once it has completed (and while a requested one has not started),
+//! `OVERSHOOT + 1` goal distances since it started. An allocation that
+//! needs a new block or a large object past half the allowance first
+//! marks a share of the cycle's work (a *mark assist*, `collector.rs`), as
+//! Go's assists do; past the whole allowance it marks while there is
+//! marking to take and then waits, in native code, for the cycle to
+//! complete ([`assist_zone`]), as Go parks an assist that finds no work.
+//! On this 2-core machine assists show no gain yet: the mutators and the
+//! collector already share two cores, and single-mutator workloads seldom
+//! reach half the allowance.
+//!
+//! Hence a bound that holds however the threads are scheduled: the heap
+//! stays below the live size plus `2 * OVERSHOOT + 1` goal distances (this
+//! window's allocation, and the previous window's garbage until the sweep
+//! has freed it), plus a block per thread and size class and the large
+//! object being allocated (`tests/precise_pacer.rs`). GCBench on two
+//! mutators peaks at 110-135 MiB with it. Objects born grey (during the
+//! snapshot) are traced and so counted live by their cycle, though most
+//! die at once: the goal is computed without them, or they would inflate
+//! it cycle after cycle.
+//!
+//! The heap limit is the block manager's (`blocks.rs`).
+
+use super::blocks::{self, heap};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+/// The smallest trigger by default: no automatic collection before this
+/// many bytes were allocated since the last one.
+pub(crate) const DEFAULT_MIN_TRIGGER: usize = 4 << 20;
+
+/// Percent growth over the last live size (`u32::MAX`: off).
+static GC_PERCENT: AtomicU32 = AtomicU32::new(100);
+static MIN_TRIGGER: AtomicUsize = AtomicUsize::new(DEFAULT_MIN_TRIGGER);
+/// The goal distance: how far the heap may grow over the live size.
+static GOAL: AtomicUsize = AtomicUsize::new(DEFAULT_MIN_TRIGGER);
+/// Bytes of allocation after which the next collection starts.
+static TRIGGER: AtomicUsize = AtomicUsize::new(DEFAULT_MIN_TRIGGER);
+/// Bytes handed to allocation buffers and large objects since the last
+/// collection.
+static ALLOCATED_SINCE_GC: AtomicUsize = AtomicUsize::new(0);
+/// The bytes the mutators may allocate since the last cycle started
+/// before an allocation waits for a cycle (see the module docs);
+/// `usize::MAX` with automatic collections off.
+static ALLOWANCE: AtomicUsize = AtomicUsize::new(2 * DEFAULT_MIN_TRIGGER);
+/// How many goal distances the mutators may allocate while a cycle runs,
+/// whatever they allocated before it started. One would keep GCBench's
+/// heap at 37-39 MiB instead of 44-52 MiB, but make its mutator wait for
+/// marking 20-30% of its time on this machine; two costs GCBench nothing
+/// measurable and still bounds the heap of mutators that outrun marking.
+const OVERSHOOT: usize = 2;
+/// What the mutators allocated during recent cycles (a moving average).
+static DURING_CYCLE: AtomicUsize = AtomicUsize::new(0);
+/// What the mutators allocated in the running cycle before every thread
+/// had snapshotted its roots: objects born grey, traced by the cycle and
+/// so counted live by it, though most die at once.
+static BEFORE_SNAPSHOT: AtomicUsize = AtomicUsize::new(0);
+
+/// Applies the heap-related settings.
+pub(crate) fn configure(heap_limit: Option<usize>, gc_percent: Option<u32>, min_trigger: usize) {
+    blocks::set_limit(heap_limit);
+    GC_PERCENT.store(gc_percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+    MIN_TRIGGER.store(min_trigger, Ordering::Relaxed);
+    GOAL.store(min_trigger, Ordering::Relaxed);
+    TRIGGER.store(min_trigger, Ordering::Relaxed);
+    set_allowance(min_trigger.saturating_mul(2));
+}
+
+/// Sets the allowance, or lifts it when automatic collections are off.
+fn set_allowance(bytes: usize) {
+    let on = GC_PERCENT.load(Ordering::Relaxed) != u32::MAX;
+    ALLOWANCE.store(if on { bytes } else { usize::MAX }, Ordering::Relaxed);
+}
+
+/// Sets the pacer's growth percentage (`None`: no automatic collections).
+pub(crate) fn set_gc_percent(percent: Option<u32>) {
+    GC_PERCENT.store(percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+    set_allowance(GOAL.load(Ordering::Relaxed).saturating_mul(2));
+}
+
+/// Counts `bytes` handed to allocation.
+#[inline(always)]
+pub(super) fn allocated(bytes: usize) {
+    ALLOCATED_SINCE_GC.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// Whether allocation since the last cycle started is past the trigger.
+pub(super) fn over_trigger() -> bool {
+    GC_PERCENT.load(Ordering::Relaxed) != u32::MAX
+        && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
+}
+
+/// Where allocation since the last cycle started stands against the
+/// allowance.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Zone {
+    /// Below half of it.
+    Free,
+    /// Past half of it: allocations that take a block assist marking.
+    Assist,
+    /// Past it: allocations wait for the running (or requested) cycle to
+    /// complete (assisting meanwhile).
+    Spent,
+}
+
+/// Where allocation since the last cycle started stands.
+#[inline]
+pub(super) fn assist_zone() -> Zone {
+    let allocated = ALLOCATED_SINCE_GC.load(Ordering::Relaxed);
+    let allowance = ALLOWANCE.load(Ordering::Relaxed);
+    if allocated >= allowance {
+        Zone::Spent
+    } else if allocated >= allowance / 2 {
+        Zone::Assist
+    } else {
+        Zone::Free
+    }
+}
+
+/// A cycle starts: the pacer counts allocation from here, and sets what
+/// the mutators may allocate before the heap passes its goal.
+pub(crate) fn cycle_started() {
+    let before = ALLOCATED_SINCE_GC.swap(0, Ordering::Relaxed);
+    let goal = GOAL.load(Ordering::Relaxed);
+    set_allowance(goal.saturating_sub(before).max(goal * OVERSHOOT));
+}
+
+/// Every thread has snapshotted its roots: what was allocated since the
+/// cycle started was born grey.
+pub(crate) fn snapshot_taken() {
+    BEFORE_SNAPSHOT.store(
+        ALLOCATED_SINCE_GC.load(Ordering::Relaxed),
+        Ordering::Relaxed,
+    );
+}
+
+/// Ends a cycle for the heap: sets the next goal distance, trigger and
+/// allowance from the heap bytes found live, and gives back the memory of
+/// free blocks beyond what the next cycle's allocation needs.
+pub(crate) fn end_cycle(live_heap_bytes: usize) {
+    let during = ALLOCATED_SINCE_GC.load(Ordering::Relaxed);
+    let expected = (DURING_CYCLE.load(Ordering::Relaxed) + during) / 2;
+    DURING_CYCLE.store(expected, Ordering::Relaxed);
+    let percent = GC_PERCENT.load(Ordering::Relaxed);
+    let min = MIN_TRIGGER.load(Ordering::Relaxed);
+    let goal = if percent == u32::MAX {
+        min
+    } else {
+        let live = live_heap_bytes.saturating_sub(BEFORE_SNAPSHOT.load(Ordering::Relaxed));
+        let goal = (live.saturating_mul(percent as usize) / 100).max(min);
+        GOAL.store(goal, Ordering::Relaxed);
+        TRIGGER.store(goal - expected.min(goal / 2), Ordering::Relaxed);
+        goal
+    };
+    set_allowance(goal.saturating_mul(OVERSHOOT + 1));
+    heap().release_idle_blocks(goal);
+}
