@@ -73,11 +73,16 @@ void *defergc_alloc_atomic(size_t size);
  * only by defergc_free. NULL when out of memory. */
 void *defergc_alloc_uncollectable(size_t size);
 
-/* Frees memory from the allocation functions now. NULL is ignored. */
+/* Frees memory from the allocation functions now. NULL is ignored. Aborts
+ * ("defergc: defergc_free(...)") for a pointer that does not start one of
+ * them (stack, malloc or foreign memory, or inside an allocation) and for
+ * a second free (certain within the next 64 frees: until then the memory
+ * is cleared and held back). */
 void defergc_free(void *p);
 
 /* Resizes an allocation, keeping its kind and contents (like realloc).
- * NULL when out of memory. */
+ * NULL when out of memory. Aborts like defergc_free for a pointer that is
+ * not a live allocation. */
 void *defergc_realloc(void *p, size_t size);
 
 /* Runs a full collection. Does nothing when built without a collector. */
@@ -183,26 +188,34 @@ typedef char defergc_frame_layout_check[
 #define DEFERGC_FRAME_ARM(fr) sigsetjmp((fr)->jb, 0)
 
 /* Links fr as the thread's innermost frame. Aborts ("defergc:") if fr is
- * NULL. */
+ * NULL or is already the innermost frame (entered twice, or its function
+ * returned without leaving it and was called again). A panic that would
+ * land in a frame whose function returned without leaving it aborts too
+ * ("defergc: panic: ...") when the frame is gone from the stack. */
 void defergc_frame_enter(defergc_frame *fr);
+
+/* The largest argument block of defergc_defer. */
+#define DEFERGC_DEFER_MAX_ARGS 65536
 
 /* Defers fn with a copy of the size bytes at args (Go evaluates the
  * arguments at the defer statement). A NULL fn panics when the call would
  * run. Aborts ("defergc:") if fr is NULL, was never entered or already
- * left, is not the thread's innermost frame, or is running its calls. */
+ * left, is not the thread's innermost frame, or is running its calls, and
+ * for a size above DEFERGC_DEFER_MAX_ARGS (before anything is read). */
 void defergc_defer(defergc_frame *fr, defergc_fn fn, const void *args, size_t size);
 
 /* Normal return: runs the deferred calls, newest first. Returns iff the
  * function should return normally; a panic raised by a deferred call is
  * handled here (the remaining calls still run) and, unless one of them
  * recovers it, goes on to the next frame out. Aborts ("defergc:") for a
- * bad frame (as defergc_defer) or one a panic landed in. */
+ * bad frame (as defergc_defer), one a panic landed in, and when called
+ * from one of the frame's own deferred calls. */
 void defergc_frame_leave(defergc_frame *fr);
 
 /* After a panic landed: runs the deferred calls with the panic in flight.
  * Returns iff one of them recovered it; otherwise the panic goes on to the
- * next frame out. Aborts ("defergc:") for a bad frame, or if no panic
- * landed in fr. */
+ * next frame out. Aborts ("defergc:") for a bad frame, if no panic landed
+ * in fr, and when called from one of the frame's own deferred calls. */
 void defergc_frame_unwind(defergc_frame *fr);
 
 /* Go's panic(value). value stays alive while the panic is in flight. NULL
@@ -220,11 +233,16 @@ DEFERGC_NORETURN void defergc_panic(void *value);
 /* Go's recover(), for the deferred function that got call: effective only
  * when that call runs for a panic that is still the newest one and not yet
  * recovered (and only once). NULL, stale or foreign tokens recover
- * nothing. value may be NULL. */
+ * nothing: a token is an identity no other call ever has, not an address.
+ * value may be NULL. */
 int defergc_recover(const defergc_call *call, void **value);
 
 /* Go's runtime.Goexit(): runs every deferred call of the thread, then ends
- * it (pthread_exit, or the defergc_thread_create boundary). */
+ * it (pthread_exit, or the defergc_thread_create boundary). On the
+ * process's main thread outside defergc_main, which has no goroutine to
+ * hand over to, the process then ends as Go's does when main calls Goexit
+ * and nothing else runs: "fatal error: no goroutines (main called
+ * runtime.Goexit) - deadlock!", status 2. */
 DEFERGC_NORETURN void defergc_goexit(void);
 
 /* ------------------------------------------------------------------ */
@@ -237,13 +255,14 @@ void *defergc_defer_head_get(void);
 void defergc_defer_head_set(void *head);
 void defergc_defer_head_clear(void);
 
-/* A zeroed record of size bytes in root memory (never NULL: aborts when
- * out of memory). */
+/* A zeroed record of size bytes in root memory (never NULL: aborts,
+ * "defergc:", when out of memory or for more than 1 GiB). */
 void *defergc_record_alloc(size_t size);
 
 /* Frees a record right after its call ran. Returns 0, DEFERGC_EINVAL for
  * NULL, DEFERGC_EDOUBLEFREE for a record freed twice (certain within the
- * next 64 frees of the thread), DEFERGC_ENOTRECORD otherwise. */
+ * next 64 frees of the thread), DEFERGC_ENOTRECORD for any other address
+ * (checked with the collector before anything is read). */
 int defergc_record_free(void *record);
 
 /* ------------------------------------------------------------------ */
@@ -328,7 +347,7 @@ int defergc_ready(defergc_goroutine g);
 
 /* Around code that blocks the thread (a system call, native code): the
  * worker's processor goes to another thread meanwhile. Nothing outside a
- * goroutine. */
+ * goroutine; an exit without an enter, or a second enter, does nothing. */
 void defergc_enter_syscall(void);
 void defergc_exit_syscall(void);
 
@@ -553,7 +572,8 @@ int defergc_precise_write(defergc_handle obj, size_t offset, const void *data, s
 /* Shadow-stack frames: push (*frame gets its id), root handles in the
  * innermost frame (root returns the slot index, >= 0, or an error code),
  * update a slot as its variable changes, pop the frame (it must be the
- * innermost: frames pop in order). */
+ * innermost: frames pop in order). root and set_root take 0 or a live
+ * handle: a stale or forged one gets its error code. */
 int defergc_precise_push_frame(uint64_t *frame);
 int defergc_precise_root(defergc_handle h);
 int defergc_precise_set_root(size_t slot, defergc_handle h);
@@ -581,7 +601,8 @@ int defergc_precise_reset_pause_stats(void);
 
 /* Global roots: a registered 8-byte slot keeps the handle it holds alive.
  * Store into it with store_global (the collector's write barrier) while
- * collections may run. */
+ * collections may run; a slot that is not registered gets
+ * DEFERGC_PRECISE_EUNKNOWNROOT. */
 int defergc_precise_add_global_root(const uint64_t *slot);
 int defergc_precise_remove_global_root(const uint64_t *slot);
 int defergc_precise_store_global(uint64_t *slot, defergc_handle value);

@@ -31,7 +31,7 @@
 //! escapes it by the same rule.
 
 use super::panic::{self, PanicValue};
-use super::record::{self, CFn, Call};
+use super::record::{self, CFn, CallToken};
 use super::thread::{FrameKind, FrameLink, ThreadState};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
@@ -61,6 +61,10 @@ pub struct CFrame {
 
 const _: () = assert!(std::mem::size_of::<CFrame>() <= PRIV_BYTES);
 
+/// The largest argument block of one deferred call (the header's
+/// `DEFERGC_DEFER_MAX_ARGS`).
+pub const MAX_ARGS: usize = 65536;
+
 /// `magic` of a linked frame ("DFGFRAME"); anything else is not one.
 const ENTERED: u64 = 0x4446_4746_5241_4d45;
 /// `magic` of a frame that was left ("DFGLEFT!").
@@ -76,11 +80,18 @@ pub(crate) unsafe fn enter(fr: *mut CFrame, what: &str) {
         misuse(what, "null frame pointer");
     }
     let th = ThreadState::current();
+    let inner = th.frame.get();
+    if ptr::eq(inner, fr.cast::<FrameLink>()) {
+        misuse(
+            what,
+            "the frame is already entered (entered twice, or its function returned without leaving it)",
+        );
+    }
     // SAFETY: the caller guarantees fr is writable storage for a CFrame.
     unsafe {
         fr.write(CFrame {
             link: FrameLink {
-                prev: th.frame.get(),
+                prev: inner,
                 base: th.stack.mark(),
                 draining: Cell::new(false),
                 kind: FrameKind::C,
@@ -137,6 +148,12 @@ pub(crate) unsafe fn defer(fr: *mut CFrame, f: Option<CFn>, args: *const u8, len
     if len > 0 && args.is_null() {
         misuse(WHAT, "null argument pointer with a non-zero length");
     }
+    if len > MAX_ARGS {
+        misuse(
+            WHAT,
+            &format!("{len} argument bytes, more than DEFERGC_DEFER_MAX_ARGS ({MAX_ARGS})"),
+        );
+    }
     let size = record::c_record_size(len);
     let space = th.stack.push(size);
     // SAFETY: push returned size bytes; args has len readable bytes.
@@ -152,6 +169,7 @@ pub(crate) unsafe fn leave(fr: *mut CFrame) {
     const WHAT: &str = "defergc_frame_leave";
     // SAFETY: forwarded from the caller.
     let (th, frame) = unsafe { current(fr, WHAT) };
+    not_draining(frame, WHAT);
     if frame.landed.get() {
         misuse(
             WHAT,
@@ -170,6 +188,7 @@ pub(crate) unsafe fn unwind(fr: *mut CFrame) {
     const WHAT: &str = "defergc_frame_unwind";
     // SAFETY: forwarded from the caller.
     let (th, frame) = unsafe { current(fr, WHAT) };
+    not_draining(frame, WHAT);
     if !frame.landed.get() {
         misuse(
             WHAT,
@@ -177,6 +196,17 @@ pub(crate) unsafe fn unwind(fr: *mut CFrame) {
         );
     }
     finish(th, frame, true);
+}
+
+/// A frame's own deferred call must not leave or unwind it: the frame is
+/// already doing that, and would run the running call again.
+fn not_draining(frame: &CFrame, what: &str) {
+    if frame.link.draining.get() {
+        misuse(
+            what,
+            "the frame is running its deferred calls (called from one of them)",
+        );
+    }
 }
 
 fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
@@ -201,15 +231,30 @@ pub(crate) fn deliver_from_c(th: &ThreadState) -> ! {
     // SAFETY: frames in the chain are live until they unlink themselves.
     if let Some(link) = unsafe { frame.as_ref() } {
         if link.kind == FrameKind::C && !link.draining.get() {
+            check_live(frame);
             // SAFETY: a linked C frame in its body has armed its jump
             // buffer, and only compiled code and runtime frames without
-            // destructors lie between here and it.
+            // destructors lie between here and it (check_live returned).
             unsafe { land(frame) }
         }
     }
     if frame.is_null() && th.boundaries.get() == 0 {
         if panic::newest_is_goexit(th) {
             panic::clear(th);
+            // SAFETY: gettid and getpid have no preconditions.
+            if unsafe { libc::gettid() == libc::getpid() } {
+                // Goexit on the process's main thread: Go's main goroutine
+                // with nothing left to run. (Ending the thread would leave
+                // the process waiting, forever, for the collector's.)
+                let text = "fatal error: no goroutines (main called runtime.Goexit) - deadlock!\n";
+                // SAFETY: flushes C's buffers, writes initialised bytes to
+                // fd 2, ends the process with Go's status for a fatal error.
+                unsafe {
+                    libc::fflush(ptr::null_mut());
+                    libc::write(2, text.as_ptr().cast(), text.len());
+                    libc::_exit(2)
+                }
+            }
             // SAFETY: ends this thread; only runtime frames (no destructors)
             // and compiled code lie above the thread's start.
             unsafe { libc::pthread_exit(ptr::null_mut()) }
@@ -221,6 +266,23 @@ pub(crate) fn deliver_from_c(th: &ThreadState) -> ! {
         std::process::exit(2)
     }
     panic::deliver(th)
+}
+
+/// Before a panic lands in the C frame `link`: the frame must still be
+/// there. Its function may have returned without leaving it; then its
+/// storage lies below the stack pointer (and may hold anything), and
+/// jumping there would resume a dead function.
+fn check_live(link: *const FrameLink) {
+    let here = 0u8;
+    let sp = std::hint::black_box(&here) as *const u8 as usize;
+    // SAFETY: read only when it lies above the stack pointer, in a live
+    // part of this stack.
+    let magic = (link as usize > sp).then(|| unsafe { (*link.cast::<CFrame>()).magic.get() });
+    if magic != Some(ENTERED) {
+        crate::abort(
+            "defergc: panic: the innermost frame's function returned without leaving it (no defergc_frame_leave)",
+        );
+    }
 }
 
 /// Jumps to the C frame `link`, which is in its body: the panic landed.
@@ -239,19 +301,23 @@ pub(crate) unsafe fn land(link: *const FrameLink) -> ! {
     }
 }
 
-/// `recover` for compiled code: `call` is the token its deferred function
+/// `recover` for compiled code: `token` is the one its deferred function
 /// was given (or null). A token of a call that is no longer running, or
-/// that never was, recovers nothing.
-pub(crate) fn recover(call: *const Call) -> Option<PanicValue> {
+/// that never was, recovers nothing: tokens are never reused, so a stale
+/// one cannot name a later call at the same address.
+pub(crate) fn recover(token: *const CallToken) -> Option<PanicValue> {
     let th = ThreadState::existing()?;
-    let mut running = th.running.get();
-    while !running.is_null() && running != call {
-        // SAFETY: the running chain holds live calls only.
-        running = unsafe { (*running).outer };
-    }
-    if running.is_null() {
+    let token = token as usize as u64;
+    if token == 0 {
         return None;
     }
-    // SAFETY: call is a running call of this thread.
-    panic::recover(th, unsafe { (*call).panic })
+    let mut running = th.running.get();
+    // SAFETY: the running chain holds live calls only.
+    while let Some(call) = unsafe { running.as_ref() } {
+        if call.token == token {
+            return panic::recover(th, call.panic);
+        }
+        running = call.outer;
+    }
+    None
 }

@@ -243,6 +243,7 @@ pub(crate) fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
             ptr::null_mut()
         },
         outer: th.running.get(),
+        token: th.next_token(),
     };
     th.running.set(&call);
     // SAFETY: a record of this frame ends at the top.

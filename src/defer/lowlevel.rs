@@ -61,9 +61,19 @@ impl std::fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
+/// The largest record [`record_alloc`] makes (1 GiB: a record holds a
+/// deferred call's arguments).
+pub const MAX_RECORD: usize = 1 << 30;
+
 /// Allocates a zeroed record of `size` bytes in root memory: everything
 /// stored in it is visible to the collector until [`record_free`].
+/// Aborts (`defergc:`) above [`MAX_RECORD`] bytes or when out of memory.
 pub fn record_alloc(size: usize) -> NonNull<u8> {
+    if size > MAX_RECORD {
+        crate::abort(&format!(
+            "defergc: defergc_record_alloc: {size} bytes, more than the largest record ({MAX_RECORD})"
+        ));
+    }
     let block = roots::alloc_block(HEADER + size);
     // SAFETY: the block has HEADER + size bytes, 16-aligned.
     unsafe {
@@ -84,17 +94,23 @@ pub fn record_alloc(size: usize) -> NonNull<u8> {
 /// the memory (then the second free frees that record: no pointer-based API
 /// can tell the two apart).
 ///
+/// Any address is accepted: one that does not start a record's block
+/// (checked with the collector before the header is read) is not a
+/// record.
+///
 /// # Safety
-/// `record` is null, or points `HEADER` bytes into readable memory (any
-/// record ever returned by [`record_alloc`] qualifies). The record is not
-/// used after a successful free.
+/// The record is not used after a successful free.
 pub unsafe fn record_free(record: *mut u8) -> Result<(), RecordError> {
     let Some(record) = NonNull::new(record) else {
         return Err(RecordError::Null);
     };
-    // SAFETY: the caller guarantees the header is readable.
-    let words = unsafe { record.as_ptr().sub(HEADER).cast::<u64>() };
-    // SAFETY: as above.
+    let block = record.as_ptr().wrapping_sub(HEADER);
+    if crate::gc::check::check(block).is_err() {
+        return Err(RecordError::NotARecord);
+    }
+    let words = block.cast::<u64>();
+    // SAFETY: the block starts a live allocation of ours (checked), at
+    // least HEADER bytes long: its first words are readable.
     match unsafe { words.read() } {
         LIVE => {
             // SAFETY: a live record: HEADER + size bytes from `words`.

@@ -23,8 +23,8 @@ use std::mem::{align_of, size_of};
 /// (and consumes) the closure stored below `top`.
 pub(crate) type Shim = unsafe fn(top: *mut u8, call: &Call);
 
-/// What a running deferred call knows about itself. C code sees it as an
-/// opaque `defergc_call` token.
+/// What a running deferred call knows about itself. Compiled code sees
+/// only its [`token`](Call::token).
 pub struct Call {
     /// Where the record begins; written by the shim before the call runs.
     pub(crate) start: Cell<*mut u8>,
@@ -33,6 +33,27 @@ pub struct Call {
     pub(crate) panic: *mut PanicRec,
     /// The call this one runs inside, if any (the thread's running chain).
     pub(crate) outer: *const Call,
+    /// The call's identity for compiled code: unique in the process, so a
+    /// token kept past its call never names a later one (which may well
+    /// sit at the same address).
+    pub(crate) token: u64,
+}
+
+/// A deferred call's token as compiled code holds it (`defergc_call *`):
+/// an opaque identity, never dereferenced, that only [`recover`] reads.
+/// A token of a call that is no longer running recovers nothing.
+///
+/// [`recover`]: crate::ffi::defergc_recover
+#[repr(C)]
+pub struct CallToken {
+    _opaque: [u8; 0],
+}
+
+impl Call {
+    /// The token compiled code gets for this call.
+    pub(crate) fn c_token(&self) -> *const CallToken {
+        self.token as usize as *const CallToken
+    }
 }
 
 /// Bytes a record of closure type `F` occupies: the closure rounded up to
@@ -116,7 +137,7 @@ pub(crate) unsafe fn run_nil(top: *mut u8, call: &Call) {
 
 /// A deferred function of compiled code: called with its argument bytes
 /// (in the record, so in root memory for the whole call) and its token.
-pub(crate) type CFn = unsafe extern "C-unwind" fn(args: *mut u8, call: *const Call);
+pub(crate) type CFn = unsafe extern "C-unwind" fn(args: *mut u8, call: *const CallToken);
 
 /// Argument blocks up to this many words get a record whose shim knows
 /// their length: `[args][fn][shim]`. Longer ones also store the length.
@@ -182,7 +203,7 @@ unsafe fn call_c(top: *mut u8, start: *mut u8, call: &Call) {
     // SAFETY: write_c put the function right below the shim.
     match unsafe { top.sub(16).cast::<Option<CFn>>().read() } {
         // SAFETY: compiled code handed us this function for these bytes.
-        Some(f) => unsafe { f(start, call) },
+        Some(f) => unsafe { f(start, call.c_token()) },
         None => panic::panic_runtime_error(panic::NIL_DEREF),
     }
 }

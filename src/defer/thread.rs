@@ -63,7 +63,18 @@ pub(crate) struct ThreadState {
     /// Blocks of low-level records freed lately, oldest first (see
     /// `lowlevel::record_free`).
     quarantine: RefCell<VecDeque<NonNull<u8>>>,
+    /// The next deferred call's token, from this state's current block of
+    /// [`TOKEN_BLOCK`] tokens (0: take a new block).
+    tokens: Cell<u64>,
 }
+
+/// Tokens a state takes at once from [`NEXT_TOKEN_BLOCK`]: one atomic
+/// operation per four billion deferred calls.
+const TOKEN_BLOCK: u64 = 1 << 32;
+/// The first token of the next block (block 0 is never handed out, so no
+/// token is 0, which is NULL to compiled code).
+static NEXT_TOKEN_BLOCK: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(TOKEN_BLOCK);
 
 /// The defer layer's slot in every execution context (rank 5: its depth in
 /// design.md's list of layers).
@@ -88,6 +99,19 @@ impl ThreadState {
         let state = context::existing()?.get(&KEY);
         // SAFETY: as in current.
         unsafe { state.cast::<ThreadState>().as_ref() }
+    }
+
+    /// A token for the next deferred call, unique in the process.
+    #[inline(always)]
+    pub(crate) fn next_token(&self) -> u64 {
+        let mut t = self.tokens.get();
+        if t % TOKEN_BLOCK == 0 {
+            // The first block, or the end of one: the block's first token
+            // is skipped, so only a block's end is a multiple of it.
+            t = NEXT_TOKEN_BLOCK.fetch_add(TOKEN_BLOCK, std::sync::atomic::Ordering::Relaxed) + 1;
+        }
+        self.tokens.set(t + 1);
+        t
     }
 
     /// The id of the execution context this state belongs to.
@@ -120,6 +144,7 @@ impl ThreadState {
                         boundaries: Cell::new(0),
                         reports_itself: Cell::new(false),
                         quarantine: RefCell::new(VecDeque::new()),
+                        tokens: Cell::new(0),
                     })
                 };
                 block.as_ptr()

@@ -18,7 +18,7 @@ use super::{entry, errors};
 use crate::defer::cframe::{self, CFrame, CValue};
 use crate::defer::lowlevel::{self, RecordError};
 use crate::defer::panic;
-use crate::defer::record::{CFn, Call};
+use crate::defer::record::{CFn, CallToken};
 use crate::defer::thread::ThreadState;
 use crate::defer::{PanicNilError, PanicValue};
 use std::ffi::{c_int, c_void};
@@ -126,7 +126,7 @@ const ERROR: c_int = 3;
 /// # Safety
 /// `value` is NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn defergc_recover(call: *const Call, value: *mut *mut c_void) -> c_int {
+pub unsafe extern "C" fn defergc_recover(call: *const CallToken, value: *mut *mut c_void) -> c_int {
     entry("defergc_recover", || {
         let Some(v) = cframe::recover(call) else {
             return NOTHING;

@@ -44,7 +44,7 @@ pub use self::precise::*;
 pub use self::sync::*;
 pub use self::tls::*;
 pub use crate::defer::cframe::CFrame as Frame;
-pub use crate::defer::record::Call;
+pub use crate::defer::record::CallToken as Call;
 
 use crate::defer::thread::ThreadState;
 use std::panic::{catch_unwind, AssertUnwindSafe};
