@@ -54,24 +54,40 @@ pub extern "C" fn defergc_alloc_uncollectable(size: usize) -> *mut c_void {
 }
 
 /// Frees memory from the allocation functions now (NULL is ignored).
+/// Aborts with a `defergc:` message for a pointer that is not the start of
+/// one of them, or one freed already (see `gc::check`).
 ///
 /// # Safety
-/// `p` is NULL or a live allocation from this library.
+/// Nobody uses the memory afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_free(p: *mut c_void) {
-    // SAFETY: forwarded from the caller.
-    entry("defergc_free", || unsafe { gc::free(p.cast()) })
+    entry("defergc_free", || {
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: checked before it is freed; the caller's promise.
+        if let Err(e) = unsafe { gc::check::free(p.cast()) } {
+            crate::abort(&format!("defergc: defergc_free({p:p}): {}", e.message()));
+        }
+    })
 }
 
 /// Resizes an allocation (like C `realloc`); NULL when out of memory.
+/// Aborts like `defergc_free` for a pointer that is not a live allocation.
 ///
 /// # Safety
-/// `p` is NULL or a live allocation from this library.
+/// After a non-NULL return, `p` is not used again.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_realloc(p: *mut c_void, size: usize) -> *mut c_void {
-    // SAFETY: forwarded from the caller.
-    entry("defergc_realloc", || unsafe {
-        gc::realloc(p.cast(), size).cast()
+    entry("defergc_realloc", || {
+        // SAFETY: checked first; the caller's promise.
+        match unsafe { gc::check::realloc(p.cast(), size) } {
+            Ok(q) => q.cast(),
+            Err(e) => crate::abort(&format!(
+                "defergc: defergc_realloc({p:p}, {size}): {}",
+                e.message()
+            )),
+        }
     })
 }
 

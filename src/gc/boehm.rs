@@ -276,6 +276,19 @@ pub(super) fn run_finalizers() -> usize {
     unsafe { sys::GC_invoke_finalizers() as usize }
 }
 
+/// Whether `ptr` starts an object of bdwgc's heap.
+pub(super) fn starts_allocation(ptr: *const u8) -> Result<(), super::check::PtrError> {
+    // SAFETY: GC_base accepts any address.
+    let base = unsafe { sys::GC_base(ptr.cast_mut().cast()) };
+    if base.is_null() {
+        Err(super::check::PtrError::NotAllocated)
+    } else if base.cast_const().cast::<u8>() != ptr {
+        Err(super::check::PtrError::Interior)
+    } else {
+        Ok(())
+    }
+}
+
 pub(super) fn is_heap_ptr(ptr: *const u8) -> bool {
     // SAFETY: GC_is_heap_ptr accepts any address.
     unsafe { sys::GC_is_heap_ptr(ptr.cast()) != 0 }

@@ -1,7 +1,9 @@
 //! The `nogc` backend: malloc and free, nothing is collected or registered.
 //!
-//! Memory from every kind is plain malloc memory and lives until [`free`];
-//! `collect`, finalizers and thread registration do nothing.
+//! Memory from every kind is plain malloc memory, behind a 16-byte header
+//! (a live mark and the size: a pointer handed back can be checked), and
+//! lives until [`free`]; `collect`, finalizers and thread registration do
+//! nothing.
 
 use super::{Config, Kind, Stats};
 use std::ffi::c_void;
@@ -14,42 +16,104 @@ pub(super) fn register_current_thread() {}
 
 pub(super) fn unregister_current_thread() {}
 
+/// Bytes in front of every allocation: a word saying it is a live one of
+/// ours, and its size (so that a pointer handed back can be checked).
+const HEADER: usize = 16;
+const LIVE: u64 = 0x6466_6767_6361_6c6c; // "dfggcall"
+
+/// The header of the allocation at `ptr`.
+fn header(ptr: *mut u8) -> *mut u64 {
+    ptr.wrapping_sub(HEADER).cast()
+}
+
 #[inline(always)]
 pub(super) fn alloc(kind: Kind, size: usize) -> *mut u8 {
-    // Like bdwgc, a zero-sized request still returns a distinct object.
-    let size = size.max(1);
+    let Some(total) = size.checked_add(HEADER) else {
+        return std::ptr::null_mut();
+    };
     // SAFETY: plain libc allocation.
-    unsafe {
+    let raw: *mut u64 = unsafe {
         match kind {
-            Kind::Scanned | Kind::Uncollectable => libc::calloc(1, size),
-            Kind::Atomic => libc::malloc(size),
+            Kind::Scanned | Kind::Uncollectable => libc::calloc(1, total),
+            Kind::Atomic => libc::malloc(total),
         }
         .cast()
+    };
+    if raw.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: raw has HEADER + size bytes, 16-aligned.
+    unsafe {
+        raw.write(LIVE);
+        raw.add(1).write(size as u64);
+        raw.cast::<u8>().add(HEADER)
     }
 }
 
 /// # Safety
 /// `ptr` came from [`alloc`] or [`realloc`] and is live.
 pub(super) unsafe fn free(ptr: *mut u8) {
-    // SAFETY: the caller guarantees ptr is a live malloc allocation.
-    unsafe { libc::free(ptr.cast()) }
+    let h = header(ptr);
+    // SAFETY: the caller guarantees ptr is a live allocation of ours: its
+    // header is in front of it.
+    unsafe {
+        h.write(0);
+        libc::free(h.cast());
+    }
 }
 
 /// # Safety
-/// `ptr` is a live malloc allocation.
+/// `ptr` is a live allocation of ours.
 pub(super) unsafe fn allocation_size(ptr: *mut u8) -> usize {
-    // SAFETY: the caller guarantees ptr is a live malloc allocation.
-    unsafe { libc::malloc_usable_size(ptr.cast()) }
+    // SAFETY: the caller guarantees ptr is a live allocation of ours.
+    unsafe { header(ptr).add(1).read() as usize }
 }
 
 /// # Safety
-/// `ptr` is null or a live malloc allocation.
+/// `ptr` is null or a live allocation of ours.
 pub(super) unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
     if ptr.is_null() {
         return alloc(Kind::Scanned, size);
     }
-    // SAFETY: the caller guarantees ptr is a live malloc allocation.
-    unsafe { libc::realloc(ptr.cast(), size.max(1)).cast() }
+    let Some(total) = size.checked_add(HEADER) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the caller guarantees ptr is a live allocation of ours.
+    let raw: *mut u64 = unsafe { libc::realloc(header(ptr).cast(), total).cast() };
+    if raw.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: raw has HEADER + size bytes; its header came along.
+    unsafe {
+        raw.add(1).write(size as u64);
+        raw.cast::<u8>().add(HEADER)
+    }
+}
+
+/// Whether `ptr` starts a live allocation of ours: its header is readable
+/// (asked of the kernel first: `ptr` may be any address) and says so.
+pub(super) fn starts_allocation(ptr: *const u8) -> Result<(), super::check::PtrError> {
+    use super::check::PtrError;
+    if ptr.is_null() || ptr as usize % HEADER != 0 {
+        return Err(PtrError::NotAllocated);
+    }
+    let mut word = [0u64; 2];
+    let local = libc::iovec {
+        iov_base: word.as_mut_ptr().cast(),
+        iov_len: HEADER,
+    };
+    let remote = libc::iovec {
+        iov_base: header(ptr.cast_mut()).cast(),
+        iov_len: HEADER,
+    };
+    // SAFETY: reads our own address space into a local buffer; the kernel
+    // reports an unmapped source instead of faulting.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n == HEADER as isize && word[0] == LIVE {
+        Ok(())
+    } else {
+        Err(PtrError::NotAllocated)
+    }
 }
 
 pub(super) fn collect() {}

@@ -30,6 +30,7 @@ mod backend;
 #[path = "malloc.rs"]
 mod backend;
 
+pub mod check;
 pub(crate) mod fork;
 mod global_alloc;
 pub(crate) mod scan;
@@ -159,14 +160,22 @@ fn start(config: Config) -> Result<(), AlreadyInitialized> {
     }
     STATE.store(RUNNING, Ordering::Relaxed);
     backend::init(&config);
+    fork::on_fork(&check::FORK);
     STATE.store(READY, Ordering::Release);
     Ok(())
 }
 
+/// The largest allocation asked of the backend (2^46 bytes, 64 TiB: more
+/// than any machine this runs on maps); larger requests fail at once.
+pub const MAX_ALLOC: usize = 1 << 46;
+
 /// Allocates `size` bytes of `kind` memory, or `None` when the heap cannot
-/// grow. A `size` of 0 returns a valid, distinct, minimal object.
+/// grow (or `size` is above [`MAX_ALLOC`]). A `size` of 0 returns a valid, distinct, minimal object.
 #[inline]
 pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
+    if size > MAX_ALLOC {
+        return None;
+    }
     thread::ensure_registered();
     NonNull::new(backend::alloc(kind, size))
 }
@@ -226,6 +235,9 @@ pub unsafe fn allocation_size(ptr: *mut u8) -> usize {
 /// `ptr` is null or a live allocation from this module; after a non-null
 /// return it must not be used again.
 pub unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+    if size > MAX_ALLOC {
+        return std::ptr::null_mut();
+    }
     thread::ensure_registered();
     // SAFETY: the caller guarantees ptr is null or a live allocation of ours.
     unsafe { backend::realloc(ptr, size) }
