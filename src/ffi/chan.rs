@@ -19,13 +19,41 @@ pub enum CChan {}
 /// A timer, as compiled code sees it (`defergc_timer`): opaque.
 pub enum CTimer {}
 
-/// The channel behind a C handle.
+/// The channel behind a C handle (`None` for NULL, Go's nil channel).
+/// Aborts, naming `what`, for a pointer that is not a channel: misaligned,
+/// or without a channel's magic word (forged, or memory reused).
 ///
 /// # Safety
-/// `c` is NULL or a channel of this library.
-unsafe fn chan<'a>(c: *mut CChan) -> Option<&'a RawChan> {
-    // SAFETY: forwarded.
-    unsafe { c.cast::<RawChan>().as_ref() }
+/// `c` is NULL or points to at least a word of readable memory.
+unsafe fn chan<'a>(c: *mut CChan, what: &str) -> Option<&'a RawChan> {
+    let c = c.cast::<RawChan>();
+    if c.is_null() {
+        return None;
+    }
+    // SAFETY: aligned (checked first) and readable, as the caller promised.
+    if c as usize % 8 != 0 || !unsafe { RawChan::is_chan(c) } {
+        crate::abort(&format!("defergc: {what}: {c:p} is not a channel"));
+    }
+    // SAFETY: a channel header of this library.
+    Some(unsafe { &*c })
+}
+
+/// The timer behind a C handle; aborts for NULL and for a pointer that is
+/// not a timer (as [`chan`]).
+///
+/// # Safety
+/// `t` is NULL or points to at least a word of readable memory.
+unsafe fn timer<'a>(t: *mut CTimer, what: &str) -> &'a RawTimer {
+    let t = t.cast::<RawTimer>();
+    if t.is_null() {
+        crate::abort(&format!("defergc: {what}: NULL timer"));
+    }
+    // SAFETY: aligned (checked first) and readable, as the caller promised.
+    if t as usize % 8 != 0 || !unsafe { RawTimer::is_timer(t) } {
+        crate::abort(&format!("defergc: {what}: {t:p} is not a timer"));
+    }
+    // SAFETY: a timer of this library.
+    unsafe { &*t }
 }
 
 /// Go's panic for a channel error, raised in Rust (inside `guard`).
@@ -90,7 +118,7 @@ pub extern "C-unwind" fn defergc_chan_make(
 pub unsafe extern "C-unwind" fn defergc_chan_send(c: *mut CChan, elem: *const c_void) {
     guard(|| {
         // SAFETY: the caller's channel.
-        let Some(c) = (unsafe { chan(c) }) else {
+        let Some(c) = (unsafe { chan(c, "defergc_chan_send") }) else {
             go::block_forever("chan send (nil chan)")
         };
         // SAFETY: elem as the caller promised.
@@ -111,7 +139,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_send(c: *mut CChan, elem: *const c_
 pub unsafe extern "C-unwind" fn defergc_chan_recv(c: *mut CChan, elem: *mut c_void) -> c_int {
     guard(|| {
         // SAFETY: the caller's channel.
-        let Some(c) = (unsafe { chan(c) }) else {
+        let Some(c) = (unsafe { chan(c, "defergc_chan_recv") }) else {
             go::block_forever("chan receive (nil chan)")
         };
         // SAFETY: elem as the caller promised.
@@ -128,7 +156,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_recv(c: *mut CChan, elem: *mut c_vo
 pub unsafe extern "C-unwind" fn defergc_chan_try_send(c: *mut CChan, elem: *const c_void) -> c_int {
     guard(|| {
         // SAFETY: the caller's channel.
-        let Some(c) = (unsafe { chan(c) }) else {
+        let Some(c) = (unsafe { chan(c, "defergc_chan_try_send") }) else {
             return 0;
         };
         // SAFETY: elem as the caller promised.
@@ -151,7 +179,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_try_recv(
 ) -> c_int {
     guard(|| {
         // SAFETY: the caller's channel.
-        let Some(c) = (unsafe { chan(c) }) else {
+        let Some(c) = (unsafe { chan(c, "defergc_chan_try_recv") }) else {
             return 0;
         };
         // SAFETY: elem as the caller promised.
@@ -176,7 +204,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_try_recv(
 pub unsafe extern "C-unwind" fn defergc_chan_close(c: *mut CChan) {
     guard(|| {
         // SAFETY: the caller's channel.
-        let result = match unsafe { chan(c) } {
+        let result = match unsafe { chan(c, "defergc_chan_close") } {
             Some(c) => c.close(),
             None => Err(ChanError::CloseOfNil),
         };
@@ -195,7 +223,7 @@ pub unsafe extern "C" fn defergc_chan_len(c: *mut CChan) -> usize {
     // SAFETY: the caller's channel.
     super::entry("defergc_chan_len", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
-        unsafe { chan(c) }.map_or(0, RawChan::len)
+        unsafe { chan(c, "defergc_chan_len") }.map_or(0, RawChan::len)
     })
 }
 
@@ -208,7 +236,7 @@ pub unsafe extern "C" fn defergc_chan_cap(c: *mut CChan) -> usize {
     // SAFETY: the caller's channel.
     super::entry("defergc_chan_cap", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
-        unsafe { chan(c) }.map_or(0, RawChan::cap)
+        unsafe { chan(c, "defergc_chan_cap") }.map_or(0, RawChan::cap)
     })
 }
 
@@ -255,7 +283,9 @@ pub unsafe extern "C-unwind" fn defergc_select(
         let cases: smallvec::SmallVec<[SelectCase; 8]> = given
             .iter()
             .map(|c| SelectCase {
-                chan: c.chan.cast::<RawChan>(),
+                // SAFETY: each case's channel is NULL or readable.
+                chan: unsafe { chan(c.chan, "defergc_select") }
+                    .map_or(std::ptr::null(), |r| r as *const RawChan),
                 dir: match c.dir {
                     SELECT_SEND => Dir::Send,
                     SELECT_RECV => Dir::Recv,
@@ -318,10 +348,10 @@ pub unsafe extern "C" fn defergc_timer_chan(t: *mut CTimer) -> *mut CChan {
     // SAFETY: the caller's timer.
     super::entry("defergc_timer_chan", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
-        match unsafe { t.cast::<RawTimer>().as_ref() } {
-            Some(t) => t.chan.cast_mut().cast::<CChan>(),
-            None => crate::abort("defergc: defergc_timer_chan: NULL timer"),
-        }
+        unsafe { timer(t, "defergc_timer_chan") }
+            .chan
+            .cast_mut()
+            .cast::<CChan>()
     })
 }
 
@@ -333,11 +363,10 @@ pub unsafe extern "C" fn defergc_timer_chan(t: *mut CTimer) -> *mut CChan {
 #[no_mangle]
 pub unsafe extern "C" fn defergc_timer_stop(t: *mut CTimer) -> c_int {
     super::entry("defergc_timer_stop", || {
-        if t.is_null() {
-            crate::abort("defergc: defergc_timer_stop: NULL timer");
-        }
-        // SAFETY: the caller's timer.
-        c_int::from(unsafe { go::timer_stop(t.cast::<RawTimer>()) })
+        // SAFETY: the caller's timer (checked).
+        let t = unsafe { timer(t, "defergc_timer_stop") };
+        // SAFETY: a timer of this library.
+        c_int::from(unsafe { go::timer_stop(t) })
     })
 }
 
@@ -348,11 +377,10 @@ pub unsafe extern "C" fn defergc_timer_stop(t: *mut CTimer) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn defergc_timer_reset(t: *mut CTimer, ns: i64) -> c_int {
     super::entry("defergc_timer_reset", || {
-        if t.is_null() {
-            crate::abort("defergc: defergc_timer_reset: NULL timer");
-        }
-        // SAFETY: the caller's timer.
-        c_int::from(unsafe { go::timer_reset(t.cast::<RawTimer>(), ns) })
+        // SAFETY: the caller's timer (checked).
+        let t = unsafe { timer(t, "defergc_timer_reset") };
+        // SAFETY: a timer of this library.
+        c_int::from(unsafe { go::timer_reset(t, ns) })
     })
 }
 

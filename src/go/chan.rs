@@ -36,6 +36,9 @@ pub const MAX_ELEM_SIZE: usize = 1 << 16;
 /// A channel (see the module docs).
 #[repr(C)]
 pub(crate) struct RawChan {
+    /// [`RawChan::MAGIC`]: lets the C ABI refuse a pointer that is not a
+    /// channel before it touches anything else.
+    magic: u64,
     lock: RawMutex,
     closed: AtomicBool,
     /// Elements in the buffer (read without the lock by len and the
@@ -87,9 +90,12 @@ pub(crate) enum Received {
 }
 
 impl RawChan {
+    const MAGIC: u64 = 0x6466_6763_6861_6e21; // "dfgchan!"
+
     /// A channel header over `buf` (room for `cap` elements, zeroed).
     pub(crate) fn new(elem_size: usize, cap: usize, buf: *mut u8) -> RawChan {
         RawChan {
+            magic: Self::MAGIC,
             lock: RawMutex::INIT,
             closed: AtomicBool::new(false),
             count: AtomicUsize::new(0),
@@ -105,6 +111,16 @@ impl RawChan {
 
     pub(crate) fn cap(&self) -> usize {
         self.cap
+    }
+
+    /// Whether `p` (any readable, aligned address) holds a channel header.
+    ///
+    /// # Safety
+    /// `p` is aligned and points to at least a word of readable memory.
+    pub(crate) unsafe fn is_chan(p: *const RawChan) -> bool {
+        // SAFETY: the magic is the header's first field (repr(C)); reading
+        // a word of readable memory.
+        unsafe { p.cast::<u64>().read() == Self::MAGIC }
     }
 
     /// Go's `len(c)`.

@@ -23,9 +23,17 @@ pub(crate) fn hold_external() {
     EXTERNAL.fetch_add(1, Ordering::SeqCst);
 }
 
-/// Ends a [`hold_external`].
+/// Ends a [`hold_external`]. Aborts (`defergc:`) when there is none: the
+/// count would wrap and turn the deadlock check off for good.
 pub(crate) fn release_external() {
-    EXTERNAL.fetch_sub(1, Ordering::SeqCst);
+    if EXTERNAL
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_err()
+    {
+        crate::abort(
+            "defergc: defergc_external_release: no external hold to release (more releases than holds)",
+        );
+    }
 }
 
 /// The check (see the module docs); `workers` created, `parked` of them,

@@ -744,6 +744,10 @@ pub(crate) fn enter_syscall(g: &G) {
 pub(crate) fn exit_syscall(g: &G) {
     let s = sched();
     let Some(m) = current_m() else { return };
+    if !m.p.get().is_null() {
+        // Not in a system call (an exit without an enter): nothing to do.
+        return;
+    }
     let got = {
         let mut idle = s.lock();
         idle.in_syscall -= 1;

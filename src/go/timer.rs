@@ -39,6 +39,9 @@ struct Entry {
 /// number; 0 when stopped or fired).
 #[repr(C)]
 pub(crate) struct Timer {
+    /// [`Timer::MAGIC`]: lets the C ABI refuse a pointer that is not a
+    /// timer.
+    magic: u64,
     pub(crate) chan: *const RawChan,
     pending: std::sync::atomic::AtomicU64,
     /// Called when the timer's entry leaves the heap (fired or stopped):
@@ -304,10 +307,22 @@ fn stop_locked(h: &mut Heap, t: &Timer) -> bool {
 }
 
 impl Timer {
+    const MAGIC: u64 = 0x6466_6774_696d_6572; // "dfgtimer"
+
+    /// Whether `p` (aligned, a readable word) holds a timer.
+    ///
+    /// # Safety
+    /// `p` is aligned and points to at least a word of readable memory.
+    pub(crate) unsafe fn is_timer(p: *const Timer) -> bool {
+        // SAFETY: the magic is the first field (repr(C)).
+        unsafe { p.cast::<u64>().read() == Self::MAGIC }
+    }
+
     /// A stopped timer delivering on `chan`; `release` (if any) runs when a
     /// firing it was armed for leaves the heap.
     pub(crate) fn new(chan: *const RawChan, release: Option<unsafe fn(*const Timer)>) -> Timer {
         Timer {
+            magic: Self::MAGIC,
             chan,
             pending: std::sync::atomic::AtomicU64::new(0),
             release,
