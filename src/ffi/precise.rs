@@ -159,6 +159,19 @@ fn handle(raw: u64) -> precise::Result<Handle> {
     Handle::from_raw(raw)
 }
 
+/// A handle from compiled code that is to be rooted: 0 (null) or a live
+/// handle. Rooting skips that check on its fast path; compiled code gets
+/// the error for a stale or forged handle instead of a root that keeps
+/// nothing (or something else) alive.
+#[cfg(feature = "precise")]
+fn live_handle(raw: u64) -> precise::Result<Option<Handle>> {
+    let h = maybe_handle(raw)?;
+    if let Some(h) = h {
+        precise::deref(h)?;
+    }
+    Ok(h)
+}
+
 #[cfg(feature = "precise")]
 fn maybe_handle(raw: u64) -> precise::Result<Option<Handle>> {
     if raw == 0 {
@@ -207,6 +220,10 @@ c_surface! {
         out: *mut u32,
     ) -> c_int {
         entry("defergc_precise_register_type", || {
+            if out.is_null() {
+                // Refused before registering a type nobody could name.
+                return super::errors::EINVAL;
+            }
             if n > 0 && offsets.is_null() {
                 return super::errors::EINVAL;
             }
@@ -228,6 +245,10 @@ c_surface! {
     /// `out` is NULL or writable.
     unsafe fn defergc_precise_register_handle_array_type(out: *mut u32) -> c_int {
         entry("defergc_precise_register_handle_array_type", || {
+            if out.is_null() {
+                // Refused before registering a type nobody could name.
+                return super::errors::EINVAL;
+            }
             let r = precise::register_handle_array_type().map(TypeId::to_raw);
             // SAFETY: forwarded from the caller.
             unsafe { put_ok(out, r) }
@@ -240,6 +261,10 @@ c_surface! {
     /// `out` is NULL or writable.
     unsafe fn defergc_precise_register_bytes_type(out: *mut u32) -> c_int {
         entry("defergc_precise_register_bytes_type", || {
+            if out.is_null() {
+                // Refused before registering a type nobody could name.
+                return super::errors::EINVAL;
+            }
             let r = precise::register_bytes_type().map(TypeId::to_raw);
             // SAFETY: forwarded from the caller.
             unsafe { put_ok(out, r) }
@@ -309,7 +334,7 @@ c_surface! {
     /// `buf` points to `len` writable bytes.
     unsafe fn defergc_precise_read(obj: u64, offset: usize, buf: *mut c_void, len: usize) -> c_int {
         entry("defergc_precise_read", || {
-            if len > 0 && buf.is_null() {
+            if (len > 0 && buf.is_null()) || len > isize::MAX as usize {
                 return super::errors::EINVAL;
             }
             // SAFETY: buf has len writable bytes per the caller.
@@ -330,7 +355,7 @@ c_surface! {
         len: usize,
     ) -> c_int {
         entry("defergc_precise_write", || {
-            if len > 0 && data.is_null() {
+            if (len > 0 && data.is_null()) || len > isize::MAX as usize {
                 return super::errors::EINVAL;
             }
             // SAFETY: data has len readable bytes per the caller.
@@ -345,6 +370,10 @@ c_surface! {
     /// `frame` is NULL or writable.
     unsafe fn defergc_precise_push_frame(frame: *mut u64) -> c_int {
         entry("defergc_precise_push_frame", || {
+            if frame.is_null() {
+                // Refused before the push: the frame could never be popped.
+                return super::errors::EINVAL;
+            }
             match precise::push_frame() {
                 // SAFETY: forwarded from the caller.
                 Ok(id) => unsafe { put(frame, id.depth() as u64) },
@@ -357,7 +386,7 @@ c_surface! {
     /// slot's index (>= 0) for `defergc_precise_set_root`, or an error code.
     fn defergc_precise_root(h: u64) -> c_int {
         entry("defergc_precise_root", || {
-            match maybe_handle(h).and_then(precise::root) {
+            match live_handle(h).and_then(precise::root) {
                 Ok(slot) => c_int::try_from(slot).unwrap_or(super::errors::ENOMEM),
                 Err(e) => code(e),
             }
@@ -368,7 +397,7 @@ c_surface! {
     /// (one slot per variable, updated as the variable changes).
     fn defergc_precise_set_root(slot: usize, h: u64) -> c_int {
         entry("defergc_precise_set_root", || {
-            status(maybe_handle(h).and_then(|h| precise::set_root(slot, h)))
+            status(live_handle(h).and_then(|h| precise::set_root(slot, h)))
         })
     }
 

@@ -80,8 +80,10 @@ pub unsafe fn add_global_root(slot: *const u64) -> Result<()> {
 /// through the collector's deletion barrier: the way for compiled code to
 /// write a registered global root while collections run concurrently.
 /// Errors: [`Error::BadRootAddress`] for a null or unaligned `slot`,
-/// [`Error::StaleHandle`] / [`Error::InvalidHandle`] for a `value` that is
-/// not live, [`Error::InNative`] from native code.
+/// [`Error::UnknownRoot`] for one that is not registered (its handle
+/// would not be kept alive), [`Error::StaleHandle`] /
+/// [`Error::InvalidHandle`] for a `value` that is not live,
+/// [`Error::InNative`] from native code.
 ///
 /// # Safety
 /// `slot` is valid for reads and writes, and only written through this
@@ -89,6 +91,9 @@ pub unsafe fn add_global_root(slot: *const u64) -> Result<()> {
 pub unsafe fn store_global(slot: *mut u64, value: impl Into<Option<Handle>>) -> Result<()> {
     if slot.is_null() || slot as usize % 8 != 0 {
         return Err(Error::BadRootAddress);
+    }
+    if !globals().contains_key(&(slot as usize)) {
+        return Err(Error::UnknownRoot);
     }
     let ts = threads::current()?;
     // SAFETY: an aligned, valid slot (the caller's obligation) accessed
