@@ -1,0 +1,713 @@
+/*
+ * The C ABI under attack: every function of include/defergc.h with NULL,
+ * forged, stale, huge and out-of-order inputs, one case per process
+ * (tests/misuse.rs runs each and checks its status and its words).
+ *
+ * A case either misuses the ABI and must end with the library's own
+ * answer (an abort whose message starts with "defergc:" and names the
+ * misuse, or Go's panic or fatal error with status 2), or checks the
+ * error codes of several misuses itself and prints "ok". `list` prints
+ * every case, so the harness can insist that each has an expectation.
+ */
+#include "defergc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+#define OK() (printf("ok\n"), fflush(stdout))
+
+static void nothing(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+}
+
+/* ---- the collector ------------------------------------------------------ */
+
+static void free_malloc(void) {
+    void *p = malloc(32);
+    defergc_free(p);
+}
+
+static void free_stack(void) {
+    char b[32];
+    defergc_free(b);
+}
+
+static void free_interior(void) {
+    char *p = defergc_alloc_uncollectable(64);
+    defergc_free(p + 16);
+}
+
+static void free_twice(void) {
+    void *p = defergc_alloc_uncollectable(32);
+    defergc_free(p);
+    defergc_free(p);
+}
+
+static void free_twice_collectable(void) {
+    void *p = defergc_alloc(32);
+    defergc_free(p);
+    defergc_free(p);
+}
+
+static void free_forged(void) { defergc_free((void *)16); }
+
+static void realloc_malloc(void) { defergc_realloc(malloc(32), 64); }
+
+static void realloc_freed(void) {
+    void *p = defergc_alloc(32);
+    defergc_free(p);
+    defergc_realloc(p, 64);
+}
+
+static void alloc_codes(void) {
+    CHECK(defergc_alloc(SIZE_MAX) == NULL);
+    CHECK(defergc_alloc(SIZE_MAX - 15) == NULL);
+    CHECK(defergc_alloc_atomic(SIZE_MAX) == NULL);
+    CHECK(defergc_alloc_uncollectable(SIZE_MAX) == NULL);
+    char *p = defergc_alloc(16);
+    strcpy(p, "kept");
+    CHECK(defergc_realloc(p, SIZE_MAX) == NULL);
+    CHECK(strcmp(p, "kept") == 0); /* untouched, as C's realloc */
+    defergc_free(NULL);            /* ignored */
+    void *q = defergc_realloc(NULL, 8);
+    CHECK(q != NULL);
+    /* Freed memory is not handed out again while it waits in quarantine. */
+    void *r = defergc_alloc_uncollectable(32);
+    defergc_free(r);
+    for (int i = 0; i < 8; i++)
+        CHECK(defergc_alloc_uncollectable(32) != r);
+    CHECK(defergc_get_stats(NULL) == DEFERGC_EINVAL);
+    OK();
+}
+
+static void *thread_body(void *arg) { return arg; }
+
+static void thread_codes(void) {
+    pthread_t t;
+    CHECK(defergc_thread_create(&t, NULL, NULL, NULL) == EINVAL);
+    CHECK(defergc_thread_create(NULL, NULL, thread_body, NULL) == EINVAL);
+    /* Unregistering a thread that never registered, and twice. */
+    defergc_unregister_thread();
+    defergc_unregister_thread();
+    defergc_register_thread();
+    defergc_register_thread();
+    CHECK(defergc_alloc(8) != NULL);
+    OK();
+}
+
+/* ---- thread-local slots ------------------------------------------------- */
+
+static void tls_get_forged(void) { defergc_tls_get((defergc_tls_key)0x7fffffff); }
+
+static void tls_codes(void) {
+    CHECK(defergc_tls_create(NULL, NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_tls_set((defergc_tls_key)987654321, NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_tls_set((defergc_tls_key)0, NULL) == DEFERGC_EINVAL);
+    defergc_tls_key k;
+    CHECK(defergc_tls_create(&k, NULL) == DEFERGC_OK);
+    CHECK(defergc_tls_set(k, (void *)7) == DEFERGC_OK);
+    CHECK(defergc_tls_get(k) == (void *)7);
+    OK();
+}
+
+/* ---- defer frames ------------------------------------------------------- */
+
+static defergc_frame *target;
+
+static void leave_target(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+    defergc_frame_leave(target);
+}
+
+static void unwind_target(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+    defergc_frame_unwind(target);
+}
+
+static void leave_in_own_defer(void) {
+    defergc_frame fr;
+    target = &fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, leave_target, NULL, 0);
+    defergc_frame_leave(&fr);
+}
+
+static void unwind_in_own_defer(void) {
+    defergc_frame fr;
+    target = &fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, unwind_target, NULL, 0);
+    defergc_panic(NULL);
+}
+
+static void defer_size(size_t size) {
+    defergc_frame fr;
+    char args[16] = {0};
+    defergc_frame_enter(&fr);
+    defergc_defer(&fr, nothing, args, size);
+}
+
+static void defer_size_max(void) { defer_size(SIZE_MAX); }
+static void defer_size_max7(void) { defer_size(SIZE_MAX - 7); }
+static void defer_size_4g(void) { defer_size((size_t)1 << 32); }
+static void defer_size_limit(void) { defer_size(DEFERGC_DEFER_MAX_ARGS + 1); }
+
+static void defer_null_args(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    defergc_defer(&fr, nothing, NULL, 8);
+}
+
+static void enter_null(void) { defergc_frame_enter(NULL); }
+static void leave_null(void) { defergc_frame_leave(NULL); }
+static void unwind_null(void) { defergc_frame_unwind(NULL); }
+
+static void enter_twice(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    defergc_frame_enter(&fr);
+}
+
+__attribute__((noinline)) static void returns_without_leaving(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+}
+
+static void no_leave_then_panic(void) {
+    returns_without_leaving();
+    defergc_panic(NULL);
+}
+
+static void no_leave_then_again(void) {
+    /* The next call's frame sits where the forgotten one is (a loop: not
+     * a tail call, which would move it). */
+    for (int i = 0; i < 2; i++)
+        returns_without_leaving();
+    puts("not reached");
+}
+
+static void leave_after_landing(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_leave(&fr);
+        return;
+    }
+    defergc_panic(NULL);
+}
+
+static void defer_after_landing(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_defer(&fr, nothing, NULL, 0);
+        return;
+    }
+    defergc_panic(NULL);
+}
+
+static void defer_forged_frame(void) {
+    defergc_frame fr;
+    memset(&fr, 0xff, sizeof fr);
+    defergc_defer(&fr, nothing, NULL, 0);
+}
+
+/* Recover tokens: a stale one (its call is over, a new call sits at the
+ * same address), a forged one, NULL, and one of another thread. */
+static const defergc_call *saved;
+static int seen_kind = -1;
+
+static void save_token(void *args, const defergc_call *call) {
+    (void)args;
+    saved = call;
+}
+
+static void recover_with_saved(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+    void *v;
+    seen_kind = defergc_recover(saved, &v);
+    /* The real token still works after the stale one was refused. */
+    CHECK(defergc_recover(call, &v) == DEFERGC_RECOVERED_VALUE);
+    CHECK(v == (void *)0x5678);
+}
+
+__attribute__((noinline)) static void frame_saving_token(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, save_token, NULL, 0);
+    defergc_frame_leave(&fr);
+}
+
+__attribute__((noinline)) static void frame_using_token(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, recover_with_saved, NULL, 0);
+    defergc_panic((void *)0x5678);
+}
+
+static void *save_token_thread(void *arg) {
+    (void)arg;
+    frame_saving_token();
+    return NULL;
+}
+
+static void recover_codes(void) {
+    frame_saving_token();
+    frame_using_token();
+    CHECK(seen_kind == DEFERGC_RECOVERED_NOTHING); /* stale */
+    saved = (const defergc_call *)0x1234;
+    frame_using_token();
+    CHECK(seen_kind == DEFERGC_RECOVERED_NOTHING); /* forged */
+    saved = NULL;
+    frame_using_token();
+    CHECK(seen_kind == DEFERGC_RECOVERED_NOTHING); /* NULL */
+    pthread_t t;
+    CHECK(defergc_thread_create(&t, NULL, save_token_thread, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    frame_using_token();
+    CHECK(seen_kind == DEFERGC_RECOVERED_NOTHING); /* another thread's */
+    /* Outside any deferred call. */
+    CHECK(defergc_recover(NULL, NULL) == DEFERGC_RECOVERED_NOTHING);
+    OK();
+}
+
+static void goexit_main_thread(void) { defergc_goexit(); }
+
+static void panic_no_frame(void) { defergc_panic(NULL); }
+
+/* ---- the low-level chain -------------------------------------------------- */
+
+static void record_alloc_max(void) { defergc_record_alloc(SIZE_MAX); }
+static void record_alloc_huge(void) { defergc_record_alloc((size_t)1 << 40); }
+
+static void record_codes(void) {
+    char stack_bytes[64];
+    CHECK(defergc_record_free(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_record_free((void *)1) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free((void *)-16) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free((void *)4096) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free(stack_bytes + 16) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free((char *)malloc(64) + 16) == DEFERGC_ENOTRECORD);
+    char *gc = defergc_alloc(64);
+    CHECK(defergc_record_free(gc) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free(gc + 16) == DEFERGC_ENOTRECORD);
+    char *r = defergc_record_alloc(40);
+    CHECK(defergc_record_free(r + 8) == DEFERGC_ENOTRECORD);
+    CHECK(defergc_record_free(r) == DEFERGC_OK);
+    CHECK(defergc_record_free(r) == DEFERGC_EDOUBLEFREE);
+    void *zero = defergc_record_alloc(0);
+    CHECK(zero != NULL);
+    CHECK(defergc_record_free(zero) == DEFERGC_OK);
+    /* The head word holds anything, and forgets it when cleared. */
+    defergc_defer_head_set((void *)0xdead);
+    CHECK(defergc_defer_head_get() == (void *)0xdead);
+    defergc_defer_head_clear();
+    CHECK(defergc_defer_head_get() == NULL);
+    OK();
+}
+
+/* ---- goroutines ------------------------------------------------------------ */
+
+static void go_main_body(void *arg) { (void)arg; }
+
+static void main_null(void) { defergc_main(NULL, NULL); }
+
+static void nested_main_body(void *arg) {
+    (void)arg;
+    defergc_main(go_main_body, NULL);
+}
+
+static void main_nested(void) { defergc_main(nested_main_body, NULL); }
+
+static void go_body(void *args) { (void)args; }
+
+static void unlock_nothing(void *arg) { (void)arg; }
+
+static void go_codes_body(void *arg) {
+    (void)arg;
+    char args[16] = {0};
+    CHECK(defergc_go(NULL, NULL, 0) == DEFERGC_EINVAL);
+    CHECK(defergc_go(go_body, NULL, 8) == DEFERGC_EINVAL);
+    CHECK(defergc_go(go_body, args, SIZE_MAX) == DEFERGC_EARGSIZE);
+    CHECK(defergc_go(go_body, args, DEFERGC_GO_MAX_ARGS + 1) == DEFERGC_EARGSIZE);
+    CHECK(defergc_park_unlock("x", NULL, NULL) == DEFERGC_EINVAL);
+    defergc_goroutine forged = {(void *)0x1234, 99};
+    CHECK(defergc_ready(forged) == DEFERGC_EINVAL);
+    defergc_goroutine null = {NULL, 0};
+    CHECK(defergc_ready(null) == DEFERGC_EINVAL);
+    defergc_goroutine heap = {defergc_alloc(64), 3};
+    CHECK(defergc_ready(heap) == DEFERGC_EINVAL);
+    defergc_goroutine me = defergc_self();
+    defergc_goroutine wrong_id = {me.g, me.id + 1000};
+    CHECK(defergc_ready(wrong_id) == 0); /* a stale handle: wakes nothing */
+    defergc_exit_syscall();               /* without an enter: nothing */
+    CHECK(defergc_goroutine_locals() != NULL);
+    OK();
+}
+
+static void go_codes(void) { defergc_main(go_codes_body, NULL); }
+
+static void outside_goroutine_codes(void) {
+    CHECK(defergc_park("x") == DEFERGC_ENOTGOROUTINE);
+    CHECK(defergc_park_unlock("x", unlock_nothing, NULL) == DEFERGC_ENOTGOROUTINE);
+    CHECK(defergc_goroutine_locals() == NULL);
+    CHECK(defergc_goid() == 0);
+    defergc_goroutine me = defergc_self();
+    CHECK(me.g == NULL && me.id == 0);
+    defergc_enter_syscall();
+    defergc_exit_syscall();
+    defergc_gosched();
+    OK();
+}
+
+static void external_release_unheld(void) { defergc_external_release(); }
+
+/* ---- channels, select, timers ----------------------------------------------- */
+
+static void in_main(void (*body)(void *)) { defergc_main(body, NULL); }
+
+static void send_closed_body(void *arg) {
+    (void)arg;
+    defergc_chan *c = defergc_chan_make(8, 0, 1);
+    defergc_chan_close(c);
+    long v = 1;
+    defergc_chan_send(c, &v);
+}
+static void send_closed(void) { in_main(send_closed_body); }
+
+static void close_closed_body(void *arg) {
+    (void)arg;
+    defergc_chan *c = defergc_chan_make(8, 0, 0);
+    defergc_chan_close(c);
+    defergc_chan_close(c);
+}
+static void close_closed(void) { in_main(close_closed_body); }
+
+static void close_nil_body(void *arg) {
+    (void)arg;
+    defergc_chan_close(NULL);
+}
+static void close_nil(void) { in_main(close_nil_body); }
+
+static void make_huge_body(void *arg) {
+    (void)arg;
+    defergc_chan_make(8, 0, SIZE_MAX / 4);
+}
+static void chan_make_huge(void) { in_main(make_huge_body); }
+
+static void make_elem_body(void *arg) {
+    (void)arg;
+    defergc_chan_make(65537, 0, 1);
+}
+static void chan_make_elem_too_big(void) { in_main(make_elem_body); }
+
+static void chan_forged_body(void *arg) {
+    (void)arg;
+    long *fake = calloc(64, 8);
+    long v = 0;
+    defergc_chan_try_send((defergc_chan *)fake, &v);
+}
+static void chan_forged(void) { in_main(chan_forged_body); }
+
+static void select_null_cases(void) { defergc_select(NULL, 2, 0, NULL); }
+
+static void select_bad_dir(void) {
+    defergc_select_case c = {defergc_chan_make(8, 0, 1), 7, NULL};
+    defergc_select(&c, 1, 0, NULL);
+}
+
+static void chan_codes_body(void *arg) {
+    (void)arg;
+    long v = 0;
+    int ok = -1;
+    /* nil channels: never ready */
+    CHECK(defergc_chan_try_send(NULL, &v) == 0);
+    CHECK(defergc_chan_try_recv(NULL, &v, &ok) == 0);
+    CHECK(defergc_chan_len(NULL) == 0 && defergc_chan_cap(NULL) == 0);
+    defergc_select_case nil = {NULL, DEFERGC_SELECT_RECV, &v};
+    CHECK(defergc_select(&nil, 1, 0, NULL) == -1);
+    CHECK(defergc_select(NULL, 0, 0, NULL) == -1);
+    /* zero-sized elements, NULL element pointers */
+    defergc_chan *z = defergc_chan_make(0, 0, 2);
+    CHECK(defergc_chan_try_send(z, NULL) == 1);
+    CHECK(defergc_chan_recv(z, NULL) == 1);
+    /* a closed channel drains, then answers zero values */
+    defergc_chan *c = defergc_chan_make(8, 0, 1);
+    v = 42;
+    defergc_chan_send(c, &v);
+    defergc_chan_close(c);
+    v = 0;
+    CHECK(defergc_chan_recv(c, &v) == 1 && v == 42);
+    v = 7;
+    CHECK(defergc_chan_recv(c, &v) == 0 && v == 0);
+    /* timers: negative durations fire at once, stop twice */
+    defergc_timer *t = defergc_timer_new(-5);
+    int64_t when = 0;
+    CHECK(defergc_chan_recv(defergc_timer_chan(t), &when) == 1 && when > 0);
+    CHECK(defergc_timer_stop(t) == 0);
+    CHECK(defergc_timer_reset(t, 1000000000) == 0);
+    CHECK(defergc_timer_stop(t) == 1);
+    CHECK(defergc_timer_stop(t) == 0);
+    defergc_sleep_ns(-1);
+    defergc_sleep_ns(INT64_MIN);
+    CHECK(defergc_chan_recv(defergc_after(-1), NULL) == 1);
+    OK();
+}
+static void chan_codes(void) { in_main(chan_codes_body); }
+
+static void timer_null(void) { defergc_timer_stop(NULL); }
+
+/* ---- sync ------------------------------------------------------------------- */
+
+static void mutex_null(void) { defergc_mutex_lock(NULL); }
+
+static void mutex_unlock_unlocked(void) {
+    defergc_mutex m = {{0}};
+    defergc_mutex_unlock(&m);
+}
+
+static void rwmutex_runlock_unlocked(void) {
+    defergc_rwmutex rw = {{0}};
+    defergc_rwmutex_runlock(&rw);
+}
+
+static void rwmutex_unlock_unlocked(void) {
+    defergc_rwmutex rw = {{0}};
+    defergc_rwmutex_unlock(&rw);
+}
+
+static void wg_negative_body(void *arg) {
+    (void)arg;
+    defergc_wg wg = {{0}};
+    defergc_wg_done(&wg);
+}
+static void wg_negative(void) { in_main(wg_negative_body); }
+
+static void once_null_fn(void) {
+    defergc_once o = {{0}};
+    defergc_once_do(&o, NULL, NULL);
+}
+
+static void cond_null_mutex(void) {
+    defergc_cond c = {{0}};
+    defergc_cond_wait(&c, NULL);
+}
+
+/* ---- the precise collector ------------------------------------------------------ */
+
+static void precise_codes(void) {
+    if (defergc_precise_init() == DEFERGC_PRECISE_ENOTBUILT) {
+        OK();
+        return;
+    }
+    int err = 0;
+    defergc_type node, bad;
+    size_t offsets[1] = {0};
+    CHECK(defergc_precise_register_type(16, offsets, 1, &node) == DEFERGC_OK);
+    size_t unaligned[1] = {3};
+    CHECK(defergc_precise_register_type(16, unaligned, 1, &bad) < 0);
+    size_t outside[1] = {16};
+    CHECK(defergc_precise_register_type(16, outside, 1, &bad) < 0);
+    CHECK(defergc_precise_register_type(16, NULL, 1, &bad) < 0);
+    CHECK(defergc_precise_register_type(16, offsets, 1, NULL) < 0);
+    CHECK(defergc_precise_register_type(SIZE_MAX, NULL, 0, &bad) < 0);
+
+    /* forged types */
+    CHECK(defergc_precise_alloc((defergc_type)0x7fffffff, &err) == 0 && err < 0);
+    CHECK(defergc_precise_alloc_array(node, SIZE_MAX, &err) == 0 && err < 0);
+
+    uint64_t frame;
+    CHECK(defergc_precise_push_frame(&frame) == DEFERGC_OK);
+    defergc_handle h = defergc_precise_alloc(node, &err);
+    CHECK(h != 0);
+    int slot = defergc_precise_root(h);
+    CHECK(slot >= 0);
+
+    /* forged handles, everywhere a handle goes */
+    defergc_handle forged[] = {1, 0x123456789, UINT64_MAX, h + 1, h ^ (1ull << 40)};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        defergc_handle f = forged[i], out = 0;
+        char buf[8];
+        CHECK(defergc_precise_deref(f, &err) == NULL && err < 0);
+        CHECK(defergc_precise_load(f, 0, &out) < 0);
+        CHECK(defergc_precise_store(f, 0, 0) < 0);
+        CHECK(defergc_precise_store(h, 0, f) < 0);
+        CHECK(defergc_precise_read(f, 8, buf, 8) < 0);
+        CHECK(defergc_precise_write(f, 8, buf, 8) < 0);
+        CHECK(defergc_precise_root(f) < 0);
+        CHECK(defergc_precise_set_root((size_t)slot, f) < 0);
+    }
+    /* out-of-range offsets and slots */
+    char buf[8];
+    defergc_handle out;
+    CHECK(defergc_precise_load(h, 16, &out) < 0);
+    CHECK(defergc_precise_load(h, SIZE_MAX, &out) < 0);
+    CHECK(defergc_precise_load(h, 0, NULL) < 0);
+    CHECK(defergc_precise_read(h, 8, buf, SIZE_MAX) < 0);
+    CHECK(defergc_precise_read(h, SIZE_MAX, buf, 8) < 0);
+    CHECK(defergc_precise_write(h, 0, buf, 8) < 0); /* over a handle field */
+    CHECK(defergc_precise_read(h, 8, NULL, 8) < 0);
+    CHECK(defergc_precise_set_root(100000, h) < 0);
+    CHECK(defergc_precise_set_root(SIZE_MAX, h) < 0);
+
+    /* a stale handle: its object was collected */
+    uint64_t inner;
+    CHECK(defergc_precise_push_frame(&inner) == DEFERGC_OK);
+    defergc_handle dead = defergc_precise_alloc(node, &err);
+    CHECK(dead != 0);
+    CHECK(defergc_precise_pop_frame(inner) == DEFERGC_OK);
+    CHECK(defergc_precise_collect() == DEFERGC_OK);
+    CHECK(defergc_precise_collect() == DEFERGC_OK);
+    CHECK(defergc_precise_deref(dead, &err) == NULL && err < 0);
+    CHECK(defergc_precise_root(dead) < 0);
+    CHECK(defergc_precise_set_root((size_t)slot, dead) < 0);
+    CHECK(defergc_precise_deref(h, &err) != NULL); /* the rooted one lives */
+
+    /* frames out of order */
+    CHECK(defergc_precise_pop_frame(frame + 5) < 0);
+    CHECK(defergc_precise_push_frame(NULL) < 0);
+    uint64_t a, b;
+    CHECK(defergc_precise_push_frame(&a) == DEFERGC_OK);
+    CHECK(defergc_precise_push_frame(&b) == DEFERGC_OK);
+    CHECK(defergc_precise_pop_frame(a) < 0);
+    CHECK(defergc_precise_pop_frame(b) == DEFERGC_OK);
+    CHECK(defergc_precise_pop_frame(a) == DEFERGC_OK);
+    CHECK(defergc_precise_pop_frame(a) < 0);
+
+    /* global roots */
+    uint64_t never_added = 0, unaligned_slot[2];
+    CHECK(defergc_precise_store_global(&never_added, h) == DEFERGC_PRECISE_EUNKNOWNROOT);
+    CHECK(defergc_precise_store_global(NULL, h) < 0);
+    CHECK(defergc_precise_add_global_root(NULL) < 0);
+    CHECK(defergc_precise_add_global_root((uint64_t *)((char *)unaligned_slot + 1)) < 0);
+    CHECK(defergc_precise_remove_global_root(&never_added) == DEFERGC_PRECISE_EUNKNOWNROOT);
+    static uint64_t global;
+    CHECK(defergc_precise_add_global_root(&global) == DEFERGC_OK);
+    CHECK(defergc_precise_store_global(&global, forged[1]) < 0);
+    CHECK(defergc_precise_store_global(&global, h) == DEFERGC_OK);
+    CHECK(defergc_precise_remove_global_root(&global) == DEFERGC_OK);
+
+    /* native state out of order */
+    CHECK(defergc_precise_leave_native() < 0);
+    CHECK(defergc_precise_enter_native() == DEFERGC_OK);
+    CHECK(defergc_precise_enter_native() < 0);
+    CHECK(defergc_precise_alloc(node, &err) == 0 && err < 0); /* heap from native */
+    CHECK(defergc_precise_leave_native() == DEFERGC_OK);
+
+    CHECK(defergc_precise_get_stats(NULL) < 0);
+    CHECK(defergc_precise_pop_frame(frame) == DEFERGC_OK);
+    OK();
+}
+
+/* ---- the table --------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    void (*run)(void);
+} cases[] = {
+    {"free-malloc", free_malloc},
+    {"free-stack", free_stack},
+    {"free-interior", free_interior},
+    {"free-twice", free_twice},
+    {"free-twice-collectable", free_twice_collectable},
+    {"free-forged", free_forged},
+    {"realloc-malloc", realloc_malloc},
+    {"realloc-freed", realloc_freed},
+    {"alloc-codes", alloc_codes},
+    {"thread-codes", thread_codes},
+    {"tls-get-forged", tls_get_forged},
+    {"tls-codes", tls_codes},
+    {"leave-in-own-defer", leave_in_own_defer},
+    {"unwind-in-own-defer", unwind_in_own_defer},
+    {"defer-size-max", defer_size_max},
+    {"defer-size-max7", defer_size_max7},
+    {"defer-size-4g", defer_size_4g},
+    {"defer-size-limit", defer_size_limit},
+    {"defer-null-args", defer_null_args},
+    {"enter-null", enter_null},
+    {"leave-null", leave_null},
+    {"unwind-null", unwind_null},
+    {"enter-twice", enter_twice},
+    {"no-leave-then-panic", no_leave_then_panic},
+    {"no-leave-then-again", no_leave_then_again},
+    {"leave-after-landing", leave_after_landing},
+    {"defer-after-landing", defer_after_landing},
+    {"defer-forged-frame", defer_forged_frame},
+    {"recover-codes", recover_codes},
+    {"goexit-main-thread", goexit_main_thread},
+    {"panic-no-frame", panic_no_frame},
+    {"record-alloc-max", record_alloc_max},
+    {"record-alloc-huge", record_alloc_huge},
+    {"record-codes", record_codes},
+    {"main-null", main_null},
+    {"main-nested", main_nested},
+    {"go-codes", go_codes},
+    {"outside-goroutine-codes", outside_goroutine_codes},
+    {"external-release-unheld", external_release_unheld},
+    {"send-closed", send_closed},
+    {"close-closed", close_closed},
+    {"close-nil", close_nil},
+    {"chan-make-huge", chan_make_huge},
+    {"chan-make-elem-too-big", chan_make_elem_too_big},
+    {"chan-forged", chan_forged},
+    {"select-null-cases", select_null_cases},
+    {"select-bad-dir", select_bad_dir},
+    {"chan-codes", chan_codes},
+    {"timer-null", timer_null},
+    {"mutex-null", mutex_null},
+    {"mutex-unlock-unlocked", mutex_unlock_unlocked},
+    {"rwmutex-runlock-unlocked", rwmutex_runlock_unlocked},
+    {"rwmutex-unlock-unlocked", rwmutex_unlock_unlocked},
+    {"wg-negative", wg_negative},
+    {"once-null-fn", once_null_fn},
+    {"cond-null-mutex", cond_null_mutex},
+    {"precise-codes", precise_codes},
+};
+
+int main(int argc, char **argv) {
+    CHECK(argc == 2);
+    size_t n = sizeof cases / sizeof cases[0];
+    if (strcmp(argv[1], "list") == 0) {
+        for (size_t i = 0; i < n; i++)
+            puts(cases[i].name);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].run();
+            return 0;
+        }
+    }
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 3;
+}
