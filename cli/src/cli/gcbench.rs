@@ -91,9 +91,12 @@ pub struct Args {
     /// The program to run.
     #[arg(long, value_enum, default_value_t = Workload::Gcbench)]
     workload: Workload,
-    /// live-heap workload: megabytes of live data (approximately).
-    #[arg(long, default_value_t = 100)]
-    live_mb: usize,
+    /// live-heap workload: megabytes of live data (approximately), 1 to
+    /// 65536 and what the machine's memory holds (about three times as
+    /// much at the peak).
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true,
+          value_parser = super::limits::count(1, 65536))]
+    live_mb: u64,
     /// binary-trees workload: depth of the long-lived tree.
     #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(4..=26))]
     depth: u32,
@@ -118,12 +121,21 @@ pub enum Workload {
 
 pub fn run(args: &Args) -> i32 {
     if args.gc_percent.is_some() && args.backend == Backend::Bdwgc {
-        eprintln!("defergc gcbench: --gc-percent applies to the precise backend only");
+        eprintln!("defergc: gcbench: --gc-percent applies to the precise backend only");
         return 2;
+    }
+    if args.workload == Workload::LiveHeap {
+        let need = (args.live_mb << 20).saturating_mul(3);
+        if let Err(e) =
+            super::limits::check_memory(&format!("gcbench --live-mb {}", args.live_mb), need)
+        {
+            eprintln!("{e}");
+            return 2;
+        }
     }
     if args.backend != Backend::Precise && gc::BACKEND != "bdwgc" {
         eprintln!(
-            "defergc gcbench: the bdwgc backend is not built into this binary \
+            "defergc: gcbench: the bdwgc backend is not built into this binary \
              (it was built with the `nogc` feature, backend \"{}\"); \
              rebuild without `--features nogc`",
             gc::BACKEND
@@ -143,7 +155,7 @@ pub fn run(args: &Args) -> i32 {
         #[cfg(not(feature = "precise"))]
         Backend::Precise | Backend::Both => {
             eprintln!(
-                "defergc gcbench: the precise backend is not built into this binary; \
+                "defergc: gcbench: the precise backend is not built into this binary; \
                  rebuild with `--features precise`"
             );
             2
@@ -767,7 +779,7 @@ fn one_run<H: Heap>(args: &Args, heap: &mut H, backend: &str, n: u32) -> Result<
             timed(heap, |h| gcbench_mt_body(h, mutators(args.workload)))
         }
         Workload::BinaryTrees => timed(heap, |h| binary_trees_body(h, args.depth)),
-        Workload::LiveHeap => live_heap_once(heap, args.live_mb, 3),
+        Workload::LiveHeap => live_heap_once(heap, args.live_mb as usize, 3),
     }
     .map_err(|why| format!("{backend} run {n} failed: {why}"))?;
     if !args.json {
@@ -890,7 +902,7 @@ fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
         match one_run(args, heap, backend, n) {
             Ok(run) => runs.push(run),
             Err(why) => {
-                eprintln!("defergc gcbench: {why}");
+                eprintln!("defergc: gcbench: {why}");
                 return 1;
             }
         }
@@ -928,7 +940,7 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
                 p_runs.push(p);
             }
             Err(why) => {
-                eprintln!("defergc gcbench: {why}");
+                eprintln!("defergc: gcbench: {why}");
                 return 1;
             }
         }

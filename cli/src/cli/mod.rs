@@ -3,6 +3,7 @@
 mod bench;
 mod gcbench;
 mod info;
+mod limits;
 mod report;
 mod stress;
 
@@ -38,8 +39,22 @@ enum Command {
 }
 
 /// Parses the command line, runs the command and returns the exit code.
+/// A command line that does not parse gets clap's explanation under a
+/// `defergc:` prefix, and status 2.
 pub fn run() -> i32 {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version: what was asked for, status 0.
+            let _ = e.print();
+            return 0;
+        }
+        Err(e) => {
+            let text = e.render().to_string();
+            eprint!("defergc: {}", text.strip_prefix("error: ").unwrap_or(&text));
+            return 2;
+        }
+    };
     match cli.command {
         Some(Command::Stress(args)) => stress::run(&args),
         Some(Command::Info(args)) => info::run(&args),

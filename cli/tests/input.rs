@@ -1,0 +1,103 @@
+//! The command never crashes on its own input: out-of-range and malformed
+//! options get a `defergc:` message that says what is valid, and status 2,
+//! before any work starts; what it accepts it does exactly.
+
+use std::process::{Command, Output};
+
+fn defergc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_defergc"))
+        .args(args)
+        .output()
+        .expect("the command runs")
+}
+
+/// Refused with status 2 and a `defergc:` message containing `says`.
+fn refused(args: &[&str], says: &str) {
+    let out = defergc(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("defergc: "), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed a report");
+}
+
+#[test]
+fn counts_out_of_range_are_refused_with_the_range() {
+    refused(
+        &["stress", "--threads", "100000"],
+        "expected a whole number from 1 to 1024",
+    );
+    refused(
+        &["stress", "--defers", "18446744073709551615"],
+        "expected a whole number from 1 to 100000000000",
+    );
+    refused(
+        &["stress", "--defers", "-5"],
+        "invalid value '-5' for '--defers",
+    );
+    refused(&["stress", "--defers", "0"], "from 1 to");
+    refused(&["stress", "--runs", "0"], "from 1 to 1000");
+    refused(&["stress", "--threads", "many"], "invalid value 'many'");
+    refused(&["stress", "--gc-every", "-1"], "from 0 to");
+    refused(
+        &["stress", "--defers", "5", "--threads", "9"],
+        "--defers (5) must be at least --threads (9)",
+    );
+    refused(
+        &["gcbench", "--workload", "live-heap", "--live-mb", "0"],
+        "from 1 to 65536",
+    );
+    refused(&["no-such-command"], "unrecognized subcommand");
+}
+
+#[test]
+fn a_run_bigger_than_the_machine_is_refused_before_it_starts() {
+    // 10^11 defers need terabytes; the refusal names both sizes.
+    refused(
+        &["stress", "--defers", "100000000000"],
+        "GiB available here",
+    );
+    refused(
+        &["gcbench", "--workload", "live-heap", "--live-mb", "65536"],
+        "GiB available here",
+    );
+}
+
+/// The JSON line's value of `key` (a number or a literal).
+fn field(json: &str, key: &str) -> String {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("{key} missing from {json}"));
+    json[at + key.len() + 3..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn defers_that_do_not_divide_evenly_all_run() {
+    for (defers, threads) in [("10", "3"), ("7", "7"), ("1001", "4")] {
+        let out = defergc(&["stress", "--defers", defers, "--threads", threads, "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(field(&json, "defers"), defers);
+        // Every call ran, the remainder's too, and verified.
+        assert_eq!(field(&json, "calls"), defers, "{json}");
+        assert_eq!(field(&json, "verified"), "true", "{json}");
+    }
+}
+
+#[test]
+fn help_and_version_are_not_errors() {
+    let out = defergc(&["--version"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("defergc "));
+    let out = defergc(&["stress", "--help"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--defers"));
+}
