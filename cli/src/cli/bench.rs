@@ -120,7 +120,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Also run the Go program of the same name (`go run
-    /// ./benches/go/gobench`, from the repository root; needs Go).
+    /// benches/go/gobench/main.go`, from the repository root; needs Go).
     #[arg(long)]
     pub go: bool,
 }
@@ -240,14 +240,13 @@ fn run_all(args: &Args) -> i32 {
 
 /// Runs Go's program of the same name and prints its line(s).
 fn run_go(name: Name, args: &Args) -> i32 {
-    if !std::path::Path::new("benches/go/gobench").is_dir() {
-        eprintln!(
-            "defergc: bench --go: run from the repository root (benches/go/gobench not found)"
-        );
+    const PROGRAM: &str = "benches/go/gobench/main.go";
+    if !std::path::Path::new(PROGRAM).is_file() {
+        eprintln!("defergc: bench --go: run from the repository root ({PROGRAM} not found)");
         return 2;
     }
     let out = std::process::Command::new("go")
-        .args(["run", "./benches/go/gobench", "-bench", name.go_id()])
+        .args(["run", PROGRAM, "-bench", name.go_id()])
         .args(["-runs", &args.runs.to_string()])
         .arg("-json")
         .output();

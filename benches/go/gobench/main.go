@@ -1,0 +1,382 @@
+// The Go side of `defergc bench --go`: the same benchmarks, written the
+// way a Go programmer would, run in the same command for a same-run
+// baseline. One benchmark per process:
+//
+//	go run benches/go/gobench/main.go -bench NAME [-runs N] [-json]
+//
+// Every benchmark checks what it computed (counts, values, fairness), so
+// a figure is never that of a broken run. JSON lines carry the fields of
+// defergc's own (bench, impl, unit, runs, median, peak_rss_bytes,
+// gomaxprocs).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type node struct{ value int }
+
+// spawn-panic: 100,000 goroutines; each defers wg.Done and a recover,
+// panics with a fresh heap object and recovers it.
+func spawnPanic() float64 {
+	const n = 100000
+	var wg sync.WaitGroup
+	var bad int64
+	t := time.Now()
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			defer wg.Done()
+			o := &node{i}
+			defer func() {
+				if r, ok := recover().(*node); !ok || r != o || r.value != i {
+					atomic.AddInt64(&bad, 1)
+				}
+			}()
+			panic(o)
+		}(i)
+	}
+	wg.Wait()
+	if bad != 0 {
+		fail("goroutines recovered the wrong value")
+	}
+	return ms(t)
+}
+
+const million = 1000000
+
+// million: a million goroutines parked on one channel, then released by
+// closing it.
+func millionParked() float64 {
+	gate := make(chan struct{})
+	var started, finished sync.WaitGroup
+	t := time.Now()
+	started.Add(million)
+	finished.Add(million)
+	for i := 0; i < million; i++ {
+		go func() {
+			started.Done()
+			<-gate
+			finished.Done()
+		}()
+	}
+	started.Wait()
+	close(gate)
+	finished.Wait()
+	return time.Since(t).Seconds()
+}
+
+// yield-pingpong: two goroutines alternating with Gosched on one
+// processor; ns per switch.
+func yieldPingpong() float64 {
+	const n = 1000000
+	var stop int32
+	done := make(chan struct{})
+	go func() {
+		for atomic.LoadInt32(&stop) == 0 {
+			runtime.Gosched()
+		}
+		close(done)
+	}()
+	runtime.Gosched()
+	t := time.Now()
+	for i := 0; i < n; i++ {
+		runtime.Gosched()
+	}
+	per := nsPer(t, 2*n)
+	atomic.StoreInt32(&stop, 1)
+	<-done
+	return per
+}
+
+// defer-stress-goroutine: a million defers in one function, each
+// capturing a fresh heap object, checked.
+func deferStress() float64 {
+	const n = 1000000
+	var sum uint64
+	t := time.Now()
+	func() {
+		for i := 0; i < n; i++ {
+			o := &node{i}
+			defer func() { sum += uint64(o.value) }()
+		}
+	}()
+	if sum != uint64(n-1)*n/2 {
+		fail("a deferred call saw a wrong value")
+	}
+	return ms(t)
+}
+
+// chan-pingpong: a value and its successor over two unbuffered
+// channels; ns per round trip.
+func chanPingpong() float64 {
+	const n = 500000
+	ping, pong := make(chan uint64), make(chan uint64)
+	go func() {
+		for v := range ping {
+			pong <- v + 1
+		}
+	}()
+	t := time.Now()
+	for i := uint64(0); i < n; i++ {
+		ping <- i
+		if <-pong != i+1 {
+			fail("pong")
+		}
+	}
+	per := nsPer(t, n)
+	close(ping)
+	return per
+}
+
+// chan-buffered-PxP: 2,000,000 values through one channel of 128 from P
+// producers to P consumers; ns per value.
+func chanBuffered(pairs int) float64 {
+	const n = 2000000
+	c := make(chan uint64, 128)
+	var producers, consumers sync.WaitGroup
+	var total int64
+	t := time.Now()
+	producers.Add(pairs)
+	for p := 0; p < pairs; p++ {
+		go func(p int) {
+			for i := 0; i < n/pairs; i++ {
+				c <- uint64(p*n + i)
+			}
+			producers.Done()
+		}(p)
+	}
+	consumers.Add(pairs)
+	for p := 0; p < pairs; p++ {
+		go func() {
+			var k int64
+			for range c {
+				k++
+			}
+			atomic.AddInt64(&total, k)
+			consumers.Done()
+		}()
+	}
+	producers.Wait()
+	close(c)
+	consumers.Wait()
+	if total != int64(n/pairs*pairs) {
+		fail("values lost")
+	}
+	return nsPer(t, n)
+}
+
+// sieve: sieve1.go's chain of filter goroutines, up to the 10,000th
+// prime.
+func sieve() float64 {
+	const primes = 10000
+	t := time.Now()
+	ch := make(chan uint64)
+	go func() {
+		for i := uint64(2); ; i++ {
+			ch <- i
+		}
+	}()
+	var last uint64
+	for k := 0; k < primes; k++ {
+		prime := <-ch
+		last = prime
+		out := make(chan uint64)
+		go func(in <-chan uint64, out chan<- uint64, prime uint64) {
+			for i := range in {
+				if i%prime != 0 {
+					out <- i
+				}
+			}
+		}(ch, out, prime)
+		ch = out
+	}
+	if last != 104729 {
+		fail("the 10,000th prime")
+	}
+	return ms(t)
+}
+
+// select4: a select over four ready channels (kept full); ns a select.
+func select4() float64 {
+	const n = 1000000
+	cs := [4]chan uint64{make(chan uint64, 1), make(chan uint64, 1), make(chan uint64, 1), make(chan uint64, 1)}
+	var counts [4]uint64
+	t := time.Now()
+	for i := uint64(0); i < n; i++ {
+		for _, c := range cs {
+			select {
+			case c <- i:
+			default:
+			}
+		}
+		select {
+		case <-cs[0]:
+			counts[0]++
+		case <-cs[1]:
+			counts[1]++
+		case <-cs[2]:
+			counts[2]++
+		case <-cs[3]:
+			counts[3]++
+		}
+	}
+	per := nsPer(t, n)
+	for _, k := range counts {
+		if k <= n/5 {
+			fail(fmt.Sprintf("select chose unevenly: %v", counts))
+		}
+	}
+	return per
+}
+
+// mutex-100k: 100,000 goroutines, 10 Lock/Unlock each on one Mutex.
+func mutex100k() float64 {
+	const g = 100000
+	var m sync.Mutex
+	var wg sync.WaitGroup
+	count := 0
+	t := time.Now()
+	wg.Add(g)
+	for i := 0; i < g; i++ {
+		go func() {
+			for j := 0; j < 10; j++ {
+				m.Lock()
+				count++
+				m.Unlock()
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+	if count != g*10 {
+		fail("lost updates")
+	}
+	return ms(t)
+}
+
+// panic-recover: a panic and a deferred recover returning the value as a
+// named result; ns a cycle.
+func panicRecover() float64 {
+	const n = 200000
+	t := time.Now()
+	for i := uint64(0); i < n; i++ {
+		got := func() (got uint64) {
+			defer func() {
+				if r := recover(); r != nil {
+					got = r.(uint64)
+				}
+			}()
+			panic(i)
+		}()
+		if got != i {
+			fail("recovered the wrong value")
+		}
+	}
+	return nsPer(t, n)
+}
+
+var benches = map[string]struct {
+	unit string
+	run  func() float64
+}{
+	"spawn-panic":            {"ms", spawnPanic},
+	"million":                {"s", millionParked},
+	"yield-pingpong":         {"ns/op", yieldPingpong},
+	"defer-stress-goroutine": {"ms", deferStress},
+	"chan-pingpong":          {"ns/op", chanPingpong},
+	"chan-buffered-1x1":      {"ns/op", func() float64 { return chanBuffered(1) }},
+	"chan-buffered-4x4":      {"ns/op", func() float64 { return chanBuffered(4) }},
+	"sieve":                  {"ms", sieve},
+	"select4":                {"ns/op", select4},
+	"mutex-100k":             {"ms", mutex100k},
+	"panic-recover":          {"ns/op", panicRecover},
+}
+
+func ms(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
+
+func nsPer(t time.Time, n int) float64 { return float64(time.Since(t).Nanoseconds()) / float64(n) }
+
+func fail(why string) {
+	fmt.Fprintln(os.Stderr, "gobench:", why)
+	os.Exit(1)
+}
+
+// rssKB reads a field of /proc/self/status (VmHWM: peak, VmRSS: now).
+func rssKB(field string) uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), field+":") {
+			v := strings.Fields(strings.TrimPrefix(s.Text(), field+":"))
+			if len(v) > 0 {
+				k, _ := strconv.ParseUint(v[0], 10, 64)
+				return k
+			}
+		}
+	}
+	return 0
+}
+
+func main() {
+	name := flag.String("bench", "", "the benchmark")
+	runs := flag.Int("runs", 9, "timed runs, after one warm-up run")
+	asJSON := flag.Bool("json", false, "one JSON line")
+	flag.Parse()
+	b, ok := benches[*name]
+	if !ok || *runs < 1 || *runs > 1000 {
+		names := make([]string, 0, len(benches))
+		for k := range benches {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(os.Stderr, "gobench: -bench one of %s, -runs 1 to 1000\n", strings.Join(names, ", "))
+		os.Exit(2)
+	}
+	if *name == "yield-pingpong" {
+		runtime.GOMAXPROCS(1)
+	}
+	baseRSS := rssKB("VmRSS") * 1024
+	var values []float64
+	for i := 0; i <= *runs; i++ {
+		v := b.run()
+		if i > 0 {
+			values = append(values, v)
+			if !*asJSON {
+				fmt.Printf("%s run %d/%d: %.3f %s\n", *name, i, *runs, v, b.unit)
+			}
+		}
+	}
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	median := sorted[len(sorted)/2]
+	peak := rssKB("VmHWM") * 1024
+	if !*asJSON {
+		fmt.Printf("%s: median %.3f %s of %d runs (Go %s)\n", *name, median, b.unit, *runs, runtime.Version())
+		return
+	}
+	items := make([]string, len(values))
+	for i, v := range values {
+		items[i] = fmt.Sprintf("%.3f", v)
+	}
+	extra := ""
+	if *name == "million" {
+		extra = fmt.Sprintf(",\"bytes_per_goroutine\":%.0f", float64(peak-baseRSS)/million)
+	}
+	fmt.Printf("{\"bench\":%q,\"impl\":\"go\",\"go_version\":%q,\"unit\":%q,\"runs\":[%s],\"median\":%.3f,\"peak_rss_bytes\":%d,\"gomaxprocs\":%d%s}\n",
+		*name, runtime.Version(), b.unit, strings.Join(items, ","), median, peak, runtime.GOMAXPROCS(0), extra)
+}
