@@ -182,11 +182,11 @@ func sieve() float64 {
 	const primes = 10000
 	t := time.Now()
 	ch := make(chan uint64)
-	go func() {
+	go func(ch chan<- uint64) {
 		for i := uint64(2); ; i++ {
 			ch <- i
 		}
-	}()
+	}(ch)
 	var last uint64
 	for k := 0; k < primes; k++ {
 		prime := <-ch

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Reruns every figure of the README's performance table and prints the
+table in the README's form, with the date, the machine and its load.
+
+    scripts/bench-all.sh            # everything (about 20 minutes)
+    scripts/bench-all.sh --quick    # fewer runs, for a look
+
+Each row runs the command the README names (the figure is its median),
+so a README figure that no longer reproduces shows up as a changed row.
+Rows whose tool is missing (Go for the Go columns) say so instead of a
+figure.
+"""
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+QUICK = "--quick" in sys.argv
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(cmd, env=None):
+    """Runs a shell command at the repository root; its stdout (stderr is
+    passed through, so progress shows)."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    sys.stderr.write(f"$ {cmd}\n")
+    out = subprocess.run(cmd, shell=True, cwd=ROOT, env=full_env,
+                         stdout=subprocess.PIPE, text=True)
+    if out.returncode != 0:
+        sys.stderr.write(f"bench-all: `{cmd}` failed ({out.returncode})\n")
+    return out.stdout
+
+
+UNITS = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def criterion(bench, names, features=""):
+    """Median estimates (ns) of criterion benchmarks, by name."""
+    pattern = "|".join(re.escape(n) for n in names)
+    extra = "--warm-up-time 1 --measurement-time 2" if QUICK else ""
+    out = sh(f"cargo bench -q {features} --bench {bench} -- --noplot {extra} '^({pattern})$'")
+    got = {}
+    current = None
+    for line in out.splitlines():
+        m = re.match(r"^(\S.*?)\s+time:\s+\[(.*)\]", line)
+        if m:
+            current, spans = m.group(1).strip(), m.group(2)
+        else:
+            m = re.match(r"^(\S.*)$", line)
+            if m and "time:" not in line:
+                current = m.group(1).strip()
+            m2 = re.match(r"^\s+time:\s+\[(.*)\]", line)
+            if not m2 or current is None:
+                continue
+            spans = m2.group(1)
+        parts = spans.split()
+        if len(parts) >= 4:
+            got[current] = float(parts[2]) * UNITS.get(parts[3], 1.0)
+    return got
+
+
+def ns(v):
+    if v is None:
+        return "n/a"
+    if v >= 1000:
+        return f"{v / 1000:.2f} µs"
+    return f"{v:.1f} ns"
+
+
+def json_lines(text):
+    lines = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                lines.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return lines
+
+
+def last_json(text):
+    lines = json_lines(text)
+    return lines[-1] if lines else {}
+
+
+def machine():
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal:"):
+                mem = int(line.split()[1]) // (1024 * 1024)
+    except OSError:
+        pass
+    load = os.getloadavg()
+    return (f"{datetime.date.today().isoformat()}, {model}, {os.cpu_count()} cores, "
+            f"{mem} GiB; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the start")
+
+
+def main():
+    head = machine()
+    runs = 3 if QUICK else 9
+    have_go = shutil.which("go") is not None
+    sh("cargo build --release --workspace")
+    rows = []
+
+    def row(what, command, figure, target):
+        command = command if command == "the same" else f"`{command}`"
+        rows.append(f"| {what} | {command} | {figure} | {target} |")
+
+    a = criterion("alloc", ["alloc(32) main thread", "alloc(32) second thread"])
+    row("`gc::alloc(32)`, one thread", "cargo bench --bench alloc",
+        ns(a.get("alloc(32) main thread")), "≤ 15 ns")
+    row("`gc::alloc(32)`, a second auto-registered thread", "cargo bench --bench alloc",
+        ns(a.get("alloc(32) second thread")), "≤ 30 ns")
+
+    g = sh("cargo bench -q -p defergc-cli --bench gcbench", env={"GCBENCH_RUNS": str(runs)})
+    m = re.search(r"Rust/C ([0-9.]+)", g)
+    row("GCBench through the crate vs the same C program", "cargo bench -p defergc-cli --bench gcbench",
+        f"{m.group(1)}× C" if m else "n/a", "≤ 1.1×")
+
+    t = criterion("tls", ["tls/get", "tls/set", "tls/first_touch_on_new_thread"])
+    row("tls `get` / `set`", "cargo bench --bench tls",
+        f"{ns(t.get('tls/get'))} / {ns(t.get('tls/set'))}", "≤ 3 ns")
+    row("tls first touch on a new thread", "cargo bench --bench tls",
+        ns(t.get("tls/first_touch_on_new_thread")), "≤ 2 µs")
+
+    d = criterion("defer", ["defer/one_frame_one_defer"])
+    row("one frame, one defer", "cargo bench --bench defer",
+        ns(d.get("defer/one_frame_one_defer")), "≤ 10 ns")
+
+    for capture, target in (("object", "≤ 50 ms, ≤ 96 MB"), ("int", "≤ 10 ms")):
+        flag = "" if capture == "object" else " --capture int"
+        warm = last_json(sh(f"cargo run -q --release -- stress{flag} --runs 7 --json"))
+        cold = last_json(sh(f"cargo run -q --release -- stress{flag} --runs 1 --json"))
+        what = ("1,000,000 defers capturing a fresh GC object" if capture == "object"
+                else "1,000,000 defers capturing an integer")
+        fig = (f"{warm.get('elapsed_ms', 0):.1f} ms median ({cold.get('elapsed_ms', 0):.0f} ms "
+               f"in a cold process), peak RSS {warm.get('peak_rss_bytes', 0) / 1e6:.0f} MB")
+        row(what, f"cargo run --release --{flag} --runs 7", fig, target)
+
+    c = sh("cargo bench -q -p defergc-cli --bench c_stress")
+    m = re.search(r"C/Rust ([0-9.]+)", c)
+    row("the same million defers from C vs the Rust API", "cargo bench -p defergc-cli --bench c_stress",
+        f"{m.group(1)}×" if m else "n/a", "≤ 1.5×")
+
+    p = criterion("precise", ["precise/alloc_small", "precise/push_root_pop"], "--features precise")
+    row("precise `alloc` (small struct)", "cargo bench --features precise --bench precise",
+        ns(p.get("precise/alloc_small")), "≤ 20 ns")
+    row("precise `push_frame` + `root` + `pop_frame`", "cargo bench --features precise --bench precise",
+        ns(p.get("precise/push_root_pop")), "≤ 5 ns")
+
+    sh("cargo build -q --release --features precise -p defergc-cli")
+    both = last_json(sh(f"./target/release/defergc gcbench --backend both --runs {runs} --json"))
+    row("GCBench, precise (concurrent) / bdwgc, taking turns in one process",
+        f"cargo run --release --features precise -- gcbench --backend both --runs {runs}",
+        f"{both.get('ratio', 0):.2f}× (bdwgc {both.get('bdwgc_median_ms', 0):.0f} ms, precise "
+        f"{both.get('precise_median_ms', 0):.0f} ms; peak heap {both.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} "
+        f"/ {both.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB)", "≤ 0.9×")
+    row("precise mutator pauses on GCBench", "the same",
+        f"max {both.get('precise_pause_max_us', 0):.0f} µs, p99 {both.get('precise_pause_p99_us', 0):.1f} µs, "
+        f"{both.get('precise_pause_count', 0):.0f} a run (bdwgc max {both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms)",
+        "max ≤ 100 µs")
+    live = last_json(sh("./target/release/defergc gcbench --backend both --workload live-heap --runs 3 --json"))
+    row("precise mutator pauses, 100 MB live heap",
+        "cargo run --release --features precise -- gcbench --backend both --workload live-heap --runs 3",
+        f"max {live.get('precise_pause_max_us', 0):.0f} µs (bdwgc stops for "
+        f"{live.get('bdwgc_pause_max_us', 0) / 1000:.0f} ms); peak heap "
+        f"{live.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {live.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB",
+        "max ≤ 1 ms")
+
+    # Goroutines, channels and panics, each beside Go's program.
+    sh("cargo build -q --release -p defergc-cli")
+    go_flag = " --go" if have_go else ""
+    lines = json_lines(sh(f"./target/release/defergc bench --all --runs {runs} --json{go_flag}"))
+    ours = {l["bench"]: l for l in lines if l.get("impl") == "defergc"}
+    theirs = {l["bench"]: l for l in lines if l.get("impl") == "go"}
+    go_rows = []
+    for name, l in ours.items():
+        go_name = name[:-5] if name.endswith("-rust") else name
+        g = theirs.get(go_name)
+        go_fig = f"{g['median']:.3g} {g['unit']}" if g else ("Go not installed" if not have_go else "n/a")
+        extra = ""
+        if name == "million":
+            extra = f", {l.get('bytes_per_goroutine', 0):.0f} B a goroutine"
+            if g:
+                go_fig += f", {g.get('bytes_per_goroutine', 0):.0f} B"
+        go_rows.append(f"| `{name}` | {l['median']:.3g} {l['unit']}{extra} | {go_fig} |")
+
+    print(f"Measured {head}; release builds, medians.\n")
+    print("| what | command | figure | target |")
+    print("| --- | --- | --- | --- |")
+    print("\n".join(rows))
+    print()
+    print(f"`cargo run --release -- bench --all --runs {runs} --go` (Go "
+          f"{sh('go env GOVERSION').strip() if have_go else 'not installed'}):\n")
+    print("| benchmark | defergc | Go, same run |")
+    print("| --- | --- | --- |")
+    print("\n".join(go_rows))
+
+
+if __name__ == "__main__":
+    main()
