@@ -138,8 +138,18 @@ impl Waiter {
 pub(crate) fn block(reason: &'static str) {
     match super::sched::current_g() {
         Some(g) => super::sched::park(g, reason, None),
-        None => std::thread::park(),
+        None => park_thread(),
     }
+}
+
+/// A plain thread waits; as a precise mutator, it waits in native code,
+/// so that collections do not wait for it.
+fn park_thread() {
+    #[cfg(feature = "precise")]
+    crate::precise::syscall_enter();
+    std::thread::park();
+    #[cfg(feature = "precise")]
+    crate::precise::syscall_exit();
 }
 
 /// A queue of waiters, oldest first.

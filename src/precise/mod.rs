@@ -135,6 +135,7 @@ pub use types::{
 
 #[cfg(test)]
 pub(crate) use roots::add_root_memory_scanner;
+pub(crate) use threads::{switch_in, switch_out, syscall_enter, syscall_exit};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

@@ -1,11 +1,22 @@
 //! The thread registry, handshakes, safepoints, and native-code
 //! declarations.
 //!
-//! Every thread that uses the precise heap has a [`ThreadState`] (shadow
-//! stack, bump buffers, handle cache, write-barrier log) and is in the
-//! registry. Registration is automatic on first use ([`current`]) and undone
-//! at thread exit by the destructor of a [`crate::tls`] slot;
+//! Every execution context that uses the precise heap (a thread's own, or
+//! a goroutine's: `crate::context`) has a [`ThreadState`] (shadow stack,
+//! bump buffers, handle cache, write-barrier log) and is in the registry;
+//! "thread" below means such a mutator. Registration is automatic on first
+//! use ([`current`]) and undone when the context ends (its key's
+//! destructor: at thread exit, or when the goroutine finishes);
 //! [`register_thread`] and [`unregister_thread`] do it explicitly.
+//!
+//! A goroutine moves between worker threads with its state. When it
+//! switches out (parks, yields, blocks in a system call), the scheduler
+//! declares it in native code on its behalf ([`switch_out`]), so a
+//! collection never waits for a goroutine that is not running: the
+//! collector acts for it, scanning its shadow stack and root memory from
+//! wherever it is parked. When it switches in again ([`switch_in`]), it
+//! leaves native code (waiting, as any thread does, while the collector
+//! works on its behalf) and polls.
 //!
 //! # Status and who may touch a thread's state
 //!
@@ -127,6 +138,10 @@ pub(crate) struct ThreadState {
     pub(crate) owner: u64,
     name: Option<String>,
     objects_allocated: AtomicU64,
+    /// Set when the scheduler (not the mutator itself) declared it in
+    /// native code as it switched out, so that switching in undoes exactly
+    /// that (a goroutine already in native code on its own stays there).
+    switched_native: AtomicBool,
     local: UnsafeCell<Local>,
 }
 
@@ -227,9 +242,27 @@ fn notify_collector() {
 }
 
 thread_local! {
-    /// This thread's state, or null while unregistered. `const` and
-    /// without a destructor: readable at any point of thread teardown.
+    /// The state of the context this thread runs, or null while that
+    /// context is unregistered (the cache of its [`KEY`] slot, kept equal
+    /// to it by registration and by the scheduler's switches). `const`
+    /// and without a destructor: readable at any point of thread teardown.
     static CURRENT: Cell<*const ThreadState> = const { Cell::new(ptr::null()) };
+}
+
+/// The precise collector's slot in every execution context (rank 4: its
+/// depth in design.md's list of layers, below defer's): the context's
+/// [`ThreadState`], unregistered when the context ends.
+static KEY: crate::context::Key = crate::context::Key::new(4, unregister_at_end);
+
+/// A context ended (its thread exited, or its goroutine finished): its
+/// registration ends with it, open frames discarded.
+///
+/// # Safety
+/// Called by the context's destruction with a state [`register_current`]
+/// stored; nothing runs in the context any more.
+unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
+    // SAFETY: a live registered state (see above), used by nobody else.
+    let _ = unregister_state(unsafe { &*ts.cast::<ThreadState>() }, true);
 }
 
 /// This thread's state if it is registered (in any status), else null.
@@ -264,20 +297,73 @@ fn register_current() -> Result<&'static ThreadState> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
     let ts = enlist(crate::roots::by_thread::owner(), name);
+    crate::context::current().set(&KEY, ts.cast_mut().cast());
     CURRENT.with(|c| c.set(ts));
-    // Unregistration at thread exit, in the runtime-state phase: after
-    // the tls teardown (slot destructors may still use the heap). Armed
-    // again if the sequence already ran once.
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        crate::gc::thread::on_thread_exit(
-            crate::gc::thread::ExitPhase::RuntimeState,
-            on_thread_exit,
-        )
-    });
+    // The context's end (thread exit, in its runtime-state phase, after
+    // the tls teardown whose slot destructors may still use the heap; or
+    // the goroutine's end) unregisters it.
     crate::gc::thread::arm_exit_sequence();
-    // SAFETY: just registered; freed only by this thread's unregistration.
+    // SAFETY: just registered; freed only by this context's unregistration.
     Ok(unsafe { &*ts })
+}
+
+/// The scheduler is about to run `ctx` on this thread: its state (if it
+/// has one) becomes the thread's, and leaves the native code that
+/// [`switch_out`] declared, waiting while the collector acts for it, then
+/// performs a pending round.
+pub(crate) fn switch_in(ctx: &crate::context::Context) {
+    let ts = ctx.get(&KEY).cast_const().cast::<ThreadState>();
+    CURRENT.with(|c| c.set(ts));
+    // SAFETY: a registered context's live state, run by this thread only.
+    if let Some(ts) = unsafe { ts.as_ref() } {
+        if ts.switched_native.swap(false, Ordering::Relaxed) {
+            leave_native_state(ts);
+            poll(ts);
+        }
+    }
+}
+
+/// `ctx` stopped running on this thread (it parked, yielded, or entered a
+/// system call) and `back` runs again: `ctx`'s state, if running, is
+/// declared in native code on its behalf, so collections do not wait for
+/// it.
+pub(crate) fn switch_out(ctx: &crate::context::Context, back: *const crate::context::Context) {
+    // SAFETY: a registered context's live state; ctx is suspended, so
+    // nothing else touches it.
+    if let Some(ts) = unsafe { ctx.get(&KEY).cast_const().cast::<ThreadState>().as_ref() } {
+        declare_native_for_switch(ts);
+    }
+    // SAFETY: `back` is this thread's live context (or null).
+    let next = unsafe { back.as_ref() }.map_or(ptr::null(), |b| b.get(&KEY).cast_const());
+    CURRENT.with(|c| c.set(next.cast()));
+}
+
+/// The running context is about to block its thread in a system call
+/// (the scheduler's `enter_syscall`): native code on its behalf, as at a
+/// switch. [`syscall_exit`] undoes it.
+pub(crate) fn syscall_enter() {
+    // SAFETY: this thread's own live state.
+    if let Some(ts) = unsafe { current_ptr().as_ref() } {
+        declare_native_for_switch(ts);
+    }
+}
+
+/// Back from a system call (see [`syscall_enter`]).
+pub(crate) fn syscall_exit() {
+    // SAFETY: this thread's own live state.
+    if let Some(ts) = unsafe { current_ptr().as_ref() } {
+        if ts.switched_native.swap(false, Ordering::Relaxed) {
+            leave_native_state(ts);
+            poll(ts);
+        }
+    }
+}
+
+fn declare_native_for_switch(ts: &ThreadState) {
+    if ts.status.load(Ordering::Relaxed) == RUNNING {
+        ts.switched_native.store(true, Ordering::Relaxed);
+        declare_native(ts);
+    }
 }
 
 /// Creates the state of a thread whose root memory belongs to `owner`
@@ -296,6 +382,7 @@ pub(crate) fn enlist(owner: u64, name: Option<String>) -> *const ThreadState {
         owner,
         name,
         objects_allocated: AtomicU64::new(0),
+        switched_native: AtomicBool::new(false),
         local: UnsafeCell::new(Local {
             heap: LocalHeap::new(),
             handles: LocalHandles::new(),
@@ -310,14 +397,6 @@ pub(crate) fn enlist(owner: u64, name: Option<String>) -> *const ThreadState {
     // SAFETY: just created, ours alone.
     collector::on_register(unsafe { &*ts });
     ts
-}
-
-fn on_thread_exit() {
-    let ts = current_ptr();
-    if !ts.is_null() {
-        // SAFETY: this thread's own live state.
-        let _ = unregister_state(unsafe { &*ts }, true);
-    }
 }
 
 /// Removes `ts` (this thread's state) from the registry and frees it. With
@@ -355,7 +434,11 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     drop(reg);
     // A collector waiting for us re-checks the (shorter) list.
     notify_collector();
-    CURRENT.with(|c| c.set(ptr::null()));
+    CURRENT.with(|c| {
+        if c.get() == me {
+            c.set(ptr::null());
+        }
+    });
     // SAFETY: allocated by register_current, no longer reachable from the
     // registry or CURRENT; Frame guards compare against CURRENT before use.
     drop(unsafe { Box::from_raw(me.cast_mut()) });
@@ -419,7 +502,10 @@ pub fn unregister_thread() -> Result<()> {
         return Err(Error::NotRegistered);
     }
     // SAFETY: this thread's own live state.
-    unregister_state(unsafe { &*ts }, false)
+    unregister_state(unsafe { &*ts }, false)?;
+    // The context keeps running, unregistered: its slot forgets the state.
+    crate::context::current().set(&KEY, ptr::null_mut());
+    Ok(())
 }
 
 /// Whether the calling thread is registered with the precise collector.
