@@ -13,6 +13,7 @@ use clap::ValueEnum;
 use defergc::go::{self, Chan, Select, WaitGroup};
 use defergc::{defer, gc};
 use std::hint::black_box;
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -144,20 +145,44 @@ pub fn run(args: &Args) -> i32 {
     let base_rss = report::rss_bytes();
     let mut runs = Vec::new();
     let mut extra = Vec::new();
+    // A bar on a terminal: the long ones (a million goroutines, the sieve,
+    // Go's side) take seconds a run.
+    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(u64::from(args.runs) + 1);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg} [{bar:30}] {pos}/{len} {elapsed}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_message(format!("{} (the first run warms up)", name.id()));
+        bar
+    });
     for i in 0..=args.runs {
         let (value, more) = once(name);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
         if i > 0 {
             runs.push(value);
             extra.push(more);
             if !args.json {
-                println!(
+                let line = format!(
                     "{} run {i}/{}: {value:.3} {}",
                     name.id(),
                     args.runs,
                     name.unit()
                 );
+                match &bar {
+                    Some(bar) => bar.suspend(|| println!("{line}")),
+                    None => println!("{line}"),
+                }
             }
         }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
     let median = median(&mut runs.clone());
     let line = Json::new()
