@@ -478,7 +478,7 @@ c_surface! {
     /// Registers the 8-byte slot at `slot` as a global root.
     ///
     /// # Safety
-    /// As [`precise::add_global_root`]: `slot` stays readable until it is
+    /// As `precise::add_global_root`: `slot` stays readable until it is
     /// removed and is written only with aligned 8-byte stores (preferably
     /// through `defergc_precise_store_global`).
     unsafe fn defergc_precise_add_global_root(slot: *const u64) -> c_int {
@@ -499,7 +499,7 @@ c_surface! {
     /// through the collector's write barrier.
     ///
     /// # Safety
-    /// As [`precise::store_global`]: `slot` is valid for reads and writes.
+    /// As `precise::store_global`: `slot` is valid for reads and writes.
     unsafe fn defergc_precise_store_global(slot: *mut u64, value: u64) -> c_int {
         entry("defergc_precise_store_global", || {
             // SAFETY: forwarded from the caller.
