@@ -237,6 +237,84 @@ DEFERGC_NORETURN void defergc_panic(void *value);
  * value may be NULL. */
 int defergc_recover(const defergc_call *call, void **value);
 
+/* Typed panic values: what Go's panic(v) gets is an interface value, a
+ * type and a data word. Compiled code describes each type once (a static
+ * defergc_rtype) and panics with defergc_panic_iface; the unrecovered
+ * report prints the value as Go's runtime does: Error() for an error,
+ * String() for a Stringer, a basic kind by value ("hello", 42, true,
+ * +1.500000e+000), a named basic type as name(value) (main.Celsius(5),
+ * main.S("x")), anything else as "(name) 0xdata". */
+
+/* Go's kinds (reflect.Kind numbers) for defergc_rtype.kind; 0 for any
+ * other kind (struct, pointer, slice, map...). */
+#define DEFERGC_KIND_BOOL 1
+#define DEFERGC_KIND_INT 2
+#define DEFERGC_KIND_INT8 3
+#define DEFERGC_KIND_INT16 4
+#define DEFERGC_KIND_INT32 5
+#define DEFERGC_KIND_INT64 6
+#define DEFERGC_KIND_UINT 7
+#define DEFERGC_KIND_UINT8 8
+#define DEFERGC_KIND_UINT16 9
+#define DEFERGC_KIND_UINT32 10
+#define DEFERGC_KIND_UINT64 11
+#define DEFERGC_KIND_UINTPTR 12
+#define DEFERGC_KIND_FLOAT32 13
+#define DEFERGC_KIND_FLOAT64 14
+#define DEFERGC_KIND_COMPLEX64 15
+#define DEFERGC_KIND_COMPLEX128 16
+#define DEFERGC_KIND_STRING 24
+
+/* A Go string: bytes and length, not NUL-terminated. */
+typedef struct defergc_string {
+    const char *ptr;
+    size_t len;
+} defergc_string;
+
+/* A method that writes text (Error() or String()) of the value at data:
+ * at most cap bytes into buf; returns the length it needed (the runtime
+ * calls again with a larger buffer when that is more than cap). */
+typedef size_t (*defergc_text_fn)(const void *data, char *buf, size_t cap);
+
+/* A type descriptor: static, alive for the program's life. */
+typedef struct defergc_rtype {
+    size_t size;            /* sizeof(defergc_rtype): the version */
+    const char *name;       /* Go's type string: "string", "main.T" */
+    uint32_t kind;          /* DEFERGC_KIND_*, or 0 */
+    defergc_text_fn error;  /* Error(), for a type implementing error */
+    defergc_text_fn string; /* String(), for a Stringer */
+} defergc_rtype;
+
+/* An interface value. data points to the value (for a string kind, to a
+ * defergc_string); for pointer-shaped kinds it may be the pointer itself
+ * (kind 0: printed as the address). NULL type: the nil interface. */
+typedef struct defergc_iface {
+    const defergc_rtype *type;
+    void *data;
+} defergc_iface;
+
+/* Go's panic(v) for an interface value: type (a static descriptor) and
+ * data (kept alive while the panic is in flight). A NULL type panics with
+ * "panic called with nil argument", as panic(nil) does. Aborts
+ * ("defergc:") for a descriptor of another version (size). A value
+ * re-panicked after recover returned it prints once, with
+ * " [recovered, repanicked]", as Go 1.25 prints it. */
+DEFERGC_NORETURN void defergc_panic_iface(const defergc_rtype *type, void *data);
+
+/* defergc_recover for typed values: the same rule and result code
+ * (DEFERGC_RECOVERED_IFACE for a value of defergc_panic_iface), and *value
+ * gets the value as an interface: the one given to defergc_panic_iface; a
+ * defergc_panic pointer as defergc_rtype_unsafe_pointer; a run-time error
+ * or a Rust panic as defergc_rtype_runtime_error with its message (a
+ * defergc_string in GC memory); nothing or nil as {NULL, NULL}. value may
+ * be NULL. */
+#define DEFERGC_RECOVERED_IFACE 4
+int defergc_recover_iface(const defergc_call *call, defergc_iface *value);
+
+/* The runtime's own types of recovered values (see above). */
+extern const defergc_rtype defergc_rtype_unsafe_pointer;
+extern const defergc_rtype defergc_rtype_runtime_error;
+
 /* Go's runtime.Goexit(): runs every deferred call of the thread, then ends
  * it (pthread_exit, or the defergc_thread_create boundary). On the
  * process's main thread outside defergc_main, which has no goroutine to

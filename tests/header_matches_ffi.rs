@@ -179,6 +179,8 @@ fn canon_rust(ty: &str) -> String {
         "CChan" => "defergc_chan",
         "CTimer" => "defergc_timer",
         "CSelectCase" => "defergc_select_case",
+        "RType" => "defergc_rtype",
+        "CIface" => "defergc_iface",
         "CGoroutine" => "defergc_goroutine",
         "Mutex" => "defergc_mutex",
         "RwMutex" => "defergc_rwmutex",

@@ -274,9 +274,11 @@ pub(crate) fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
 }
 
 /// Go's `panic(value)`: unwinds through the frames of this thread, running
-/// their deferred calls, until one recovers. Any `T` will do; a recovered
-/// [`PanicValue`] is re-raised as it is.
-pub fn panic<T: Any>(value: T) -> ! {
+/// their deferred calls, until one recovers. Any `T` with `Debug` will do
+/// (a report prints strings, numbers and errors through `Display`, the
+/// rest through `Debug`); a recovered [`PanicValue`] is re-raised as it
+/// is.
+pub fn panic<T: Any + std::fmt::Debug>(value: T) -> ! {
     panic::start(PanicValue::new(value))
 }
 

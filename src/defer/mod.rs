@@ -68,6 +68,7 @@ mod frame;
 pub mod lowlevel;
 pub(crate) mod panic;
 pub(crate) mod record;
+pub mod render;
 pub(crate) mod thread;
 
 pub use cframe::CValue;

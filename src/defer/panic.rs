@@ -149,21 +149,116 @@ enum Value {
 pub struct PanicValue {
     value: Value,
     type_name: &'static str,
+    /// How a report prints the value (see `render.rs`).
+    render: fn(&dyn Any) -> String,
+    /// The value's identity: a re-panic with the value a recover returned
+    /// is the same panic to a report (Go's `[recovered, repanicked]`).
+    key: Key,
+}
+
+/// A panic value's identity (Go compares interface values: the same
+/// pointer, or the same value object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    /// A value object of Rust code, by a number given at its creation.
+    Object(u64),
+    /// A pointer of compiled code.
+    Pointer(usize),
+    /// An interface value of compiled code: type and data word.
+    Iface(usize, usize),
+}
+
+fn next_object_key() -> Key {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    Key::Object(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// How Rust values print in a report: strings, numbers and errors through
+/// `Display`; the values of compiled code as Go prints them; anything
+/// else through `Debug` (never by its Rust type name).
+fn render_as<T: Any + fmt::Debug>(v: &dyn Any) -> String {
+    macro_rules! try_display {
+        ($($t:ty),*) => {$(
+            if let Some(x) = v.downcast_ref::<$t>() {
+                return super::render::indented(&x.to_string());
+            }
+        )*};
+    }
+    try_display!(
+        &'static str,
+        String,
+        PanicNilError,
+        RuntimeError,
+        PlainError,
+        i8,
+        i16,
+        i32,
+        i64,
+        i128,
+        isize,
+        u8,
+        u16,
+        u32,
+        u64,
+        u128,
+        usize,
+        f32,
+        f64,
+        bool,
+        char
+    );
+    if let Some(e) = v.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
+        return super::render::indented(&e.to_string());
+    }
+    if let Some(c) = v.downcast_ref::<super::cframe::CValue>() {
+        // Go's print of an unsafe.Pointer in an interface.
+        return format!("(unsafe.Pointer) {:#x}", c.0 as usize);
+    }
+    if let Some(c) = v.downcast_ref::<super::render::CIface>() {
+        // SAFETY: compiled code gave a descriptor that describes its data
+        // (defergc_panic_iface's contract).
+        return unsafe { super::render::iface_text(c) };
+    }
+    match v.downcast_ref::<T>() {
+        Some(x) => super::render::indented(&format!("{x:?}")),
+        None => String::from("(value)"),
+    }
+}
+
+/// How an ordinary Rust panic's payload prints: its message.
+fn render_rust_payload(v: &dyn Any) -> String {
+    if let Some(s) = v.downcast_ref::<&'static str>() {
+        return super::render::indented(s);
+    }
+    if let Some(s) = v.downcast_ref::<String>() {
+        return super::render::indented(s);
+    }
+    String::from("Rust panic with a payload that is not a message")
 }
 
 impl PanicValue {
     /// Wraps any value; a `PanicValue` is passed through unchanged (so
     /// re-panicking with a recovered value does not nest it).
-    pub fn new<T: Any>(value: T) -> PanicValue {
+    pub fn new<T: Any + fmt::Debug>(value: T) -> PanicValue {
         if TypeId::of::<T>() == TypeId::of::<PanicValue>() {
             let value = std::mem::ManuallyDrop::new(value);
             // SAFETY: T is PanicValue (same TypeId); the original is not
             // dropped, so the value moves exactly once.
             return unsafe { ptr::read((&*value as *const T).cast::<PanicValue>()) };
         }
+        let any: &dyn Any = &value;
+        let key = if let Some(c) = any.downcast_ref::<super::cframe::CValue>() {
+            Key::Pointer(c.0 as usize)
+        } else if let Some(c) = any.downcast_ref::<super::render::CIface>() {
+            Key::Iface(c.ty as usize, c.data as usize)
+        } else {
+            next_object_key()
+        };
         PanicValue {
             value: Value::Root(RootBox::new(value)),
             type_name: std::any::type_name::<T>(),
+            render: render_as::<T>,
+            key,
         }
     }
 
@@ -171,6 +266,8 @@ impl PanicValue {
         PanicValue {
             value: Value::Rust(payload),
             type_name: "rust panic",
+            render: render_rust_payload,
+            key: next_object_key(),
         }
     }
 
@@ -194,15 +291,19 @@ impl PanicValue {
 
     /// Takes the value out as a `T`, or gives the `PanicValue` back.
     pub fn downcast<T: Any>(self) -> Result<T, PanicValue> {
-        let type_name = self.type_name;
+        let (type_name, render, key) = (self.type_name, self.render, self.key);
         match self.value {
             Value::Root(b) => b.take::<T>().map_err(|b| PanicValue {
                 value: Value::Root(b),
                 type_name,
+                render,
+                key,
             }),
             Value::Rust(b) => b.downcast::<T>().map(|b| *b).map_err(|b| PanicValue {
                 value: Value::Rust(b),
                 type_name,
+                render,
+                key,
             }),
         }
     }
@@ -227,44 +328,11 @@ impl PanicValue {
 }
 
 impl fmt::Display for PanicValue {
-    /// Go's rendering: strings as they are, errors by their message,
-    /// numbers and booleans in decimal, anything else as `(type)`.
+    /// Go's rendering (see `render.rs`): strings as they are, errors by
+    /// their message, numbers and booleans in decimal, values of compiled
+    /// code as Go prints them, other Rust values through `Debug`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let v = self.as_any();
-        macro_rules! try_display {
-            ($($t:ty),*) => {$(
-                if let Some(x) = v.downcast_ref::<$t>() {
-                    return fmt::Display::fmt(x, f);
-                }
-            )*};
-        }
-        try_display!(
-            &'static str,
-            String,
-            PanicNilError,
-            RuntimeError,
-            PlainError,
-            i8,
-            i16,
-            i32,
-            i64,
-            i128,
-            isize,
-            u8,
-            u16,
-            u32,
-            u64,
-            u128,
-            usize,
-            f32,
-            f64,
-            bool,
-            char
-        );
-        if let Some(e) = v.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
-            return fmt::Display::fmt(e, f);
-        }
-        write!(f, "({})", self.type_name)
+        f.write_str(&(self.render)(self.as_any()))
     }
 }
 
@@ -283,6 +351,8 @@ pub(crate) struct PanicRec {
     /// What the report of a later unrecovered panic prints for this one
     /// once recover has taken its value.
     text: Recovered,
+    /// The identity of the value (kept when recover takes it).
+    key: Option<Key>,
     pub(crate) recovered: bool,
     pub(crate) aborted: bool,
     pub(crate) goexit: bool,
@@ -301,9 +371,11 @@ pub(crate) unsafe fn free_all(mut rec: *mut PanicRec) {
 }
 
 fn push(th: &ThreadState, value: Option<PanicValue>, goexit: bool) -> *mut PanicRec {
+    let key = value.as_ref().map(|v| v.key);
     let rec = Box::into_raw(Box::new(PanicRec {
         link: Cell::new(th.panics.get()),
         value,
+        key,
         text: Recovered::Nothing,
         recovered: false,
         aborted: false,
@@ -546,32 +618,42 @@ pub(crate) fn report(th: &ThreadState) -> String {
         chain.push(r);
         cur = r.link.get();
     }
+    chain.reverse();
     let mut out = String::new();
     let mut after_goexit = true;
-    for r in chain.iter().rev() {
+    for (i, r) in chain.iter().enumerate() {
         if r.goexit {
             after_goexit = true;
             continue;
         }
+        // A recovered panic re-panicked with the value recover returned is
+        // one line, on the newer record (Go 1.25).
+        let repanicked_by_next = chain
+            .get(i + 1)
+            .is_some_and(|n| !n.goexit && r.recovered && r.key.is_some() && r.key == n.key);
+        if repanicked_by_next {
+            continue;
+        }
+        let repanicked = i > 0 && {
+            let older = chain[i - 1];
+            !older.goexit && older.recovered && older.key.is_some() && older.key == r.key
+        };
         if !after_goexit {
             out.push_str("\n\t");
         }
         after_goexit = false;
         out.push_str("panic: ");
         match &r.value {
-            Some(v) => out.push_str(&indent_lines(&v.to_string())),
-            None => out.push_str(&indent_lines(&r.text.render())),
+            Some(v) => out.push_str(&v.to_string()),
+            None => out.push_str(&r.text.render()),
         }
-        if r.recovered {
+        if repanicked {
+            out.push_str(" [recovered, repanicked]");
+        } else if r.recovered {
             out.push_str(" [recovered]");
         }
     }
     out
-}
-
-/// Go prints a tab after each newline inside a panic message.
-fn indent_lines(s: &str) -> String {
-    s.replace('\n', "\n\t")
 }
 
 /// What the thread's outermost frame does once its records ran and the

@@ -19,9 +19,10 @@ use crate::defer::cframe::{self, CFrame, CValue};
 use crate::defer::lowlevel::{self, RecordError};
 use crate::defer::panic;
 use crate::defer::record::{CFn, CallToken};
+use crate::defer::render::{CIface, GoString, RType};
 use crate::defer::thread::ThreadState;
 use crate::defer::{PanicNilError, PanicValue};
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_char, c_int, c_void};
 
 /// Links `fr` (storage in the caller's stack frame) as the thread's
 /// innermost frame. Aborts with a `defergc:` message if `fr` is NULL.
@@ -109,6 +110,30 @@ pub extern "C-unwind" fn defergc_goexit() -> ! {
     cframe::deliver_from_c(th)
 }
 
+/// Go's `panic(v)` for an interface value of compiled code (see the
+/// header): `ty` a static descriptor, `data` the value's data word (kept
+/// alive in root memory while the panic is in flight).
+///
+/// # Safety
+/// `ty` is NULL or a descriptor that describes `data` truthfully and lives
+/// for the program's life.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_panic_iface(ty: *const RType, data: *mut c_void) -> ! {
+    let th = ThreadState::current();
+    // SAFETY: the caller's descriptor (or null).
+    let value = match unsafe { ty.as_ref() } {
+        None => PanicValue::new(PanicNilError),
+        Some(t) if t.size != std::mem::size_of::<RType>() => crate::abort(&format!(
+            "defergc: defergc_panic_iface: a defergc_rtype of {} bytes, this library's has {}",
+            t.size,
+            std::mem::size_of::<RType>()
+        )),
+        Some(_) => PanicValue::new(CIface { ty, data }),
+    };
+    panic::push_value(th, value);
+    cframe::deliver_from_c(th)
+}
+
 /// `recover` returned nothing.
 const NOTHING: c_int = 0;
 /// A value given to `defergc_panic`, stored in `*value`.
@@ -117,6 +142,8 @@ const VALUE: c_int = 1;
 const NIL: c_int = 2;
 /// A run-time error or a Rust panic; `*value` is its message (GC memory).
 const ERROR: c_int = 3;
+/// A value of `defergc_panic_iface`; `*value` is its data word.
+const IFACE: c_int = 4;
 
 /// Go's `recover()`, for the deferred function that got `call`: returns
 /// what was recovered (`DEFERGC_RECOVERED_*`, 0 for nothing) and stores it
@@ -133,6 +160,8 @@ pub unsafe extern "C" fn defergc_recover(call: *const CallToken, value: *mut *mu
         };
         let (kind, out) = if let Some(c) = v.downcast_ref::<CValue>() {
             (VALUE, c.0)
+        } else if let Some(i) = v.downcast_ref::<CIface>() {
+            (IFACE, i.data)
         } else if v.is::<PanicNilError>() {
             (NIL, std::ptr::null_mut())
         } else {
@@ -144,6 +173,108 @@ pub unsafe extern "C" fn defergc_recover(call: *const CallToken, value: *mut *mu
         }
         kind
     })
+}
+
+/// `recover` for typed values: as `defergc_recover`, with the value as an
+/// interface (see the header for what each kind of value becomes).
+///
+/// # Safety
+/// `value` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_recover_iface(
+    call: *const CallToken,
+    value: *mut CIface,
+) -> c_int {
+    entry("defergc_recover_iface", || {
+        let nil = CIface {
+            ty: std::ptr::null(),
+            data: std::ptr::null_mut(),
+        };
+        let (kind, out) = match cframe::recover(call) {
+            None => (NOTHING, nil),
+            Some(v) => {
+                if let Some(i) = v.downcast_ref::<CIface>() {
+                    (IFACE, *i)
+                } else if let Some(c) = v.downcast_ref::<CValue>() {
+                    let ty: *const RType = &defergc_rtype_unsafe_pointer.0;
+                    (VALUE, CIface { ty, data: c.0 })
+                } else if v.is::<PanicNilError>() {
+                    (NIL, nil)
+                } else {
+                    let ty: *const RType = &defergc_rtype_runtime_error.0;
+                    (
+                        ERROR,
+                        CIface {
+                            ty,
+                            data: go_string(&v.to_string()),
+                        },
+                    )
+                }
+            }
+        };
+        if !value.is_null() {
+            // SAFETY: value is writable per the caller.
+            unsafe { value.write(out) };
+        }
+        kind
+    })
+}
+
+/// A descriptor the runtime exports (`Sync`: it is immutable data).
+#[repr(transparent)]
+pub struct StaticRType(RType);
+
+// SAFETY: never written; its pointers are to static data and functions.
+unsafe impl Sync for StaticRType {}
+
+/// Go's `unsafe.Pointer` (a `defergc_panic` value).
+#[no_mangle]
+pub static defergc_rtype_unsafe_pointer: StaticRType = StaticRType(RType {
+    size: std::mem::size_of::<RType>(),
+    name: c"unsafe.Pointer".as_ptr(),
+    kind: 0,
+    error: None,
+    string: None,
+});
+
+/// A run-time error or a Rust panic: its message, as an error.
+#[no_mangle]
+pub static defergc_rtype_runtime_error: StaticRType = StaticRType(RType {
+    size: std::mem::size_of::<RType>(),
+    name: c"runtime.Error".as_ptr(),
+    kind: crate::defer::render::kind::STRING,
+    error: Some(go_string_text),
+    string: None,
+});
+
+/// `Error()` of a runtime error value: the message its data word holds.
+///
+/// # Safety
+/// `data` points to a `GoString`; `buf` has `cap` writable bytes.
+unsafe extern "C" fn go_string_text(data: *const c_void, buf: *mut c_char, cap: usize) -> usize {
+    // SAFETY: the caller's promise.
+    let s = unsafe { data.cast::<GoString>().read() };
+    let n = s.len.min(cap);
+    // SAFETY: s has len bytes; buf has cap.
+    unsafe { std::ptr::copy_nonoverlapping(s.ptr, buf.cast::<u8>(), n) };
+    s.len
+}
+
+/// A Go string of `text` in collectable memory (the header scanned, the
+/// bytes not).
+fn go_string(text: &str) -> *mut c_void {
+    let bytes = message(text);
+    let s = crate::gc::alloc(std::mem::size_of::<GoString>())
+        .cast::<GoString>()
+        .as_ptr();
+    // SAFETY: a fresh object of a GoString's size.
+    unsafe {
+        s.write(GoString {
+            ptr: bytes.cast(),
+            len: text.len(),
+        })
+    };
+    s.cast()
 }
 
 /// A NUL-terminated copy of `text` in collectable, pointer-free memory.

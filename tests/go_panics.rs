@@ -1,0 +1,85 @@
+//! Typed panic values from compiled code (tests/c/panics.c): the
+//! unrecovered report reads as Go's for the same panic (tests/go/panics),
+//! up to the goroutine header; recovered values come back as they went.
+
+mod cprog;
+
+fn panics_c(case: &str) -> std::process::Output {
+    let exe = cprog::compile("panics", &["tests/c/panics.c"], &["-D_GNU_SOURCE"]);
+    cprog::run(&exe, &[case], &[])
+}
+
+/// Replaces every hexadecimal address with `0x…`.
+fn addresses_elided(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        out.push_str("0x…");
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The report up to and including the first goroutine header.
+fn head(stderr: &str) -> String {
+    let mut out = String::new();
+    for line in stderr.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with("goroutine ") && line.ends_with("[running]:") {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn unrecovered_typed_values_print_as_go_prints_them() {
+    let cases = [
+        "str",
+        "int",
+        "err",
+        "struct",
+        "named",
+        "nstr",
+        "stringer",
+        "float",
+        "repanic",
+        "nested",
+        "recovered-then-other",
+        "nil",
+        "pointer",
+    ];
+    let mut failures = Vec::new();
+    for case in cases {
+        let out = panics_c(case);
+        let expected =
+            std::fs::read_to_string(cprog::root().join(format!("tests/go/panics/{case}.out")))
+                .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let got = addresses_elided(&head(&stderr));
+        if out.status.code() != Some(2) || got != addresses_elided(&expected) {
+            failures.push(format!(
+                "{case}: status {}, got\n{got}\nwhere Go prints\n{expected}",
+                out.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn recovered_values_come_back_as_they_went() {
+    for case in [
+        "recover-iface",
+        "recover-runtime-error",
+        "recover-pointer",
+        "recover-nil",
+    ] {
+        let out = panics_c(case);
+        assert!(out.status.success(), "{case}: {}", cprog::text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{case} ok\n"));
+    }
+}
