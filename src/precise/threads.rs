@@ -473,12 +473,14 @@ pub(super) fn adopt_after_fork() -> u64 {
         // SAFETY: as above: ours alone now.
         let local = unsafe { ts.local() };
         marking::hand_over_log(&mut local.log);
+        heap::finish_interrupted(&local.heap);
         heap::retire(&mut local.heap);
         local.handles.give_back();
         reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
     }
     reg.threads.retain(|t| t.0 == me);
     drop(reg);
+    heap::finish_interrupted_large();
     crate::context::current().id()
 }
 

@@ -22,7 +22,9 @@
 //! (without waiting) when the pacer's trigger is passed (`pacer.rs`). Both
 //! are [`Retry`], written once for small and large objects.
 
-use super::blocks::{cells_per_block, first_cell, heap, BlockState, Large, LIMIT, NO_BLOCK, PEAK};
+use super::blocks::{
+    cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
+};
 use super::object::{
     check_and_clear_poison, class_of, zero_payload, Header, CELL, CLASSES, GRANULE, HEADER, LARGE,
 };
@@ -444,6 +446,48 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
         debug_assert_eq!(p as usize % GRANULE, 0, "calloc returned unaligned memory");
         heap.large.push(Large { hdr: p, bytes });
         return Ok(p);
+    }
+}
+
+/// In a forked child, for a thread that did not come along: the fork may
+/// have caught it between writing a new object's header (which names the
+/// object's handle) and pointing the handle at it. The cell just below
+/// each of its bump cursors is where that object would be; its handle is
+/// published, so that the sweep finds an ordinary unreachable object
+/// rather than a header and a handle that disagree. A cell whose header
+/// names no handle yet is free as it is (the popped handle is lost).
+pub(crate) fn finish_interrupted(local: &LocalHeap) {
+    for (class, buf) in local.bufs.iter().enumerate() {
+        let cell = CELL[class] as usize;
+        if buf.block == NO_BLOCK || buf.cursor < first_cell(buf.cursor & !(BLOCK - 1)) + cell {
+            continue;
+        }
+        let hdr = (buf.cursor - cell) as *mut Header;
+        // SAFETY: a cell of the block the thread owned, below its cursor
+        // (allocated, or being allocated when the process forked); no other
+        // thread touches it, and no cycle runs in the child yet.
+        unsafe { publish_interrupted(hdr) };
+    }
+}
+
+/// [`finish_interrupted`] for large objects (all of them, once per fork).
+pub(crate) fn finish_interrupted_large() {
+    let heap = heap();
+    for large in &heap.large {
+        // SAFETY: a listed large object (zeroed memory at least); as above.
+        unsafe { publish_interrupted(large.hdr) };
+    }
+}
+
+/// # Safety
+/// `hdr` is an object's header that only the caller touches.
+unsafe fn publish_interrupted(hdr: *mut Header) {
+    // SAFETY: per the caller.
+    let handle = unsafe { (*hdr).handle.load(Ordering::Acquire) };
+    if handle != 0 && !handles::names(handle, hdr) {
+        // SAFETY: the handle was popped from the thread's cache for this
+        // object and nothing else has it.
+        unsafe { handles::publish(handle, hdr) };
     }
 }
 
