@@ -1,5 +1,8 @@
 //! Per-thread slots: GC visibility in both directions, thread churn,
 //! 100,000 slots, and the rules of thread teardown.
+//!
+//! Every test is serial: the churn test bounds the growth of the
+//! process's memory, which tests running beside it would add to.
 
 use defergc::{gc, tls};
 use serial_test::serial;
@@ -431,6 +434,7 @@ fn rust_thread_local_destructors_can_use_slots() {
 }
 
 #[test]
+#[serial]
 fn values_are_per_thread() {
     let slot = tls::alloc::<u64>(None);
     slot.set(1);
@@ -453,6 +457,7 @@ fn values_are_per_thread() {
 }
 
 #[test]
+#[serial]
 fn set_take_with_and_replace() {
     let slot = tls::alloc::<String>(None);
     assert!(!slot.is_set());
@@ -466,6 +471,7 @@ fn set_take_with_and_replace() {
 }
 
 #[test]
+#[serial]
 fn replacing_a_lent_value_panics_with_a_clear_message() {
     let slot = tls::alloc::<String>(None);
     slot.set("x".into());
@@ -482,6 +488,7 @@ fn replacing_a_lent_value_panics_with_a_clear_message() {
 }
 
 #[test]
+#[serial]
 fn static_slots_are_created_once_across_threads() {
     static SHARED: tls::StaticSlot<usize> = tls::StaticSlot::new(None);
     let barrier = Arc::new(Barrier::new(8));
@@ -501,6 +508,7 @@ fn static_slots_are_created_once_across_threads() {
 }
 
 #[test]
+#[serial]
 fn large_and_small_slots_share_pages_without_overlap() {
     let small: Vec<tls::Slot<u64>> = (0..10).map(|_| tls::alloc(None)).collect();
     let big = tls::alloc::<[u64; 1000]>(None);
