@@ -48,7 +48,12 @@ strip(f'{stage}/defergc-sys/Cargo.toml', ['lints'], drop_lines=('bindgen',))
 PY
 cd "$stage"
 if [ ! -f .cargo/config.toml ] || [ Cargo.toml -nt .cargo/config.toml ]; then
-  rm -rf vendor-deps
+  rm -rf vendor-deps .cargo
+  # That cargo cannot read 2024-edition manifests either: backtrace 0.3.76
+  # is the newest whose dependencies are all 2021 or older.
+  rm -f Cargo.lock
+  cargo --offline update -q -p backtrace --precise 0.3.76 2>/dev/null \
+    || cargo update -q -p backtrace --precise 0.3.76
   cargo --offline vendor -q vendor-deps >/dev/null 2>&1 || cargo vendor -q vendor-deps >/dev/null
   mkdir -p .cargo
   printf '[source.crates-io]\nreplace-with = "vendored"\n\n[source.vendored]\ndirectory = "vendor-deps"\n' \

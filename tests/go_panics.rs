@@ -5,8 +5,22 @@
 mod cprog;
 
 fn panics_c(case: &str) -> std::process::Output {
+    panics_c_env(case, &[])
+}
+
+fn panics_c_env(case: &str, env: &[(&str, &str)]) -> std::process::Output {
+    // -O1 keeps the test's small functions apart (-g: files and lines).
     let exe = cprog::compile("panics", &["tests/c/panics.c"], &["-D_GNU_SOURCE"]);
-    cprog::run(&exe, &[case], &[])
+    cprog::run(&exe, &[case], env)
+}
+
+/// The function names of a report's frames, in order.
+fn functions(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| l.ends_with("(...)"))
+        .map(|l| l.trim_end_matches("(...)").to_string())
+        .collect()
 }
 
 /// Replaces every hexadecimal address with `0x…`.
@@ -82,4 +96,43 @@ fn recovered_values_come_back_as_they_went() {
         assert!(out.status.success(), "{case}: {}", cprog::text(&out));
         assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{case} ok\n"));
     }
+}
+
+/// After the panic lines, Go's goroutine section: the header, then each
+/// frame as `function(...)` and `\tfile:line +0xoffset`. By default the
+/// panic's site, the frames with deferred calls and what called the
+/// outermost; `GOTRACEBACK=system` records every frame; `none` prints no
+/// section; `all` adds the other goroutines.
+#[test]
+fn reports_carry_go_s_goroutine_section() {
+    let out = panics_c("trace");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("panic: 42\n\ngoroutine 1 [running]:\ninner(...)\n\t"),
+        "{err}"
+    );
+    assert_eq!(functions(&err), ["inner", "outer", "go_main"], "{err}");
+    // Each frame's second line names the C file, a line and an offset.
+    for line in err.lines().filter(|l| l.starts_with('\t')) {
+        let (place, offset) = line.trim_start().rsplit_once(" +0x").expect(line);
+        assert!(place.contains("tests/c/panics.c:"), "{line}");
+        assert!(u64::from_str_radix(offset, 16).is_ok(), "{line}");
+    }
+
+    let err = String::from_utf8_lossy(&panics_c_env("trace", &[("GOTRACEBACK", "system")]).stderr)
+        .into_owned();
+    assert_eq!(
+        functions(&err),
+        ["inner", "middle", "outer", "go_main"],
+        "{err}"
+    );
+
+    let out = panics_c_env("trace", &[("GOTRACEBACK", "none")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "panic: 42\n");
+
+    let err = String::from_utf8_lossy(&panics_c_env("trace", &[("GOTRACEBACK", "all")]).stderr)
+        .into_owned();
+    assert!(err.contains("\ngoroutine 2 [chan receive]:\n"), "{err}");
 }

@@ -237,9 +237,10 @@ fn ffi() -> BTreeMap<String, Sig> {
                 .map(|p| canon_rust(p.split_once(':').map_or("", |(_, t)| t)))
                 .collect();
             let after = decl[close + 1..].trim_start();
-            // (The precise surface's macro list writes `-> T, err {`.)
+            // (The precise surface's macro list writes `-> T, err {`, the
+            // entry points that name their caller `-> ! => implementation`.)
             let ret = match after.strip_prefix("->") {
-                Some(r) => canon_rust(r.split(['{', '\n', ',']).next().unwrap()),
+                Some(r) => canon_rust(r.split(['{', '\n', ',', '=']).next().unwrap()),
                 None => "void".to_string(),
             };
             out.insert(name, Sig { params, ret });

@@ -75,7 +75,7 @@ const LEFT: u64 = 0x4446_474c_4546_5421;
 /// # Safety
 /// `fr` points to writable storage for a `CFrame` that stays put (in the
 /// caller's stack frame) until the frame is left.
-pub(crate) unsafe fn enter(fr: *mut CFrame, what: &str) {
+pub(crate) unsafe fn enter(fr: *mut CFrame, what: &str, pc: usize) {
     if fr.is_null() {
         misuse(what, "null frame pointer");
     }
@@ -95,6 +95,7 @@ pub(crate) unsafe fn enter(fr: *mut CFrame, what: &str) {
                 base: th.stack.mark(),
                 draining: Cell::new(false),
                 kind: FrameKind::C,
+                origin: super::traceback::Origin::Return(pc),
             },
             magic: Cell::new(ENTERED),
             landed: Cell::new(false),
@@ -217,7 +218,7 @@ fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
     th.frame.set(frame.link.prev);
     frame.magic.set(LEFT);
     if unwinding {
-        deliver_from_c(th)
+        deliver_from_c(th, approx_sp())
     }
 }
 
@@ -226,9 +227,13 @@ fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
 /// frame still in its body is jumped to; any other frame is unwound to.
 /// With no frame left and no Rust code around to catch it, the thread
 /// (Goexit) or the process (a panic, status 2) ends, as in Go.
-pub(crate) fn deliver_from_c(th: &ThreadState) -> ! {
+/// `caller_sp` is the stack pointer of the compiled code that raised it
+/// (or an address below it): frames below it are dead.
+pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
+    check_caller(th, caller_sp);
     let frame = th.frame.get();
-    // SAFETY: frames in the chain are live until they unlink themselves.
+    // SAFETY: frames in the chain are live until they unlink themselves
+    // (and the innermost is not below the caller).
     if let Some(link) = unsafe { frame.as_ref() } {
         if link.kind == FrameKind::C && !link.draining.get() {
             check_live(frame);
@@ -259,7 +264,14 @@ pub(crate) fn deliver_from_c(th: &ThreadState) -> ! {
             // and compiled code lie above the thread's start.
             unsafe { libc::pthread_exit(ptr::null_mut()) }
         }
-        let report = format!("{}\n", panic::report(th));
+        let mut report = format!(
+            "{}\n{}",
+            panic::report(th),
+            panic::goroutine_section(th, true)
+        );
+        if !report.ends_with('\n') {
+            report.push('\n');
+        }
         // SAFETY: writes initialised bytes to fd 2.
         unsafe { libc::write(2, report.as_ptr().cast(), report.len()) };
         // Go's exit status for an unrecovered panic; atexit handlers run.
@@ -268,21 +280,41 @@ pub(crate) fn deliver_from_c(th: &ThreadState) -> ! {
     panic::deliver(th)
 }
 
-/// Before a panic lands in the C frame `link`: the frame must still be
-/// there. Its function may have returned without leaving it; then its
-/// storage lies below the stack pointer (and may hold anything), and
-/// jumping there would resume a dead function.
-fn check_live(link: *const FrameLink) {
+/// An address at (or just above) the calling function's stack pointer.
+#[inline(never)]
+pub(crate) fn approx_sp() -> usize {
     let here = 0u8;
-    let sp = std::hint::black_box(&here) as *const u8 as usize;
-    // SAFETY: read only when it lies above the stack pointer, in a live
-    // part of this stack.
-    let magic = (link as usize > sp).then(|| unsafe { (*link.cast::<CFrame>()).magic.get() });
-    if magic != Some(ENTERED) {
-        crate::abort(
-            "defergc: panic: the innermost frame's function returned without leaving it (no defergc_frame_leave)",
-        );
+    std::hint::black_box(&here) as *const u8 as usize
+}
+
+/// Before a panic is raised by compiled code whose stack pointer is
+/// `caller_sp` (or an address below it): the innermost frame must not lie
+/// below it, where it would belong to a function that has returned (and
+/// the memory may hold anything by now).
+pub(crate) fn check_caller(th: &ThreadState, caller_sp: usize) {
+    let frame = th.frame.get();
+    if !frame.is_null() && (frame as usize) < caller_sp {
+        returned_without_leaving();
     }
+}
+
+/// Before a panic lands in the C frame `link` (not below the caller): the
+/// frame must still be there. Its function may have returned without
+/// leaving it and another call may have reused its memory; jumping there
+/// would resume a dead function.
+fn check_live(link: *const FrameLink) {
+    // SAFETY: the frame is at or above the caller's stack pointer, in a
+    // live part of this stack.
+    if unsafe { (*link.cast::<CFrame>()).magic.get() } != ENTERED {
+        returned_without_leaving();
+    }
+}
+
+#[cold]
+fn returned_without_leaving() -> ! {
+    crate::abort(
+        "defergc: panic: the innermost frame's function returned without leaving it (no defergc_frame_leave)",
+    )
 }
 
 /// Jumps to the C frame `link`, which is in its body: the panic landed.

@@ -155,6 +155,7 @@ fn misuse_not_innermost() -> ! {
 /// assert_eq!(r, -1);
 /// ```
 #[inline]
+#[track_caller]
 pub fn named<'env, R, F>(init: R, body: F) -> R
 where
     F: for<'f> FnOnce(&'f Frame<'f, 'env>, &'f Named<R>) -> R,
@@ -167,6 +168,7 @@ where
             base: th.stack.mark(),
             draining: Cell::new(false),
             kind: FrameKind::Rust,
+            origin: super::traceback::Origin::Source(std::panic::Location::caller()),
         },
         th,
         _scope: PhantomData,
@@ -206,6 +208,7 @@ where
 /// assert_eq!(*order.borrow(), [2, 1, 0]);
 /// ```
 #[inline]
+#[track_caller]
 pub fn call<'env, R: Default, F>(body: F) -> R
 where
     F: for<'f> FnOnce(&'f Frame<'f, 'env>) -> R,
@@ -278,8 +281,12 @@ pub(crate) fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
 /// (a report prints strings, numbers and errors through `Display`, the
 /// rest through `Debug`); a recovered [`PanicValue`] is re-raised as it
 /// is.
+#[track_caller]
 pub fn panic<T: Any + std::fmt::Debug>(value: T) -> ! {
-    panic::start(PanicValue::new(value))
+    panic::start(
+        PanicValue::new(value),
+        super::traceback::Origin::Source(std::panic::Location::caller()),
+    )
 }
 
 /// Go's `panic(nil)`: panics with [`super::PanicNilError`].
@@ -352,13 +359,18 @@ pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
         Ok(None) => Ended::Goexit,
         Err(payload) if payload.is::<Goexit>() => Ended::Goexit,
         Err(payload) => {
+            let plain = |message: &str| {
+                // A Rust panic that met no frame: no trace was recorded.
+                let section = super::traceback::section(None, ThreadState::context_id(), false);
+                format!("panic: {}\n{section}", super::render::indented(message))
+            };
             let text = match payload.downcast::<String>() {
                 // What leave_outermost raised: the report itself.
                 Ok(report) if report.starts_with("panic: ") => *report,
-                Ok(message) => format!("panic: {message}"),
+                Ok(message) => plain(&message),
                 Err(payload) => match payload.downcast::<&'static str>() {
-                    Ok(message) => format!("panic: {message}"),
-                    Err(_) => "panic: (a Rust panic with a value that is not a string)".into(),
+                    Ok(message) => plain(*message),
+                    Err(_) => plain("Rust panic with a payload that is not a message"),
                 },
             };
             Ended::Panicked(text)

@@ -70,6 +70,7 @@ pub(crate) mod panic;
 pub(crate) mod record;
 pub mod render;
 pub(crate) mod thread;
+pub mod traceback;
 
 pub use cframe::CValue;
 pub use frame::{call, goexit, goroutine, named, panic, panic_nil, Deferred, Frame, Named};

@@ -353,6 +353,8 @@ pub(crate) struct PanicRec {
     text: Recovered,
     /// The identity of the value (kept when recover takes it).
     key: Option<Key>,
+    /// What a report of this panic lists (recorded when it started).
+    pub(crate) trace: Option<super::traceback::Trace>,
     pub(crate) recovered: bool,
     pub(crate) aborted: bool,
     pub(crate) goexit: bool,
@@ -370,12 +372,19 @@ pub(crate) unsafe fn free_all(mut rec: *mut PanicRec) {
     }
 }
 
-fn push(th: &ThreadState, value: Option<PanicValue>, goexit: bool) -> *mut PanicRec {
+fn push(
+    th: &ThreadState,
+    value: Option<PanicValue>,
+    goexit: bool,
+    site: super::traceback::Origin,
+) -> *mut PanicRec {
     let key = value.as_ref().map(|v| v.key);
+    let trace = (!goexit).then(|| super::traceback::Trace::capture(site, th.frame.get()));
     let rec = Box::into_raw(Box::new(PanicRec {
         link: Cell::new(th.panics.get()),
         value,
         key,
+        trace,
         text: Recovered::Nothing,
         recovered: false,
         aborted: false,
@@ -475,22 +484,31 @@ impl Drop for Unwind {
     }
 }
 
-/// Starts a Go panic with `value` on this thread.
-pub(crate) fn start(value: PanicValue) -> ! {
+/// Starts a Go panic with `value` on this thread, raised at `site`.
+pub(crate) fn start(value: PanicValue, site: super::traceback::Origin) -> ! {
     let th = ThreadState::current();
-    push_value(th, value);
+    push_value(th, value, site);
     deliver(th)
 }
 
-/// Makes `value` the thread's newest panic, to be delivered.
-pub(crate) fn push_value(th: &ThreadState, value: PanicValue) {
-    push(th, Some(value), false);
+/// Makes `value` the thread's newest panic, raised at `site`, to be
+/// delivered.
+pub(crate) fn push_value(th: &ThreadState, value: PanicValue, site: super::traceback::Origin) {
+    push(th, Some(value), false, site);
 }
 
 /// Starts Goexit's record (and state), to be delivered.
 pub(crate) fn push_goexit(th: &ThreadState) {
     th.goexiting.set(true);
-    push(th, None, true);
+    push(th, None, true, super::traceback::Origin::None);
+}
+
+/// The goroutine section of the report of the thread's newest panic (see
+/// `traceback.rs`), for the context running now.
+pub(crate) fn goroutine_section(th: &ThreadState, live: bool) -> String {
+    // SAFETY: the newest record, if any, is live.
+    let trace = unsafe { th.panics.get().as_ref() }.and_then(|r| r.trace.as_ref());
+    super::traceback::section(trace, ThreadState::context_id(), live)
 }
 
 /// Hands the newest record on from Rust code: unwinding, so every Rust
@@ -507,7 +525,10 @@ pub(crate) fn deliver(th: &ThreadState) -> ! {
 
 /// Raises Go's run-time error for `message`.
 pub(crate) fn panic_runtime_error(message: &'static str) -> ! {
-    start(PanicValue::new(RuntimeError(message)))
+    start(
+        PanicValue::new(RuntimeError(message)),
+        super::traceback::Origin::None,
+    )
 }
 
 /// Starts Goexit on this thread.
@@ -523,7 +544,12 @@ pub(crate) fn adopt(th: &ThreadState, payload: Box<dyn Any + Send>) -> *mut Pani
     match payload.downcast::<Unwind>() {
         Ok(unwind) => unwind.defuse(),
         Err(foreign) => {
-            push(th, Some(PanicValue::from_rust(foreign)), false);
+            push(
+                th,
+                Some(PanicValue::from_rust(foreign)),
+                false,
+                super::traceback::Origin::None,
+            );
         }
     }
     th.panics.get()
@@ -679,11 +705,15 @@ pub(crate) fn leave_outermost(th: &ThreadState) -> ! {
         clear(th);
         std::panic::resume_unwind(value.into_rust_payload());
     }
-    let message = report(th);
-    clear(th);
     if th.reports_itself.get() {
+        // The whole report, goroutine section included: the boundary
+        // prints it as it is.
+        let message = format!("{}\n{}", report(th), goroutine_section(th, true));
+        clear(th);
         std::panic::resume_unwind(Box::new(message))
     }
+    let message = report(th);
+    clear(th);
     std::panic::panic_any(message)
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct FrameLink {
     /// Set once the frame runs its deferred calls; deferring is over then.
     pub(crate) draining: Cell<bool>,
     pub(crate) kind: FrameKind,
+    /// Where the frame's function is, for reports (`traceback.rs`).
+    pub(crate) origin: super::traceback::Origin,
 }
 
 pub(crate) struct ThreadState {

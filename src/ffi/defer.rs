@@ -21,19 +21,77 @@ use crate::defer::panic;
 use crate::defer::record::{CFn, CallToken};
 use crate::defer::render::{CIface, GoString, RType};
 use crate::defer::thread::ThreadState;
+use crate::defer::traceback::Origin;
 use crate::defer::{PanicNilError, PanicValue};
 use std::ffi::{c_char, c_int, c_void};
 
-/// Links `fr` (storage in the caller's stack frame) as the thread's
-/// innermost frame. Aborts with a `defergc:` message if `fr` is NULL.
+/// Entry points that know their caller: Go's report says where a frame
+/// was entered and where `panic` was called, and a C function's caller is
+/// its return address; a panic must not land in a frame whose function
+/// has returned, which lies below the caller's stack pointer. At entry the
+/// return address is at the top of the stack (x86-64) or in the link
+/// register (AArch64): a naked function passes it and the caller's stack
+/// pointer as two more arguments and jumps to the implementation, whose
+/// return goes straight back to compiled code. Elsewhere the caller is
+/// unknown (null) and the stack pointer approximate (the
+/// implementation's).
+macro_rules! with_caller {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? => $imp:ident,
+     x86_64: $pc86:literal, $sp86:literal, aarch64: $pcarm:literal, $sparm:literal) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[no_mangle]
+        #[unsafe(naked)]
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? {
+            core::arch::naked_asm!(
+                concat!("mov ", $pc86, ", [rsp]"),
+                concat!("lea ", $sp86, ", [rsp + 8]"),
+                "jmp {imp}",
+                imp = sym $imp,
+            )
+        }
+
+        $(#[$doc])*
+        #[cfg(target_arch = "aarch64")]
+        #[no_mangle]
+        #[unsafe(naked)]
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? {
+            core::arch::naked_asm!(
+                concat!("mov ", $pcarm, ", x30"),
+                concat!("mov ", $sparm, ", sp"),
+                "b {imp}",
+                imp = sym $imp,
+            )
+        }
+
+        $(#[$doc])*
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        #[no_mangle]
+        pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? {
+            // SAFETY: forwarded from the caller.
+            unsafe { $imp($($arg,)* std::ptr::null_mut(), cframe::approx_sp()) }
+        }
+    };
+}
+
+with_caller! {
+    /// Links `fr` (storage in the caller's stack frame) as the thread's
+    /// innermost frame. Aborts with a `defergc:` message if `fr` is NULL.
+    ///
+    /// # Safety
+    /// `fr` is NULL or a writable `defergc_frame` that stays put until left.
+    fn defergc_frame_enter(fr: *mut CFrame) => frame_enter_at,
+        x86_64: "rsi", "rdx", aarch64: "x1", "x2"
+}
+
+/// `defergc_frame_enter`, called from `pc`.
 ///
 /// # Safety
-/// `fr` is NULL or a writable `defergc_frame` that stays put until left.
-#[no_mangle]
-pub unsafe extern "C" fn defergc_frame_enter(fr: *mut CFrame) {
+/// As `defergc_frame_enter`.
+unsafe extern "C-unwind" fn frame_enter_at(fr: *mut CFrame, pc: *mut c_void, _sp: usize) {
     // SAFETY: forwarded from the caller.
     entry("defergc_frame_enter", || unsafe {
-        cframe::enter(fr, "defergc_frame_enter")
+        cframe::enter(fr, "defergc_frame_enter", pc as usize)
     })
 }
 
@@ -87,18 +145,27 @@ pub unsafe extern "C-unwind" fn defergc_frame_unwind(fr: *mut CFrame) {
     unsafe { cframe::unwind(fr) }
 }
 
-/// Go's `panic(value)`. `value` is kept in root memory while the panic is
-/// in flight; NULL panics with Go's "panic called with nil argument".
-#[no_mangle]
-pub extern "C-unwind" fn defergc_panic(value: *mut c_void) -> ! {
+with_caller! {
+    /// Go's `panic(value)`. `value` is kept in root memory while the panic
+    /// is in flight; NULL panics with Go's "panic called with nil argument".
+    ///
+    /// # Safety
+    /// Any value may be passed; it is only kept and handed to `recover`.
+    fn defergc_panic(value: *mut c_void) -> ! => panic_at,
+        x86_64: "rsi", "rdx", aarch64: "x1", "x2"
+}
+
+/// `defergc_panic`, called from `pc`.
+extern "C-unwind" fn panic_at(value: *mut c_void, pc: *mut c_void, sp: usize) -> ! {
     let th = ThreadState::current();
+    cframe::check_caller(th, sp);
     let value = if value.is_null() {
         PanicValue::new(PanicNilError)
     } else {
         PanicValue::new(CValue(value))
     };
-    panic::push_value(th, value);
-    cframe::deliver_from_c(th)
+    panic::push_value(th, value, Origin::Return(pc as usize));
+    cframe::deliver_from_c(th, sp)
 }
 
 /// Go's `runtime.Goexit()`: runs every deferred call of the thread, then
@@ -107,19 +174,33 @@ pub extern "C-unwind" fn defergc_panic(value: *mut c_void) -> ! {
 pub extern "C-unwind" fn defergc_goexit() -> ! {
     let th = ThreadState::current();
     panic::push_goexit(th);
-    cframe::deliver_from_c(th)
+    cframe::deliver_from_c(th, cframe::approx_sp())
 }
 
-/// Go's `panic(v)` for an interface value of compiled code (see the
-/// header): `ty` a static descriptor, `data` the value's data word (kept
-/// alive in root memory while the panic is in flight).
+with_caller! {
+    /// Go's `panic(v)` for an interface value of compiled code (see the
+    /// header): `ty` a static descriptor, `data` the value's data word (kept
+    /// alive in root memory while the panic is in flight).
+    ///
+    /// # Safety
+    /// `ty` is NULL or a descriptor that describes `data` truthfully and
+    /// lives for the program's life.
+    fn defergc_panic_iface(ty: *const RType, data: *mut c_void) -> ! => panic_iface_at,
+        x86_64: "rdx", "rcx", aarch64: "x2", "x3"
+}
+
+/// `defergc_panic_iface`, called from `pc`.
 ///
 /// # Safety
-/// `ty` is NULL or a descriptor that describes `data` truthfully and lives
-/// for the program's life.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn defergc_panic_iface(ty: *const RType, data: *mut c_void) -> ! {
+/// As `defergc_panic_iface`.
+unsafe extern "C-unwind" fn panic_iface_at(
+    ty: *const RType,
+    data: *mut c_void,
+    pc: *mut c_void,
+    sp: usize,
+) -> ! {
     let th = ThreadState::current();
+    cframe::check_caller(th, sp);
     // SAFETY: the caller's descriptor (or null).
     let value = match unsafe { ty.as_ref() } {
         None => PanicValue::new(PanicNilError),
@@ -130,8 +211,8 @@ pub unsafe extern "C-unwind" fn defergc_panic_iface(ty: *const RType, data: *mut
         )),
         Some(_) => PanicValue::new(CIface { ty, data }),
     };
-    panic::push_value(th, value);
-    cframe::deliver_from_c(th)
+    panic::push_value(th, value, Origin::Return(pc as usize));
+    cframe::deliver_from_c(th, sp)
 }
 
 /// `recover` returned nothing.

@@ -193,7 +193,10 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
         Ended::Returned(result) => result,
         Ended::Goexit => std::ptr::null_mut(),
         Ended::Panicked(report) => {
-            let line = format!("{report}\n");
+            let mut line = report;
+            if !line.ends_with('\n') {
+                line.push('\n');
+            }
             // SAFETY: writes initialised bytes to fd 2.
             unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
             std::process::exit(2)

@@ -66,7 +66,7 @@ pub fn guard<R>(f: impl FnOnce() -> R) -> R {
         Err(payload) => {
             let th = ThreadState::current();
             crate::defer::panic::adopt(th, payload);
-            crate::defer::cframe::deliver_from_c(th)
+            crate::defer::cframe::deliver_from_c(th, crate::defer::cframe::approx_sp())
         }
     }
 }

@@ -205,6 +205,7 @@ fn scheduler() -> &'static sched::Sched {
         let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
         fault::install();
         install_panic_hook();
+        crate::defer::traceback::set_others(other_goroutines);
         settings
     })
 }
@@ -281,15 +282,7 @@ pub(crate) fn run_main(start: impl FnOnce()) -> Option<String> {
 /// returns (status 0); an unrecovered panic in any goroutine, `main`
 /// included, prints Go's report and ends the process with status 2.
 pub fn main<F: FnOnce() + Send + 'static>(main: F) -> i32 {
-    let id = std::sync::atomic::AtomicU64::new(0);
-    let id = std::sync::Arc::new(id);
-    let seen = id.clone();
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run(move || {
-            seen.store(goid(), Ordering::SeqCst);
-            main()
-        })
-    }));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(main)));
     match result {
         Ok(status) => status,
         Err(payload) => {
@@ -297,7 +290,7 @@ pub fn main<F: FnOnce() + Send + 'static>(main: F) -> i32 {
                 .downcast::<String>()
                 .map(|s| *s)
                 .unwrap_or_else(|_| "panic: (unknown)".into());
-            panicked(&report, id.load(Ordering::SeqCst))
+            panicked(&report)
         }
     }
 }
@@ -336,6 +329,16 @@ fn gomaxprocs_started() -> usize {
 }
 
 /// The goroutines that wait, with why (for a fatal error's list).
+/// `GOTRACEBACK=all`'s addition to a report: every other goroutine that
+/// waits, Go's header for each.
+fn other_goroutines(running: u64) -> String {
+    waiting_goroutines()
+        .into_iter()
+        .filter(|&(id, _)| id != running)
+        .map(|(id, reason)| format!("\ngoroutine {id} [{reason}]:\n"))
+        .collect()
+}
+
 fn waiting_goroutines() -> Vec<(u64, &'static str)> {
     let mut list = Vec::new();
     let geometry = stack::geometry();
@@ -366,15 +369,17 @@ pub fn go<F: FnOnce() + Send + 'static>(f: F) {
 /// does.
 fn report_unrecovered<F: FnOnce()>(f: F) {
     if let crate::defer::Ended::Panicked(report) = crate::defer::goroutine_body(f) {
-        let id = goid();
-        panicked(&report, id);
+        panicked(&report);
     }
 }
 
 /// Prints Go's report of an unrecovered panic in goroutine `id` and ends
 /// the process with status 2.
-fn panicked(report: &str, id: u64) -> ! {
-    let text = format!("{report}\n\ngoroutine {id} [running]:\n");
+fn panicked(report: &str) -> ! {
+    let mut text = report.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
     // SAFETY: flushes C's buffered output (a C program's stdout), writes
     // initialised bytes to fd 2, and ends the process without running
     // exit handlers under the other workers' feet.
@@ -419,7 +424,7 @@ pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
             unsafe { crate::roots::free_block(b) };
         }
         match ended {
-            crate::defer::Ended::Panicked(report) => panicked(&report, g.id()),
+            crate::defer::Ended::Panicked(report) => panicked(&report),
             crate::defer::Ended::Goexit if main => MAIN_GOEXIT.store(true, Ordering::SeqCst),
             _ => {}
         }

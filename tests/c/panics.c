@@ -92,6 +92,41 @@ static void check_recovered(void *args, const defergc_call *call) {
     checked = 1;
 }
 
+/* func inner() { panic(42) } -- a frame with no deferred calls */
+__attribute__((noinline)) static void inner(void) {
+    static long v = 42;
+    defergc_panic_iface(&t_int, &v);
+}
+
+/* func middle() { inner() } */
+__attribute__((noinline)) static void middle(void) {
+    inner();
+    __asm__ volatile("");
+}
+
+/* func outer() { defer nothing(); middle() } */
+static void nothing(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+}
+__attribute__((noinline)) static void outer(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, nothing, NULL, 0);
+    middle();
+    defergc_frame_leave(&fr);
+}
+
+/* A goroutine that waits for good, for GOTRACEBACK=all. */
+static void waits(void *args) {
+    (void)args;
+    defergc_chan_recv(defergc_chan_make(8, 0, 0), NULL);
+}
+
 static void go_main(void *arg) {
     (void)arg;
     defergc_frame fr;
@@ -134,6 +169,10 @@ static void go_main(void *arg) {
         defergc_panic_iface(NULL, NULL);
     } else if (strcmp(which, "pointer") == 0) {
         defergc_panic((void *)0x1234);
+    } else if (strcmp(which, "trace") == 0) {
+        CHECK(defergc_go(waits, NULL, 0) == 0);
+        defergc_gosched();
+        outer();
     } else {
         defergc_defer(&fr, check_recovered, NULL, 0);
         if (strcmp(which, "recover-iface") == 0)

@@ -1,0 +1,295 @@
+//! The goroutine section of Go's report: `goroutine N [running]:` and the
+//! frames, each `function(...)` then `\tfile:line +0xoffset`, as Go
+//! prints them; and `runtime.Callers`/`runtime.Caller`/`runtime.Stack`
+//! for compiled code.
+//!
+//! A report is printed after the panic has unwound (or jumped) out of the
+//! frames it passed, so what it lists is recorded when the panic starts,
+//! at no cost beyond a walk of the frame chain: the site of the panic (the
+//! caller of `defergc_panic`, or the faulting instruction), then every
+//! frame with deferred calls, innermost first (a compiled function's frame
+//! records where it was entered; a Rust frame the `#[track_caller]`
+//! location of `defer::call`). Frames between those that defer nothing
+//! are not listed by default; `GOTRACEBACK=system` (or `crash`) records
+//! the whole stack at every panic instead, at the cost of an unwind. The
+//! frames above the outermost frame (`main` and its callers) are read
+//! from the live stack when the report is printed. Symbols, files and
+//! lines come from the `backtrace` crate (debug info when present, the
+//! symbol table otherwise); the runtime's own frames are left out.
+//!
+//! `GOTRACEBACK=none` prints no goroutine section, `single` (the
+//! default) the panicking goroutine's, `all` every goroutine's header
+//! too; `crash` ends with SIGABRT instead of status 2.
+
+use smallvec::SmallVec;
+use std::ffi::c_void;
+use std::fmt::Write as _;
+use std::panic::Location;
+use std::sync::OnceLock;
+
+/// Where a frame (or the panic) is: an instruction address of compiled
+/// code (a return address), or a Rust source location.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Origin {
+    /// Not known.
+    None,
+    /// A return address (the instruction after a call).
+    Return(usize),
+    /// A Rust frame's `#[track_caller]` location.
+    Source(&'static Location<'static>),
+}
+
+/// What a panic's report will list (see the module docs).
+#[derive(Default)]
+pub(crate) struct Trace {
+    entries: SmallVec<[Origin; 8]>,
+    /// Whether the first entry is the panic's site (not a frame).
+    site_first: bool,
+}
+
+/// `GOTRACEBACK`'s levels.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Level {
+    /// No goroutine section.
+    None,
+    /// The panicking goroutine's (the default).
+    Single,
+    /// Every goroutine's.
+    All,
+    /// Every goroutine's, with the whole stack recorded at each panic.
+    System,
+    /// As `System`, then SIGABRT (a core dump where enabled).
+    Crash,
+}
+
+/// The level `GOTRACEBACK` sets (read once).
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| match std::env::var("GOTRACEBACK").as_deref() {
+        Ok("none" | "0") => Level::None,
+        Ok("all" | "2") => Level::All,
+        Ok("system") => Level::System,
+        Ok("crash") => Level::Crash,
+        _ => Level::Single,
+    })
+}
+
+impl Trace {
+    /// What a panic starting at `site` on a thread whose innermost frame
+    /// is `frame` will report.
+    pub(crate) fn capture(site: Origin, mut frame: *const super::thread::FrameLink) -> Trace {
+        let mut entries = SmallVec::new();
+        if level() >= Level::System {
+            // The whole stack, now.
+            backtrace::trace(|f| {
+                entries.push(Origin::Return(f.ip() as usize));
+                entries.len() < 100
+            });
+            return Trace {
+                entries,
+                site_first: false,
+            };
+        }
+        let site_first = !matches!(site, Origin::None);
+        if site_first {
+            entries.push(site);
+        }
+        // SAFETY: the frames of the chain are live while linked.
+        while let Some(link) = unsafe { frame.as_ref() } {
+            entries.push(link.origin);
+            frame = link.prev;
+        }
+        Trace {
+            entries,
+            site_first,
+        }
+    }
+
+    /// The frames section: one `function(...)\n\tfile:line +0xoff\n` per
+    /// frame the report lists, runtime frames left out; the live stack
+    /// above the recorded frames is appended when `live` (the report is
+    /// printed on the panicking stack).
+    pub(crate) fn format(&self, live: bool) -> String {
+        let mut out = String::new();
+        let mut last_function = String::new();
+        for (i, &o) in self.entries.iter().enumerate() {
+            if let Some(f) = describe(o) {
+                // The panic's site and its own function's frame are one
+                // activation: listed once, at the site.
+                if i > 0 && f.function == last_function && self.site_first {
+                    continue;
+                }
+                if is_process_start(&f.function) {
+                    break;
+                }
+                if !is_runtime(&f.function) {
+                    push_frame(&mut out, &f);
+                    last_function = f.function;
+                }
+            }
+        }
+        if live && level() < Level::System {
+            // Above the outermost recorded frame: what called it.
+            let mut frames = Vec::new();
+            backtrace::trace(|f| {
+                frames.push(f.ip() as usize);
+                frames.len() < 100
+            });
+            let mut seen_last = last_function.is_empty();
+            for pc in frames {
+                let Some(f) = describe(Origin::Return(pc)) else {
+                    continue;
+                };
+                if is_runtime(&f.function) || is_process_start(&f.function) {
+                    continue;
+                }
+                if !seen_last {
+                    // Skip up to the outermost recorded frame's function.
+                    if f.function == last_function {
+                        seen_last = true;
+                    }
+                    continue;
+                }
+                push_frame(&mut out, &f);
+            }
+        }
+        out
+    }
+}
+
+/// A symbolised frame.
+struct Described {
+    function: String,
+    file: Option<String>,
+    line: Option<u32>,
+    offset: Option<usize>,
+}
+
+fn push_frame(out: &mut String, f: &Described) {
+    let _ = writeln!(out, "{}(...)", f.function);
+    match (&f.file, f.line) {
+        (Some(file), Some(line)) => {
+            let _ = write!(out, "\t{file}:{line}");
+        }
+        _ => out.push_str("\t?"),
+    }
+    if let Some(off) = f.offset {
+        let _ = write!(out, " +{off:#x}");
+    }
+    out.push('\n');
+}
+
+fn describe(o: Origin) -> Option<Described> {
+    let (addr, lookup) = match o {
+        Origin::None => return None,
+        Origin::Source(loc) => {
+            return Some(Described {
+                function: String::from("defer::call"),
+                file: Some(loc.file().to_string()),
+                line: Some(loc.line()),
+                offset: None,
+            })
+        }
+        // A return address belongs to the call before it.
+        Origin::Return(pc) => (pc, pc.saturating_sub(1)),
+    };
+    let mut found: Option<Described> = None;
+    backtrace::resolve(lookup as *mut c_void, |sym| {
+        if found.is_some() {
+            // The outermost of inlined frames comes last: keep the first
+            // (innermost) name, as Go lists inlined calls separately.
+            return;
+        }
+        let function = sym
+            .name()
+            .map(|n| format!("{n:#}"))
+            .unwrap_or_else(|| String::from("?"));
+        found = Some(Described {
+            function,
+            file: sym.filename().map(|p| p.display().to_string()),
+            line: sym.lineno(),
+            offset: offset_in(addr, lookup),
+        });
+    });
+    found
+}
+
+extern "C" {
+    /// libgcc's: the start of the function whose unwind information
+    /// covers `pc` (null when none does).
+    fn _Unwind_FindEnclosingFunction(pc: *mut c_void) -> *mut c_void;
+}
+
+/// The offset of `addr` from the start of its function (by the unwind
+/// information, which every function that can be unwound has).
+fn offset_in(addr: usize, lookup: usize) -> Option<usize> {
+    // SAFETY: a lookup in the unwind tables; any address is accepted.
+    let start = unsafe { _Unwind_FindEnclosingFunction(lookup as *mut c_void) } as usize;
+    (start != 0 && start <= addr).then(|| addr - start)
+}
+
+/// The runtime's own frames (and the Rust standard library's under it),
+/// which a report leaves out.
+fn is_runtime(function: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "defergc::",
+        "defergc_",
+        "<defergc::",
+        "std::",
+        "<std::",
+        "core::",
+        "<core::",
+        "alloc::",
+        "<alloc::",
+        "corosensei::",
+        "<corosensei::",
+        "backtrace::",
+        "__rust",
+        "rust_",
+        "_Unwind",
+        "stack_init_trampoline",
+        "?",
+    ];
+    PREFIXES.iter().any(|p| function.starts_with(p))
+}
+
+/// Frames below `main`: the C library's start and thread entry.
+fn is_process_start(function: &str) -> bool {
+    matches!(
+        function,
+        "__libc_start_main"
+            | "__libc_start_call_main"
+            | "_start"
+            | "start_thread"
+            | "clone"
+            | "clone3"
+    ) || function.starts_with("__libc_start")
+}
+
+/// What `GOTRACEBACK=all` adds: the other goroutines' headers, from the
+/// layer that runs them (set once, by the go layer).
+static OTHERS: OnceLock<fn(u64) -> String> = OnceLock::new();
+
+/// Registers the provider of the other goroutines' section.
+pub(crate) fn set_others(f: fn(u64) -> String) {
+    let _ = OTHERS.set(f);
+}
+
+/// The goroutine section of a report for context `id` (empty at
+/// `GOTRACEBACK=none`): a blank line, the header, the frames, and at
+/// `all` and above the other goroutines.
+pub(crate) fn section(trace: Option<&Trace>, id: u64, live: bool) -> String {
+    if level() == Level::None {
+        return String::new();
+    }
+    let mut out = format!("\ngoroutine {id} [running]:\n");
+    if let Some(t) = trace {
+        out.push_str(&t.format(live));
+    }
+    if level() >= Level::All {
+        if let Some(f) = OTHERS.get() {
+            out.push_str(&f(id));
+        }
+    }
+    out
+}
