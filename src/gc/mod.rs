@@ -154,14 +154,22 @@ pub fn init_with(config: Config) -> Result<(), AlreadyInitialized> {
 }
 
 fn start(config: Config) -> Result<(), AlreadyInitialized> {
-    let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if STATE.load(Ordering::Acquire) != UNINIT {
-        return Err(AlreadyInitialized);
+    {
+        let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        if STATE.load(Ordering::Acquire) != UNINIT {
+            return Err(AlreadyInitialized);
+        }
+        STATE.store(RUNNING, Ordering::Relaxed);
+        backend::init(&config);
+        fork::on_fork(&check::FORK);
+        STATE.store(READY, Ordering::Release);
     }
-    STATE.store(RUNNING, Ordering::Relaxed);
-    backend::init(&config);
-    fork::on_fork(&check::FORK);
-    STATE.store(READY, Ordering::Release);
+    // bdwgc registers the thread that starts it. That registration must
+    // end when the thread does, like any other: a thread that exits still
+    // registered leaves a record whose signals are never answered, and the
+    // next collection waits for it until bdwgc aborts ("Signals delivery
+    // fails constantly").
+    thread::ensure_registered();
     Ok(())
 }
 
