@@ -323,6 +323,22 @@ extern const defergc_rtype defergc_rtype_runtime_error;
  * runtime.Goexit) - deadlock!", status 2. */
 DEFERGC_NORETURN void defergc_goexit(void);
 
+/* Hardware faults in compiled code as Go's run-time panics: with on != 0,
+ * a SIGSEGV or SIGBUS at an address below 4096 (*p with p nil) panics with
+ * "runtime error: invalid memory address or nil pointer dereference", a
+ * SIGFPE for an integer division with "runtime error: integer divide by
+ * zero", delivered to the innermost frame like defergc_panic (a deferred
+ * recover stops them); the unrecovered report carries Go's line
+ * "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x...]".
+ * A fault at any other address is Go's "fatal error: fault", one in the
+ * runtime's own code "fatal error: unexpected signal during runtime
+ * execution" (status 2). Only threads that run the runtime's code are
+ * concerned; faults on other threads, and signals sent with kill, go to
+ * the handler installed before (or the default action). x86-64 Linux.
+ * Off until asked for; defergc_main turns it on unless the program called
+ * defergc_catch_faults(0) before. */
+void defergc_catch_faults(int on);
+
 /* ------------------------------------------------------------------ */
 /* The low-level chain, for runtimes that keep their own frames         */
 /* ------------------------------------------------------------------ */

@@ -14,7 +14,9 @@ import sys
 
 
 def version_key(v):
-    return tuple(int(x) for x in (v or "0").split("."))
+    # "1.88" and "1.88.0" are the same version.
+    parts = [int(x) for x in (v or "0").split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def main():
@@ -28,7 +30,10 @@ def main():
         while stack:
             pid = stack.pop()
             for dep in nodes[pid]["deps"]:
-                kinds = {k["kind"] for k in dep["dep_kinds"]}
+                # Dev-dependencies, and those only a `--cfg loom` build
+                # (the model checker's, CI's loom step) uses, do not count.
+                kinds = {k["kind"] for k in dep["dep_kinds"]
+                         if k.get("target") != "cfg(loom)"}
                 if kinds <= {"dev"}:
                     continue
                 if dep["pkg"] not in seen:

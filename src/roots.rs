@@ -278,7 +278,7 @@ impl RootStack {
     /// Reserves `size` bytes (a multiple of 8) and returns their start.
     #[inline(always)]
     pub(crate) fn push(&self, size: usize) -> *mut u8 {
-        debug_assert!(size % 8 == 0);
+        debug_assert!(size.is_multiple_of(8));
         let top = self.head().top.load(Ordering::Relaxed);
         if (self.limit.get() as usize) - (top as usize) >= size {
             self.head()
@@ -772,7 +772,7 @@ mod tests {
         let mut live: Vec<(*mut u8, usize, u8)> = Vec::new();
         let mut live_bytes = 0;
         for round in 0..200_000u32 {
-            let grow = live.is_empty() || next(&mut rng) % 3 != 0;
+            let grow = live.is_empty() || !next(&mut rng).is_multiple_of(3);
             if grow {
                 let len = 8 * (1 + (next(&mut rng) % 600) as usize);
                 let at = stack.push(len);

@@ -23,19 +23,6 @@ fn functions(stderr: &str) -> Vec<String> {
         .collect()
 }
 
-/// Replaces every hexadecimal address with `0x…`.
-fn addresses_elided(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find("0x") {
-        out.push_str(&rest[..at]);
-        out.push_str("0x…");
-        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The report up to and including the first goroutine header.
 fn head(stderr: &str) -> String {
     let mut out = String::new();
@@ -73,8 +60,8 @@ fn unrecovered_typed_values_print_as_go_prints_them() {
             std::fs::read_to_string(cprog::root().join(format!("tests/go/panics/{case}.out")))
                 .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let got = addresses_elided(&head(&stderr));
-        if out.status.code() != Some(2) || got != addresses_elided(&expected) {
+        let got = cprog::addresses_elided(&head(&stderr));
+        if out.status.code() != Some(2) || got != cprog::addresses_elided(&expected) {
             failures.push(format!(
                 "{case}: status {}, got\n{got}\nwhere Go prints\n{expected}",
                 out.status

@@ -212,7 +212,7 @@ fn shutdown_joins_the_collector_while_threads_allocate() {
                 while !stop.load(Ordering::Relaxed) {
                     let _ = new_pair(i);
                     i += 1;
-                    if i % 4096 == 0 {
+                    if i.is_multiple_of(4096) {
                         assert!(intact(keep, t));
                     }
                 }

@@ -372,7 +372,7 @@ fn global_root_misuse_is_reported() {
     );
     assert_eq!(
         // SAFETY: rejected before anything is read.
-        unsafe { precise::add_global_root(3 as *const u64) },
+        unsafe { precise::add_global_root(std::ptr::without_provenance::<u64>(3)) },
         Err(Error::BadRootAddress)
     );
     let slot = Box::new(0u64);

@@ -251,14 +251,9 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
                 // Goexit on the process's main thread: Go's main goroutine
                 // with nothing left to run. (Ending the thread would leave
                 // the process waiting, forever, for the collector's.)
-                let text = "fatal error: no goroutines (main called runtime.Goexit) - deadlock!\n";
-                // SAFETY: flushes C's buffers, writes initialised bytes to
-                // fd 2, ends the process with Go's status for a fatal error.
-                unsafe {
-                    libc::fflush(ptr::null_mut());
-                    libc::write(2, text.as_ptr().cast(), text.len());
-                    libc::_exit(2)
-                }
+                super::exit_go(
+                    "fatal error: no goroutines (main called runtime.Goexit) - deadlock!",
+                );
             }
             // SAFETY: ends this thread; only runtime frames (no destructors)
             // and compiled code lie above the thread's start.

@@ -64,6 +64,7 @@
 //!   calls run and may recover it; unrecovered, it leaves unchanged.
 
 pub(crate) mod cframe;
+pub mod fault;
 mod frame;
 pub mod lowlevel;
 pub(crate) mod panic;
@@ -73,6 +74,25 @@ pub(crate) mod thread;
 pub mod traceback;
 
 pub use cframe::CValue;
-pub use frame::{call, goexit, goroutine, named, panic, panic_nil, Deferred, Frame, Named};
+pub use fault::{catch_faults, catching_faults};
+pub use frame::{call, goexit, goroutine, main, named, panic, panic_nil, Deferred, Frame, Named};
 pub(crate) use frame::{goroutine_body, Ended};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
+
+/// Ends the process as Go does after an unrecovered panic or a fatal
+/// error: C's buffered output flushed, `text` (with a final newline) on
+/// standard error, status 2, no exit handlers run (other threads may be
+/// running the program).
+pub(crate) fn exit_go(text: &str) -> ! {
+    let mut text = text.to_string();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // SAFETY: flushes C's buffers, writes initialised bytes to fd 2, then
+    // ends the process.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        libc::write(2, text.as_ptr().cast(), text.len());
+        libc::_exit(2)
+    }
+}

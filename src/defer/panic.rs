@@ -355,6 +355,8 @@ pub(crate) struct PanicRec {
     key: Option<Key>,
     /// What a report of this panic lists (recorded when it started).
     pub(crate) trace: Option<super::traceback::Trace>,
+    /// The fault that raised it, if one did.
+    signal: Option<super::fault::Signal>,
     pub(crate) recovered: bool,
     pub(crate) aborted: bool,
     pub(crate) goexit: bool,
@@ -385,6 +387,7 @@ fn push(
         value,
         key,
         trace,
+        signal: None,
         text: Recovered::Nothing,
         recovered: false,
         aborted: false,
@@ -497,6 +500,19 @@ pub(crate) fn push_value(th: &ThreadState, value: PanicValue, site: super::trace
     push(th, Some(value), false, site);
 }
 
+/// Makes `value` the thread's newest panic, raised by the fault `signal`
+/// at `site`, to be delivered.
+pub(crate) fn push_fault(
+    th: &ThreadState,
+    value: PanicValue,
+    site: super::traceback::Origin,
+    signal: super::fault::Signal,
+) {
+    let rec = push(th, Some(value), false, site);
+    // SAFETY: the record was just pushed, and only this thread touches it.
+    unsafe { (*rec).signal = Some(signal) };
+}
+
 /// Starts Goexit's record (and state), to be delivered.
 pub(crate) fn push_goexit(th: &ThreadState) {
     th.goexiting.set(true);
@@ -569,6 +585,22 @@ pub(crate) fn recover(th: &ThreadState, rec: *mut PanicRec) -> Option<PanicValue
     let value = rec.value.take()?;
     rec.text = Recovered::of(&value);
     Some(value)
+}
+
+/// The value the thread recovered last reached compiled code as the
+/// interface value `(ty, data)` (a run-time error, as its message): a
+/// re-panic with that value is the same panic to a report (Go's
+/// `[recovered, repanicked]`).
+pub(crate) fn recovered_as_iface(ty: *const super::render::RType, data: *mut std::ffi::c_void) {
+    let Some(th) = ThreadState::existing() else {
+        return;
+    };
+    // SAFETY: the newest record, if any, is live and only this thread's.
+    if let Some(r) = unsafe { th.panics.get().as_mut() } {
+        if r.recovered {
+            r.key = Some(Key::Iface(ty as usize, data as usize));
+        }
+    }
 }
 
 /// A recovered value's rendering for a later report. A value of compiled
@@ -678,6 +710,12 @@ pub(crate) fn report(th: &ThreadState) -> String {
         } else if r.recovered {
             out.push_str(" [recovered]");
         }
+    }
+    // Go's line for the fault behind the panics (the newest one): the
+    // goroutine keeps it while any of its panics is in flight.
+    if let Some(signal) = chain.iter().rev().find_map(|r| r.signal) {
+        out.push('\n');
+        out.push_str(&signal.line());
     }
     out
 }

@@ -107,7 +107,7 @@ impl ThreadState {
     #[inline(always)]
     pub(crate) fn next_token(&self) -> u64 {
         let mut t = self.tokens.get();
-        if t % TOKEN_BLOCK == 0 {
+        if t.is_multiple_of(TOKEN_BLOCK) {
             // The first block, or the end of one: the block's first token
             // is skipped, so only a block's end is a multiple of it.
             t = NEXT_TOKEN_BLOCK.fetch_add(TOKEN_BLOCK, std::sync::atomic::Ordering::Relaxed) + 1;

@@ -35,6 +35,8 @@ pub(crate) enum Origin {
     None,
     /// A return address (the instruction after a call).
     Return(usize),
+    /// The address of the instruction itself (a fault).
+    Exact(usize),
     /// A Rust frame's `#[track_caller]` location.
     Source(&'static Location<'static>),
 }
@@ -173,7 +175,9 @@ fn push_frame(out: &mut String, f: &Described) {
         }
         _ => out.push_str("\t?"),
     }
-    if let Some(off) = f.offset {
+    // Go gives no offset for a pc at the function's first instruction (a
+    // fault there).
+    if let Some(off) = f.offset.filter(|&off| off > 0) {
         let _ = write!(out, " +{off:#x}");
     }
     out.push('\n');
@@ -192,9 +196,12 @@ fn describe(o: Origin) -> Option<Described> {
         }
         // A return address belongs to the call before it.
         Origin::Return(pc) => (pc, pc.saturating_sub(1)),
+        Origin::Exact(pc) => (pc, pc),
     };
     let mut found: Option<Described> = None;
-    backtrace::resolve(lookup as *mut c_void, |sym| {
+    // (resolve looks up the byte before the address it is given, as for a
+    // return address.)
+    backtrace::resolve((lookup + 1) as *mut c_void, |sym| {
         if found.is_some() {
             // The outermost of inlined frames comes last: keep the first
             // (innermost) name, as Go lists inlined calls separately.
@@ -251,6 +258,44 @@ fn is_runtime(function: &str) -> bool {
         "?",
     ];
     PREFIXES.iter().any(|p| function.starts_with(p))
+}
+
+/// Whether the instruction at `pc` is the runtime's own: defergc's code
+/// (its Rust functions and C entry points), bdwgc's, or the coroutine
+/// switch's; by the symbol that covers it (and the source file, for
+/// bdwgc's static functions, when debug information says).
+pub(crate) fn is_runtime_code(pc: usize) -> bool {
+    const PREFIXES: &[&str] = &[
+        "defergc::",
+        "<defergc::",
+        "defergc_",
+        "GC_",
+        "corosensei::",
+        "<corosensei::",
+    ];
+    /// The Rust standard library's code, inlined into its caller: the
+    /// caller decides.
+    const LIBRARY: &[&str] = &[
+        "core::", "<core::", "std::", "<std::", "alloc::", "<alloc::",
+    ];
+    let mut decided: Option<bool> = None;
+    // (resolve looks up the byte before the address it is given.)
+    backtrace::resolve((pc + 1) as *mut c_void, |sym| {
+        // Inlined frames come innermost first: the first that is not the
+        // standard library's is the code that faulted.
+        if decided.is_some() {
+            return;
+        }
+        let name = sym.name().map(|n| format!("{n:#}")).unwrap_or_default();
+        if LIBRARY.iter().any(|p| name.starts_with(p)) {
+            return;
+        }
+        let in_bdwgc = sym
+            .filename()
+            .is_some_and(|f| f.to_string_lossy().contains("/bdwgc/"));
+        decided = Some(in_bdwgc || PREFIXES.iter().any(|p| name.starts_with(p)));
+    });
+    decided.unwrap_or(false)
 }
 
 /// Frames below `main`: the C library's start and thread entry.

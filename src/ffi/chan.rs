@@ -31,7 +31,7 @@ unsafe fn chan<'a>(c: *mut CChan, what: &str) -> Option<&'a RawChan> {
         return None;
     }
     // SAFETY: aligned (checked first) and readable, as the caller promised.
-    if c as usize % 8 != 0 || !unsafe { RawChan::is_chan(c) } {
+    if !(c as usize).is_multiple_of(8) || !unsafe { RawChan::is_chan(c) } {
         crate::abort(&format!("defergc: {what}: {c:p} is not a channel"));
     }
     // SAFETY: a channel header of this library.
@@ -49,7 +49,7 @@ unsafe fn timer<'a>(t: *mut CTimer, what: &str) -> &'a RawTimer {
         crate::abort(&format!("defergc: {what}: NULL timer"));
     }
     // SAFETY: aligned (checked first) and readable, as the caller promised.
-    if t as usize % 8 != 0 || !unsafe { RawTimer::is_timer(t) } {
+    if !(t as usize).is_multiple_of(8) || !unsafe { RawTimer::is_timer(t) } {
         crate::abort(&format!("defergc: {what}: {t:p} is not a timer"));
     }
     // SAFETY: a timer of this library.

@@ -177,6 +177,15 @@ pub extern "C-unwind" fn defergc_goexit() -> ! {
     cframe::deliver_from_c(th, cframe::approx_sp())
 }
 
+/// Turns faults in compiled code into Go panics (`on` != 0) or leaves
+/// them to the handlers installed before (0). See the header.
+#[no_mangle]
+pub extern "C" fn defergc_catch_faults(on: c_int) {
+    entry("defergc_catch_faults", || {
+        crate::defer::catch_faults(on != 0)
+    })
+}
+
 with_caller! {
     /// Go's `panic(v)` for an interface value of compiled code (see the
     /// header): `ty` a static descriptor, `data` the value's data word (kept
@@ -283,13 +292,9 @@ pub unsafe extern "C" fn defergc_recover_iface(
                     (NIL, nil)
                 } else {
                     let ty: *const RType = &defergc_rtype_runtime_error.0;
-                    (
-                        ERROR,
-                        CIface {
-                            ty,
-                            data: go_string(&v.to_string()),
-                        },
-                    )
+                    let data = go_string(&v.to_string());
+                    panic::recovered_as_iface(ty, data);
+                    (ERROR, CIface { ty, data })
                 }
             }
         };

@@ -23,7 +23,9 @@ pub struct CGoroutine {
 /// 0, when it returns. As in Go: an unrecovered panic in any goroutine
 /// prints Go's report and ends the process with status 2; if main calls
 /// Goexit, the other goroutines run on and the process ends with Go's
-/// deadlock message when none is left. Aborts with a `defergc:` message
+/// deadlock message when none is left. Faults in compiled code become Go
+/// panics (see `defergc_catch_faults`) unless the program turned that off
+/// before. Aborts with a `defergc:` message
 /// for a NULL `main` or while another main goroutine runs.
 ///
 /// # Safety
@@ -37,6 +39,9 @@ pub unsafe extern "C" fn defergc_main(
         let Some(main) = main else {
             crate::abort("defergc: defergc_main: NULL main function")
         };
+        // A Go program's faults are panics, unless this one said otherwise
+        // (defergc_catch_faults(0)) before.
+        crate::defer::fault::catch_faults_by_default();
         // The main goroutine's argument block: the function and its arg.
         let block: [usize; 2] = [main as usize, arg as usize];
         // SAFETY: the block is copied before go_c returns; main_trampoline

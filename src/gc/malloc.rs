@@ -94,7 +94,7 @@ pub(super) unsafe fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
 /// (asked of the kernel first: `ptr` may be any address) and says so.
 pub(super) fn starts_allocation(ptr: *const u8) -> Result<(), super::check::PtrError> {
     use super::check::PtrError;
-    if ptr.is_null() || ptr as usize % HEADER != 0 {
+    if ptr.is_null() || !(ptr as usize).is_multiple_of(HEADER) {
         return Err(PtrError::NotAllocated);
     }
     let mut word = [0u64; 2];

@@ -109,7 +109,7 @@ fn exit_key() -> libc::pthread_key_t {
 pub(crate) fn arm_exit_sequence() {
     // Any non-null value makes glibc call the destructor at thread exit.
     // SAFETY: the key was created by exit_key.
-    if unsafe { libc::pthread_setspecific(exit_key(), 1 as *const c_void) } != 0 {
+    if unsafe { libc::pthread_setspecific(exit_key(), std::ptr::dangling::<c_void>()) } != 0 {
         crate::abort("defergc: pthread_setspecific failed for the thread-exit key");
     }
 }

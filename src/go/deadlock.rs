@@ -62,17 +62,12 @@ pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize)
 /// unlocked mutex`): the message and the running goroutine, status 2.
 pub(crate) fn fatal_plain(message: &str) -> ! {
     let id = super::goid();
-    let text = if id != 0 {
-        format!("fatal error: {message}\n\ngoroutine {id} [running]:\n")
+    if id != 0 {
+        crate::defer::exit_go(&format!(
+            "fatal error: {message}\n\ngoroutine {id} [running]:"
+        ))
     } else {
-        format!("fatal error: {message}\n")
-    };
-    // SAFETY: flushes C's buffered output, writes initialised bytes to fd
-    // 2, then ends the process with Go's status for a fatal error.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        libc::write(2, text.as_ptr().cast(), text.len());
-        libc::_exit(2)
+        crate::defer::exit_go(&format!("fatal error: {message}"))
     }
 }
 
@@ -82,12 +77,6 @@ pub(crate) fn fatal(message: &str) -> ! {
     for (id, reason) in super::waiting_goroutines() {
         text.push_str(&format!("\ngoroutine {id} [{reason}]:\n"));
     }
-    // SAFETY: flushes C's buffered output, writes initialised bytes to fd
-    // 2, then ends the process (Go's status for a fatal error; no other
-    // goroutine runs meanwhile, every worker is parked).
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        libc::write(2, text.as_ptr().cast(), text.len());
-        libc::_exit(2)
-    }
+    // (No other goroutine runs meanwhile: every worker is parked.)
+    crate::defer::exit_go(&text)
 }

@@ -5,11 +5,9 @@
 //! stack faults at once, and the canary at the stack's low end, checked at
 //! every switch, catches what ran past a missing guard. A fault needs a
 //! signal stack to be handled on (the goroutine's own is exhausted): every
-//! worker thread gets one ([`alt_stack`]). The SIGSEGV/SIGBUS handler
-//! knows only guard pages; any other fault goes to the handler that was
-//! installed before ours, or to the default action.
-
-use std::sync::{Once, OnceLock};
+//! worker thread gets one ([`alt_stack`]). The defer layer's fault handler
+//! (`crate::defer::fault`) asks this layer first whether a fault hit a
+//! guard page; any other fault is its business.
 
 /// Ends the process: goroutine `id` overflowed its stack. Writes with
 /// `write(2)` and leaves with `_exit(2)` (Go's status for a fatal error):
@@ -45,81 +43,19 @@ pub(crate) fn alt_stack() {
     unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
 }
 
-/// The actions installed before ours, for SIGSEGV and SIGBUS.
-struct Previous {
-    segv: libc::sigaction,
-    bus: libc::sigaction,
-}
-
-// SAFETY: plain data, written once before it is shared.
-unsafe impl Sync for Previous {}
-// SAFETY: as above.
-unsafe impl Send for Previous {}
-
-static PREVIOUS: OnceLock<Previous> = OnceLock::new();
-
-/// Installs the handler for SIGSEGV and SIGBUS (once), keeping the
-/// previous ones to chain to.
+/// Makes the defer layer's fault handler check the guard pages first.
 pub(crate) fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: a zeroed sigaction with our handler; the previous actions
-        // are written into zeroed storage by the kernel.
-        let previous = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_fault as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-            libc::sigemptyset(&mut sa.sa_mask);
-            let mut previous = Previous {
-                segv: std::mem::zeroed(),
-                bus: std::mem::zeroed(),
-            };
-            libc::sigaction(libc::SIGSEGV, &sa, &mut previous.segv);
-            libc::sigaction(libc::SIGBUS, &sa, &mut previous.bus);
-            previous
-        };
-        let _ = PREVIOUS.set(previous);
-    });
+    crate::defer::fault::set_overflow_check(check_guard);
 }
 
-extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
-    let addr = unsafe { (*info).si_addr() } as usize;
+/// A fault in a goroutine stack's guard page is that goroutine's stack
+/// overflow (called in the signal handler: reads only).
+fn check_guard(addr: usize) {
     if let Some(slot) = super::stack::guard_hit(addr) {
         let geometry = super::stack::geometry();
         // SAFETY: a slot that faulted holds a goroutine (only live slots
         // run code).
         let g = unsafe { super::g::G::of(slot, &geometry) };
         stack_overflow(g.id());
-    }
-    // Not ours: the previous handler, or the default action (also while
-    // the previous actions are not stored yet).
-    let handler = PREVIOUS.get().map_or(libc::SIG_DFL, |p| {
-        if sig == libc::SIGBUS {
-            p.bus.sa_sigaction
-        } else {
-            p.segv.sa_sigaction
-        }
-    });
-    let flags = PREVIOUS.get().map_or(0, |p| {
-        if sig == libc::SIGBUS {
-            p.bus.sa_flags
-        } else {
-            p.segv.sa_flags
-        }
-    });
-    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-        // SAFETY: restoring the default action; returning re-runs the
-        // faulting instruction, which now gets it.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
-    } else if flags & libc::SA_SIGINFO != 0 {
-        // SAFETY: the previous handler, called as the kernel would.
-        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
-            unsafe { std::mem::transmute(handler) };
-        f(sig, info, ctx);
-    } else {
-        // SAFETY: as above, a one-argument handler.
-        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
-        f(sig);
     }
 }

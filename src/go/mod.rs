@@ -281,7 +281,11 @@ pub(crate) fn run_main(start: impl FnOnce()) -> Option<String> {
 /// Runs `main` as the program's main goroutine, Go's way: returns when it
 /// returns (status 0); an unrecovered panic in any goroutine, `main`
 /// included, prints Go's report and ends the process with status 2.
+/// Faults in compiled code become Go panics
+/// ([`crate::defer::catch_faults`]) unless the program turned that off
+/// before.
 pub fn main<F: FnOnce() + Send + 'static>(main: F) -> i32 {
+    crate::defer::fault::catch_faults_by_default();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(main)));
     match result {
         Ok(status) => status,
@@ -376,18 +380,7 @@ fn report_unrecovered<F: FnOnce()>(f: F) {
 /// Prints Go's report of an unrecovered panic in goroutine `id` and ends
 /// the process with status 2.
 fn panicked(report: &str) -> ! {
-    let mut text = report.to_string();
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    // SAFETY: flushes C's buffered output (a C program's stdout), writes
-    // initialised bytes to fd 2, and ends the process without running
-    // exit handlers under the other workers' feet.
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        libc::write(2, text.as_ptr().cast(), text.len());
-        libc::_exit(2)
-    }
+    crate::defer::exit_go(report)
 }
 
 /// Largest argument block of a C goroutine (`defergc_go`).

@@ -567,7 +567,7 @@ fn find_runnable(m: &'static M) -> &'static G {
 fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
     let tick = p.schedtick.get().wrapping_add(1);
     p.schedtick.set(tick);
-    if tick % GLOBAL_TICK == 0 {
+    if tick.is_multiple_of(GLOBAL_TICK) {
         if let Some(g) = from_global(s, p) {
             return Some(g);
         }

@@ -95,7 +95,7 @@ fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
         return Err(Error::OutOfBounds);
     }
     let info = type_of_header(hdr);
-    let ok = offset % 8 == 0
+    let ok = offset.is_multiple_of(8)
         && match info.kind() {
             Kind::HandleArray => true,
             Kind::Struct => info.is_handle_word(offset / 8),
@@ -168,7 +168,7 @@ impl Field {
         if offset > size || size - offset < 8 {
             return Err(Error::OutOfBounds);
         }
-        if offset % 8 != 0 || !info.is_handle_word(offset / 8) {
+        if !offset.is_multiple_of(8) || !info.is_handle_word(offset / 8) {
             return Err(Error::NotAHandleField);
         }
         Ok(Field {
@@ -333,7 +333,7 @@ pub fn write_bytes(obj: Handle, offset: usize, data: &[u8]) -> Result<()> {
 #[inline]
 pub fn read_u64(obj: Handle, offset: usize) -> Result<u64> {
     let src = byte_range(object(obj)?, offset, 8)?;
-    if src as usize % 8 == 0 {
+    if (src as usize).is_multiple_of(8) {
         // SAFETY: an aligned word inside a live payload.
         return Ok(unsafe { &*src.cast::<AtomicU64>() }.load(Ordering::Relaxed));
     }
@@ -350,7 +350,7 @@ pub fn write_u64(obj: Handle, offset: usize, value: u64) -> Result<()> {
     let hdr = object(obj)?;
     let dst = byte_range(hdr, offset, 8)?;
     check_no_handles(hdr, offset, 8)?;
-    if dst as usize % 8 == 0 {
+    if (dst as usize).is_multiple_of(8) {
         // SAFETY: an aligned word inside a live payload, not a handle.
         unsafe { &*dst.cast::<AtomicU64>() }.store(value, Ordering::Relaxed);
         return Ok(());
@@ -386,7 +386,7 @@ fn check_no_handles(hdr: *mut Header, offset: usize, len: usize) -> Result<()> {
 /// `src..src + buf.len()` is inside a live object.
 unsafe fn copy_out(src: *const u8, buf: &mut [u8]) {
     let mut i = 0;
-    if src as usize % 8 == 0 {
+    if (src as usize).is_multiple_of(8) {
         while buf.len() - i >= 8 {
             // SAFETY: aligned and in bounds (caller).
             let w = unsafe { &*src.add(i).cast::<AtomicU64>() }.load(Ordering::Relaxed);
@@ -407,7 +407,7 @@ unsafe fn copy_out(src: *const u8, buf: &mut [u8]) {
 /// `dst..dst + data.len()` is inside a live object and holds no handle.
 unsafe fn copy_in(dst: *mut u8, data: &[u8]) {
     let mut i = 0;
-    if dst as usize % 8 == 0 {
+    if (dst as usize).is_multiple_of(8) {
         while data.len() - i >= 8 {
             let mut w = [0u8; 8];
             w.copy_from_slice(&data[i..i + 8]);

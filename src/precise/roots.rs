@@ -69,7 +69,7 @@ fn globals() -> MutexGuard<'static, BTreeMap<usize, usize>> {
 /// aligned 8-byte stores (so that the collector never sees a half-done
 /// store).
 pub unsafe fn add_global_root(slot: *const u64) -> Result<()> {
-    if slot.is_null() || slot as usize % 8 != 0 {
+    if slot.is_null() || !(slot as usize).is_multiple_of(8) {
         return Err(Error::BadRootAddress);
     }
     *globals().entry(slot as usize).or_insert(0) += 1;
@@ -89,7 +89,7 @@ pub unsafe fn add_global_root(slot: *const u64) -> Result<()> {
 /// `slot` is valid for reads and writes, and only written through this
 /// function or by the thread calling it.
 pub unsafe fn store_global(slot: *mut u64, value: impl Into<Option<Handle>>) -> Result<()> {
-    if slot.is_null() || slot as usize % 8 != 0 {
+    if slot.is_null() || !(slot as usize).is_multiple_of(8) {
         return Err(Error::BadRootAddress);
     }
     if !globals().contains_key(&(slot as usize)) {

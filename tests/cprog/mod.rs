@@ -107,3 +107,17 @@ pub fn text(out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Replaces every hexadecimal address with `0x…` (they differ from run to
+/// run, and from Go's).
+pub fn addresses_elided(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        out.push_str("0x…");
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}

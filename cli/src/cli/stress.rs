@@ -132,7 +132,7 @@ impl Ctx<'_> {
     #[inline(always)]
     fn call(&self, i: usize, seen: u64) {
         self.verify.call(i, seen);
-        if i % TICK == 0 {
+        if i.is_multiple_of(TICK) {
             self.shared.tick(TICK);
         }
     }
@@ -182,7 +182,7 @@ fn worker(n: usize, args: &Args, shared: &Shared) -> Outcome {
                     })
                 }),
             }
-            if args.gc_every != 0 && (i as u64 + 1) % args.gc_every == 0 {
+            if args.gc_every != 0 && (i as u64 + 1).is_multiple_of(args.gc_every) {
                 gc::collect();
             }
             if i % TICK == 0 {

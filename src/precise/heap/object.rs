@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(CELL[0], 16);
         assert_eq!(CELL[CLASSES - 1] as usize, MAX_SMALL_CELL);
         assert!(CELL.windows(2).all(|w| w[0] < w[1]));
-        assert!(CELL.iter().all(|c| *c as usize % GRANULE == 0));
+        assert!(CELL.iter().all(|c| (*c as usize).is_multiple_of(GRANULE)));
         for size in 0..=MAX_SMALL_CELL - HEADER {
             let class = class_of(size) as usize;
             let cell = CELL[class] as usize;

@@ -1,0 +1,203 @@
+/*
+ * Hardware faults in compiled code as Go's run-time panics (see
+ * defergc_catch_faults): each case faults as a Go program's main would,
+ * and either leaves the fault unrecovered, so the process ends with Go's
+ * report (tests/go_faults.rs compares it with tests/go/faults/), or
+ * recovers it and prints what recover returned, as tests/go/faults/main.go
+ * does for the same case.
+ */
+#include "defergc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+typedef struct T {
+    long a, b;
+} T;
+
+static const char *which;
+static int quiet, recovered;
+
+/* func nilDeref(p *T) int { return p.b } */
+__attribute__((noinline)) static long nil_deref(T *p) {
+    return ((volatile T *)p)->b;
+}
+
+/* func div(a, b int) int { return a / b } */
+__attribute__((noinline)) static long divide(long a, long b) {
+    /* (Through memory: GCC turns 1 / b into compares.) */
+    volatile long x = a, y = b;
+    return x / y;
+}
+
+/* A zero the compiler cannot see. */
+static volatile long zero;
+
+/* defer func() { r := recover(); fmt.Println("recovered:", r); ... }() */
+static void print_recovered(void *args, const defergc_call *call) {
+    (void)args;
+    defergc_iface v;
+    int kind = defergc_recover_iface(call, &v);
+    CHECK(kind == DEFERGC_RECOVERED_ERROR && v.type == &defergc_rtype_runtime_error);
+    char buf[128] = {0};
+    size_t n = v.type->error(v.data, buf, sizeof buf - 1);
+    CHECK(n < sizeof buf);
+    recovered++;
+    if (!quiet) {
+        printf("recovered: %s\n", buf);
+        fflush(stdout);
+    }
+}
+
+/* defer func() { panic(recover()) }() */
+static void repanic(void *args, const defergc_call *call) {
+    (void)args;
+    defergc_iface v;
+    CHECK(defergc_recover_iface(call, &v) == DEFERGC_RECOVERED_ERROR);
+    defergc_panic_iface(v.type, v.data);
+}
+
+/* defer fmt.Println(what) */
+static void say(void *args, const defergc_call *call) {
+    (void)call;
+    printf("%s\n", *(const char **)args);
+    fflush(stdout);
+}
+
+/* func() { defer print_recovered(); fmt.Println(nilDeref(nil)) }() */
+static void recover_nil(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, print_recovered, NULL, 0);
+    printf("%ld\n", nil_deref(NULL));
+    defergc_frame_leave(&fr);
+}
+
+/* func() { defer print_recovered(); fmt.Println(div(1, 0)) }() */
+static void recover_div(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, print_recovered, NULL, 0);
+    printf("%ld\n", divide(1, zero));
+    defergc_frame_leave(&fr);
+}
+
+/* func middle() { defer fmt.Println("middle's deferred call"); nilDeref(nil) } */
+__attribute__((noinline)) static void middle(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    const char *what = "middle's deferred call";
+    defergc_defer(&fr, say, &what, sizeof what);
+    nil_deref(NULL);
+    defergc_frame_leave(&fr);
+}
+
+/* func outer() { defer print_recovered(); middle(); fmt.Println("not reached") } */
+static void outer(void) {
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, print_recovered, NULL, 0);
+    middle();
+    printf("not reached\n");
+    defergc_frame_leave(&fr);
+}
+
+static defergc_wg wg;
+
+/* go func() { defer wg.Done(); recoverNil() }() */
+static void faulting_goroutine(void *args) {
+    (void)args;
+    recover_nil();
+    defergc_wg_done(&wg);
+}
+
+static void go_main(void *arg) {
+    (void)arg;
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    if (strcmp(which, "nil") == 0 || strcmp(which, "off") == 0) {
+        printf("%ld\n", nil_deref(NULL));
+    } else if (strcmp(which, "div") == 0) {
+        printf("%ld\n", divide(1, zero));
+    } else if (strcmp(which, "addr") == 0) {
+        printf("%d\n", *(volatile int *)(uintptr_t)0xdeadbeef);
+    } else if (strcmp(which, "repanic") == 0) {
+        defergc_defer(&fr, repanic, NULL, 0);
+        printf("%ld\n", nil_deref(NULL));
+    } else if (strcmp(which, "recover") == 0) {
+        recover_nil();
+        recover_div();
+    } else if (strcmp(which, "unwind") == 0) {
+        outer();
+        printf("outer returned\n");
+    } else if (strcmp(which, "goroutine") == 0) {
+        /* Many goroutines fault on their own stacks, at once. */
+        enum { N = 64 };
+        defergc_wg_add(&wg, N);
+        for (int i = 0; i < N; i++)
+            CHECK(defergc_go(faulting_goroutine, NULL, 0) == 0);
+        defergc_wg_wait(&wg);
+        printf("all %d recovered\n", N);
+    } else if (strcmp(which, "loop") == 0) {
+        /* Faults recovered over and over leave nothing behind. */
+        quiet = 1;
+        for (int i = 0; i < 10000; i++) {
+            recover_nil();
+            recover_div();
+        }
+        printf("recovered %d faults\n", recovered);
+    } else {
+        CHECK(!"unknown case");
+    }
+    defergc_frame_leave(&fr);
+}
+
+/* The "runtime" case's recover: hands the runtime a pointer it cannot
+ * write through. */
+static void recover_into_bad_pointer(void *args, const defergc_call *call) {
+    (void)args;
+    defergc_recover_iface(call, (defergc_iface *)(uintptr_t)0x10);
+}
+
+int main(int argc, char **argv) {
+    CHECK(argc == 2);
+    which = argv[1];
+    if (strcmp(which, "off") == 0)
+        defergc_catch_faults(0);
+    if (strcmp(which, "runtime") == 0) {
+        /* Outside any goroutine, on the process's main thread. */
+        defergc_catch_faults(1);
+        defergc_frame fr;
+        defergc_frame_enter(&fr);
+        if (DEFERGC_FRAME_ARM(&fr)) {
+            defergc_frame_unwind(&fr);
+            return 0;
+        }
+        defergc_defer(&fr, recover_into_bad_pointer, NULL, 0);
+        defergc_panic((void *)0x1234);
+    }
+    return defergc_main(go_main, NULL);
+}

@@ -1,0 +1,137 @@
+//! Hardware faults in compiled code (tests/c/faults.c) become Go's
+//! run-time panics: recovered as Go recovers them, and, unrecovered,
+//! reported as Go reports them (tests/go/faults), up to the goroutine
+//! header, with the faulting function first in the goroutine's frames.
+
+mod cprog;
+
+fn faults_c(case: &str) -> std::process::Output {
+    // -O1 keeps the test's small functions apart (-g: files and lines).
+    let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
+    cprog::run(&exe, &[case], &[])
+}
+
+fn expected(file: &str) -> String {
+    std::fs::read_to_string(cprog::root().join("tests/go/faults").join(file)).unwrap()
+}
+
+/// The report up to and including the first goroutine header, and the
+/// first frame's function after it.
+fn head_and_first_frame(stderr: &str) -> (String, Option<String>) {
+    let mut out = String::new();
+    let mut lines = stderr.lines();
+    for line in lines.by_ref() {
+        out.push_str(line);
+        out.push('\n');
+        if line.starts_with("goroutine ") && line.ends_with("[running]:") {
+            break;
+        }
+    }
+    let first = lines
+        .next()
+        .map(|l| l.trim_end_matches("(...)").to_string());
+    (out, first)
+}
+
+#[test]
+fn unrecovered_faults_are_reported_as_go_reports_them() {
+    // (case, the function that faulted)
+    let cases = [
+        ("nil", "nil_deref"),
+        ("div", "divide"),
+        ("addr", "go_main"),
+        ("repanic", "repanic"),
+    ];
+    let mut failures = Vec::new();
+    for (case, function) in cases {
+        let out = faults_c(case);
+        let want = expected(&format!("{case}.out"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (head, first) = head_and_first_frame(&stderr);
+        if out.status.code() != Some(2)
+            || cprog::addresses_elided(&head) != cprog::addresses_elided(&want)
+            || first.as_deref() != Some(function)
+        {
+            failures.push(format!(
+                "{case}: status {}, got\n{stderr}\nwhere Go prints\n{want}(then {function})",
+                out.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_signal_line_names_the_faulting_instruction() {
+    let out = faults_c("nil");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().nth(1).unwrap();
+    // addr=0x8: the field b of a nil *T, as in Go.
+    assert!(
+        line.starts_with("[signal SIGSEGV: segmentation violation code=0x1 addr=0x8 pc=0x"),
+        "{stderr}"
+    );
+    // The frame line of the faulting function gives no offset when the
+    // fault is its first instruction, as Go's does; either way it names
+    // faults.c.
+    assert!(stderr.contains("tests/c/faults.c:"), "{stderr}");
+}
+
+#[test]
+fn recovered_faults_come_back_as_go_s_runtime_errors() {
+    for case in ["recover", "unwind", "goroutine"] {
+        let out = faults_c(case);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{case}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            expected(&format!("{case}.stdout")),
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn ten_thousand_recovered_faults_leave_nothing_behind() {
+    let out = faults_c("loop");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "recovered 20000 faults\n"
+    );
+}
+
+#[test]
+fn a_fault_in_the_runtime_is_a_fatal_error() {
+    let out = faults_c("runtime");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "fatal error: unexpected signal during runtime execution\n\
+             [signal SIGSEGV: segmentation violation code=0x1 addr=0x10 pc=0x"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn with_catching_off_a_fault_is_the_default_action() {
+    let out = faults_c("off");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGSEGV),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
