@@ -64,7 +64,7 @@
 //!   calls run and may recover it; unrecovered, it leaves unchanged.
 
 pub(crate) mod cframe;
-pub mod fault;
+pub(crate) mod fault;
 mod frame;
 pub mod lowlevel;
 pub(crate) mod panic;
