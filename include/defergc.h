@@ -323,6 +323,37 @@ extern const defergc_rtype defergc_rtype_runtime_error;
  * runtime.Goexit) - deadlock!", status 2. */
 DEFERGC_NORETURN void defergc_goexit(void);
 
+/* Go's runtime.Callers(skip, pcs): up to n return addresses of the
+ * calling thread's frames, innermost first; skip 0 is defergc_callers
+ * itself, 1 its caller. Returns how many were written (0 for a negative
+ * skip or n, or a NULL pcs). Compiled code needs unwind tables (the
+ * default on x86-64 Linux). */
+int defergc_callers(int skip, uintptr_t *pcs, int n);
+
+/* What runtime.CallersFrames / runtime.FuncForPC say about one address. */
+typedef struct defergc_funcinfo {
+    const char *function; /* the function's name */
+    const char *file;     /* its source file, NULL without debug info */
+    int line;             /* the line, 0 without debug info */
+    uintptr_t entry;      /* the function's first instruction, 0 if unknown */
+} defergc_funcinfo;
+
+/* Fills *out for an address defergc_callers returned (the strings live
+ * for the program) and returns 1, or 0 if no function covers it or out is
+ * NULL. */
+int defergc_funcinfo_of(uintptr_t pc, defergc_funcinfo *out);
+
+/* Go's runtime.Caller(skip): the return address, file and line in the
+ * caller (skip 0) or further up; 1 if found, else 0. Any out-pointer may
+ * be NULL. */
+int defergc_caller(int skip, uintptr_t *pc, const char **file, int *line);
+
+/* Go's runtime.Stack(buf, all): "goroutine N [running]:" and the calling
+ * goroutine's frames as a report prints them, then with all != 0 the
+ * other goroutines' headers; at most len bytes, not NUL-terminated.
+ * Returns the bytes written. */
+size_t defergc_stack(char *buf, size_t len, int all);
+
 /* Hardware faults in compiled code as Go's run-time panics: with on != 0,
  * a SIGSEGV or SIGBUS at an address below 4096 (*p with p nil) panics with
  * "runtime error: invalid memory address or nil pointer dereference", a

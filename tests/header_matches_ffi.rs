@@ -148,13 +148,14 @@ fn canon_rust(ty: &str) -> String {
     let mut is_const = false;
     let mut t = ty.as_str();
     loop {
+        // The innermost pointer says whether the pointee is const (C's
+        // `const char **` is Rust's `*mut *const c_char`).
         if let Some(rest) = t.strip_prefix("*mut ") {
+            is_const = false;
             stars += 1;
             t = rest.trim();
         } else if let Some(rest) = t.strip_prefix("*const ") {
-            if stars == 0 {
-                is_const = true;
-            }
+            is_const = true;
             stars += 1;
             t = rest.trim();
         } else {
@@ -181,6 +182,7 @@ fn canon_rust(ty: &str) -> String {
         "CSelectCase" => "defergc_select_case",
         "RType" => "defergc_rtype",
         "CIface" => "defergc_iface",
+        "FuncInfo" => "defergc_funcinfo",
         "CGoroutine" => "defergc_goroutine",
         "Mutex" => "defergc_mutex",
         "RwMutex" => "defergc_rwmutex",
@@ -193,8 +195,7 @@ fn canon_rust(ty: &str) -> String {
         "pthread_attr_t" => "pthread_attr_t",
         other => other,
     };
-    // Pointers the header spells with a const pointee that Rust spells
-    // *const: already handled; a `*const *mut` (none today) would need more.
+    // (A `*const *mut`, C's `T *const *`, would need more: none today.)
     format!(
         "{}{}{}",
         if is_const { "const " } else { "" },

@@ -338,3 +338,106 @@ pub(crate) fn section(trace: Option<&Trace>, id: u64, live: bool) -> String {
     }
     out
 }
+
+// ---- runtime.Callers, runtime.Caller, runtime.Stack ----------------------
+
+/// What Go's `runtime.CallersFrames` (or `runtime.FuncForPC`) says about a
+/// program counter: the function, its file and line, and where the
+/// function starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// The function's name (demangled for Rust; as written for C).
+    pub function: String,
+    /// The source file, when debug information says.
+    pub file: Option<String>,
+    /// The line, when debug information says.
+    pub line: Option<u32>,
+    /// The address of the function's first instruction, when known.
+    pub entry: Option<usize>,
+}
+
+/// The return addresses of the calling thread's frames, innermost first:
+/// Go's `runtime.Callers`, where `skip` 0 is the caller of `callers`.
+/// Walks the stack with the unwinder (compiled code needs unwind tables,
+/// the default on x86-64 Linux); at most `max` addresses.
+#[inline(never)]
+pub fn callers(skip: usize, max: usize) -> Vec<usize> {
+    let me = callers as fn(usize, usize) -> Vec<usize> as usize;
+    stack_from(me, None, skip, max)
+}
+
+/// The return addresses above the frame of the function that starts at
+/// `below` (or, if `caller` is given, from the frame that returns to it),
+/// skipping `skip` of them.
+pub(crate) fn stack_from(
+    below: usize,
+    caller: Option<usize>,
+    skip: usize,
+    max: usize,
+) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut found = false;
+    let mut skipped = 0;
+    backtrace::trace(|f| {
+        let ip = f.ip() as usize;
+        if !found {
+            found = match caller {
+                Some(pc) => ip == pc,
+                None => f.symbol_address() as usize == below,
+            };
+            // The caller's own return address is the first one listed.
+            if !(found && caller.is_some()) {
+                return true;
+            }
+        }
+        if skipped < skip {
+            skipped += 1;
+            return true;
+        }
+        out.push(ip);
+        out.len() < max
+    });
+    out
+}
+
+/// What is known about the return address `pc` (Go's CallersFrames reads
+/// the call instruction before it).
+pub fn frame_info(pc: usize) -> Option<FrameInfo> {
+    let d = describe(Origin::Return(pc))?;
+    Some(FrameInfo {
+        entry: d.offset.map(|off| pc - off),
+        function: d.function,
+        file: d.file,
+        line: d.line,
+    })
+}
+
+/// Go's `runtime.Stack`: `goroutine N [running]:` and the calling
+/// thread's frames as a report lists them (the runtime's own left out),
+/// and with `all` the other goroutines' headers.
+pub fn stack(all: bool) -> String {
+    let id = super::thread::ThreadState::context_id();
+    let mut out = format!("goroutine {id} [running]:\n");
+    let mut frames = Vec::new();
+    backtrace::trace(|f| {
+        frames.push(f.ip() as usize);
+        frames.len() < 100
+    });
+    for pc in frames {
+        let Some(f) = describe(Origin::Return(pc)) else {
+            continue;
+        };
+        if is_process_start(&f.function) {
+            break;
+        }
+        if !is_runtime(&f.function) {
+            push_frame(&mut out, &f);
+        }
+    }
+    if all {
+        if let Some(f) = OTHERS.get() {
+            out.push_str(&f(id));
+        }
+    }
+    out
+}

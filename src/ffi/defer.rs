@@ -21,7 +21,7 @@ use crate::defer::panic;
 use crate::defer::record::{CFn, CallToken};
 use crate::defer::render::{CIface, GoString, RType};
 use crate::defer::thread::ThreadState;
-use crate::defer::traceback::Origin;
+use crate::defer::traceback::{self, Origin};
 use crate::defer::{PanicNilError, PanicValue};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -418,5 +418,196 @@ pub unsafe extern "C" fn defergc_record_free(record: *mut c_void) -> c_int {
             Err(RecordError::DoubleFree) => errors::EDOUBLEFREE,
             Err(RecordError::NotARecord) => errors::ENOTRECORD,
         }
+    })
+}
+
+// ---- runtime.Callers, runtime.Caller, runtime.Stack -----------------------
+
+/// What `defergc_funcinfo_of` fills in (`defergc_funcinfo` in the header).
+#[repr(C)]
+pub struct FuncInfo {
+    function: *const c_char,
+    file: *const c_char,
+    line: c_int,
+    entry: usize,
+}
+
+/// `text` as a C string that lives for the program (each distinct text is
+/// kept once: function and file names are few).
+fn interned(text: &str) -> *const c_char {
+    use std::collections::HashMap;
+    use std::ffi::CString;
+    use std::sync::Mutex;
+    static TABLE: Mutex<Option<HashMap<String, &'static std::ffi::CStr>>> = Mutex::new(None);
+    let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let table = table.get_or_insert_with(HashMap::new);
+    if let Some(s) = table.get(text) {
+        return s.as_ptr();
+    }
+    let c: &'static std::ffi::CStr = Box::leak(
+        CString::new(text.replace('\0', ""))
+            .unwrap_or_default()
+            .into_boxed_c_str(),
+    );
+    table.insert(text.to_string(), c);
+    c.as_ptr()
+}
+
+/// Copies `pcs` into the caller's `out[0..n]`; returns how many.
+///
+/// # Safety
+/// `out` has room for `n` words (or `n` is 0).
+unsafe fn copy_pcs(pcs: &[usize], out: *mut usize, n: usize) -> c_int {
+    let k = pcs.len().min(n);
+    if k > 0 {
+        // SAFETY: per the caller, out has n >= k words.
+        unsafe { std::ptr::copy_nonoverlapping(pcs.as_ptr(), out, k) };
+    }
+    k as c_int
+}
+
+with_caller! {
+    /// Go's `runtime.Callers(skip, pcs)`: up to `n` return addresses of
+    /// the calling thread's frames, innermost first; `skip` 0 is
+    /// `defergc_callers` itself, 1 its caller. Returns how many were
+    /// written (0 for a negative `skip` or `n`, or a NULL `pcs`).
+    ///
+    /// # Safety
+    /// `pcs` has room for `n` words.
+    fn defergc_callers(skip: c_int, pcs: *mut usize, n: c_int) -> c_int => callers_at,
+        x86_64: "rcx", "r8", aarch64: "x3", "x4"
+}
+
+/// `defergc_callers`, called from `pc`.
+///
+/// # Safety
+/// As `defergc_callers`.
+unsafe extern "C-unwind" fn callers_at(
+    skip: c_int,
+    pcs: *mut usize,
+    n: c_int,
+    pc: *mut c_void,
+    _sp: usize,
+) -> c_int {
+    entry("defergc_callers", || {
+        if skip < 0 || n <= 0 || pcs.is_null() {
+            return 0;
+        }
+        let (skip, n) = (skip as usize, n as usize);
+        let mut list = Vec::with_capacity(n);
+        if skip == 0 {
+            // Inside defergc_callers, as a return address would be (the
+            // lookup reads the byte before it).
+            list.push(defergc_callers as *const () as usize + 1);
+        }
+        let above = traceback::stack_from(0, Some(pc as usize), skip.saturating_sub(1), n);
+        list.extend(above);
+        // SAFETY: pcs has room for n words, per the caller.
+        unsafe { copy_pcs(&list, pcs, n) }
+    })
+}
+
+/// Go's `runtime.CallersFrames`/`runtime.FuncForPC` for one address that
+/// `defergc_callers` returned: fills `*out` (names that live for the
+/// program; NULL file and 0 line without debug information) and returns
+/// 1, or 0 if no function covers it (or `out` is NULL).
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_funcinfo_of(pc: usize, out: *mut FuncInfo) -> c_int {
+    entry("defergc_funcinfo_of", || {
+        if out.is_null() {
+            return 0;
+        }
+        let Some(f) = traceback::frame_info(pc) else {
+            return 0;
+        };
+        let info = FuncInfo {
+            function: interned(&f.function),
+            file: f.file.as_deref().map_or(std::ptr::null(), interned),
+            line: f.line.map_or(0, |l| l as c_int),
+            entry: f.entry.unwrap_or(0),
+        };
+        // SAFETY: out is writable, per the caller.
+        unsafe { out.write(info) };
+        1
+    })
+}
+
+with_caller! {
+    /// Go's `runtime.Caller(skip)`: the return address, file and line of
+    /// the caller's frame (`skip` 0) or of one further up; returns 1 (ok)
+    /// or 0. Any out-pointer may be NULL.
+    ///
+    /// # Safety
+    /// The out-pointers are NULL or writable.
+    fn defergc_caller(skip: c_int, pc: *mut usize, file: *mut *const c_char, line: *mut c_int) -> c_int => caller_at,
+        x86_64: "r8", "r9", aarch64: "x4", "x5"
+}
+
+/// `defergc_caller`, called from `at`.
+///
+/// # Safety
+/// As `defergc_caller`.
+unsafe extern "C-unwind" fn caller_at(
+    skip: c_int,
+    pc: *mut usize,
+    file: *mut *const c_char,
+    line: *mut c_int,
+    at: *mut c_void,
+    _sp: usize,
+) -> c_int {
+    entry("defergc_caller", || {
+        if skip < 0 {
+            return 0;
+        }
+        let found = if skip == 0 && !at.is_null() {
+            Some(at as usize)
+        } else {
+            traceback::stack_from(0, Some(at as usize), skip as usize, 1)
+                .first()
+                .copied()
+        };
+        let Some(ret) = found else { return 0 };
+        let info = traceback::frame_info(ret);
+        // SAFETY: each out-pointer is NULL or writable, per the caller.
+        unsafe {
+            if !pc.is_null() {
+                pc.write(ret);
+            }
+            if !file.is_null() {
+                file.write(
+                    info.as_ref()
+                        .and_then(|i| i.file.as_deref())
+                        .map_or(std::ptr::null(), interned),
+                );
+            }
+            if !line.is_null() {
+                line.write(info.as_ref().and_then(|i| i.line).map_or(0, |l| l as c_int));
+            }
+        }
+        1
+    })
+}
+
+/// Go's `runtime.Stack(buf, all)`: writes the calling goroutine's (or
+/// thread's) stack as a report shows it, and with `all` != 0 the other
+/// goroutines' headers, into `buf` (at most `len` bytes, not
+/// NUL-terminated, cut where it does not fit); returns the bytes written.
+///
+/// # Safety
+/// `buf` has room for `len` bytes (or `len` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn defergc_stack(buf: *mut c_char, len: usize, all: c_int) -> usize {
+    entry("defergc_stack", || {
+        if buf.is_null() || len == 0 {
+            return 0;
+        }
+        let text = traceback::stack(all != 0);
+        let k = text.len().min(len);
+        // SAFETY: buf has len >= k bytes, per the caller.
+        unsafe { std::ptr::copy_nonoverlapping(text.as_ptr(), buf.cast::<u8>(), k) };
+        k
     })
 }
