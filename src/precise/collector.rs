@@ -133,7 +133,7 @@
 //! a short stop-the-world. Its invariant: no black object points to a white
 //! one unless that white one is grey-protected, and the hybrid's insertion
 //! half covers the window before a stack is scanned. We take the other
-//! option the issue allows: the deletion barrier enabled (and allocation
+//! sound design: the deletion barrier enabled (and allocation
 //! grey) before the first root snapshot, with tracing only after the last
 //! one (Doligez-Leroy-Gonthier's sync1/sync2 handshakes); this alone is
 //! what makes the stack cases safe. We keep one piece of insertion: a
