@@ -189,17 +189,23 @@ def main():
     lines = json_lines(sh(f"./target/release/defergc bench --all --runs {runs} --json{go_flag}"))
     ours = {l["bench"]: l for l in lines if l.get("impl") == "defergc"}
     theirs = {l["bench"]: l for l in lines if l.get("impl") == "go"}
+    def fig(value, unit):
+        # Three significant figures, never in exponent form.
+        whole = len(str(int(abs(value)))) if abs(value) >= 1 else 0
+        digits = max(0, 3 - whole)
+        return f"{value:,.{digits}f} {unit}"
+
     go_rows = []
     for name, l in ours.items():
         go_name = name[:-5] if name.endswith("-rust") else name
         g = theirs.get(go_name)
-        go_fig = f"{g['median']:.3g} {g['unit']}" if g else ("Go not installed" if not have_go else "n/a")
+        go_fig = fig(g['median'], g['unit']) if g else ("Go not installed" if not have_go else "n/a")
         extra = ""
         if name == "million":
             extra = f", {l.get('bytes_per_goroutine', 0):.0f} B a goroutine"
             if g:
                 go_fig += f", {g.get('bytes_per_goroutine', 0):.0f} B"
-        go_rows.append(f"| `{name}` | {l['median']:.3g} {l['unit']}{extra} | {go_fig} |")
+        go_rows.append(f"| `{name}` | {fig(l['median'], l['unit'])}{extra} | {go_fig} |")
 
     print(f"Measured {head}; release builds, medians.\n")
     print("| what | command | figure | target |")
