@@ -103,3 +103,38 @@ uint64_t defergc_bench_select4(uint64_t n, uint64_t counts[4]) {
     }
     return bad;
 }
+
+/* func() (got uint64) { defer func() { got = recover().(uint64) }(); panic(i) }()
+ * n times, through the C protocol; returns how many came back wrong. */
+struct named_result {
+    uint64_t *got;
+};
+
+static void recover_into(void *args, const defergc_call *call) {
+    struct named_result *a = args;
+    void *v = 0;
+    if (defergc_recover(call, &v) == DEFERGC_RECOVERED_VALUE)
+        *a->got = (uint64_t)(uintptr_t)v;
+}
+
+__attribute__((noinline)) static uint64_t panic_and_recover(uint64_t i) {
+    volatile uint64_t got = 0;
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return got;
+    }
+    struct named_result r = {(uint64_t *)&got};
+    defergc_defer(&fr, recover_into, &r, sizeof r);
+    /* (i + 1: a NULL value would be Go's panic(nil).) */
+    defergc_panic((void *)(uintptr_t)(i + 1));
+}
+
+uint64_t defergc_bench_panic_recover(uint64_t n) {
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (panic_and_recover(i) != i + 1)
+            bad++;
+    return bad;
+}

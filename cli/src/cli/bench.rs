@@ -26,6 +26,9 @@ extern "C" {
     /// `n` selects of compiled code over four ready channels; `counts[k]`
     /// gets how often case k won; returns how many received nothing.
     fn defergc_bench_select4(n: u64, counts: *mut u64) -> u64;
+    /// `n` panics of compiled code, each recovered by a deferred call into
+    /// a named result; returns how many came back wrong.
+    fn defergc_bench_panic_recover(n: u64) -> u64;
 }
 
 /// The benchmarks (their command-line names are Go's: `id`).
@@ -65,8 +68,13 @@ pub enum Name {
     /// 100,000 goroutines on one Mutex, 10 lock/unlock each (ms).
     #[value(name = "mutex-100k")]
     Mutex100k,
-    /// One panic and deferred recover through the Rust API (ns a cycle).
+    /// One panic and deferred recover, compiled code through the C ABI (ns
+    /// a cycle).
+    #[value(name = "panic-recover")]
     PanicRecover,
+    /// The same through the Rust API (ns a cycle).
+    #[value(name = "panic-recover-rust")]
+    PanicRecoverRust,
 }
 
 impl Name {
@@ -85,6 +93,7 @@ impl Name {
             Name::Select4Rust => "select4-rust",
             Name::Mutex100k => "mutex-100k",
             Name::PanicRecover => "panic-recover",
+            Name::PanicRecoverRust => "panic-recover-rust",
         }
     }
 
@@ -361,7 +370,16 @@ fn measure(name: Name) -> (f64, f64) {
         }
         Name::Select4Rust => (select4_rust(), 0.0),
         Name::Mutex100k => (mutex_100k(), 0.0),
-        Name::PanicRecover => (panic_recover(), 0.0),
+        Name::PanicRecover => {
+            const N: u64 = 200_000;
+            let t = Instant::now();
+            // SAFETY: a function of cli/c/go_bench.c.
+            let bad = unsafe { defergc_bench_panic_recover(N) };
+            let elapsed = ns_per(t, N);
+            assert_eq!(bad, 0, "panics recovered with the wrong value");
+            (elapsed, 0.0)
+        }
+        Name::PanicRecoverRust => (panic_recover_rust(), 0.0),
     }
 }
 
@@ -623,7 +641,7 @@ fn mutex_100k() -> f64 {
     ms(t)
 }
 
-fn panic_recover() -> f64 {
+fn panic_recover_rust() -> f64 {
     const N: u64 = 200_000;
     let t = Instant::now();
     for i in 0..N {
