@@ -274,20 +274,16 @@ fn run_all(args: &Args) -> i32 {
 
 /// Runs Go's program of the same name and prints its line(s).
 fn run_go(name: Name, args: &Args) -> i32 {
-    const PROGRAM: &str = "benches/go/gobench/main.go";
-    if !std::path::Path::new(PROGRAM).is_file() {
-        eprintln!("defergc: bench --go: run from the repository root ({PROGRAM} not found)");
-        return 2;
-    }
-    let out = std::process::Command::new("go")
-        .args(["run", PROGRAM, "-bench", name.go_id()])
-        .args(["-runs", &args.runs.to_string()])
-        .arg("-json")
-        .output();
-    match out {
-        Ok(out) if out.status.success() => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            for line in text.lines().filter(|l| l.starts_with('{')) {
+    let go_args = [
+        "-bench".to_string(),
+        name.go_id().to_string(),
+        "-runs".to_string(),
+        args.runs.to_string(),
+        "-json".to_string(),
+    ];
+    match super::report::go_program("bench", "benches/go/gobench/main.go", &go_args) {
+        Ok(lines) => {
+            for line in lines {
                 if args.json {
                     println!("{line}");
                 } else {
@@ -296,15 +292,8 @@ fn run_go(name: Name, args: &Args) -> i32 {
             }
             0
         }
-        Ok(out) => {
-            eprintln!(
-                "defergc: bench --go: the Go program failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            2
-        }
-        Err(e) => {
-            eprintln!("defergc: bench --go: cannot run go (apt-get install golang-go): {e}");
+        Err(why) => {
+            eprintln!("{why}");
             2
         }
     }

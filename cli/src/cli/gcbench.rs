@@ -29,6 +29,11 @@
 //! until the last one finishes. Their JSON lines carry the same `bench`
 //! names as the Go versions in `benches/go/`.
 //!
+//! `--go` then runs the same workload in Go (`benches/go/gcbench/main.go`,
+//! the same sizes and checks) for as many runs and prints its JSON line
+//! (`"impl":"go"`, `median_ms`, `collections`, `pause_max_us`,
+//! `peak_rss_bytes`).
+//!
 //! Both report the collector's pauses: the longest (`pause_max_us`), and
 //! for the precise backend also the 99th percentile and the count of
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
@@ -100,6 +105,11 @@ pub struct Args {
     /// binary-trees workload: depth of the long-lived tree.
     #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(4..=26))]
     depth: u32,
+    /// Then run the same workload in Go (`benches/go/gcbench`, with `go
+    /// run` from the repository root) for as many runs, and print its line
+    /// and the ratio of the medians to Go's.
+    #[arg(long)]
+    go: bool,
 }
 
 /// The program `gcbench` runs.
@@ -142,6 +152,48 @@ pub fn run(args: &Args) -> i32 {
         );
         return 2;
     }
+    let status = run_backends(args);
+    if status != 0 || !args.go {
+        return status;
+    }
+    run_go(args)
+}
+
+/// `--go`: the same workload in Go, its JSON line, and the ratio of the
+/// medians (ours / Go's) printed by the human report.
+fn run_go(args: &Args) -> i32 {
+    let mut go_args = vec![
+        "-workload".to_string(),
+        bench_name(args).to_string(),
+        "-runs".to_string(),
+        args.runs.to_string(),
+        "-json".to_string(),
+    ];
+    match args.workload {
+        Workload::BinaryTrees => go_args.extend(["-depth".to_string(), args.depth.to_string()]),
+        Workload::LiveHeap => go_args.extend(["-live-mb".to_string(), args.live_mb.to_string()]),
+        _ => {}
+    }
+    match super::report::go_program("gcbench", "benches/go/gcbench/main.go", &go_args) {
+        Ok(lines) => {
+            for line in lines {
+                if args.json {
+                    println!("{line}");
+                } else {
+                    println!("go: {line}");
+                }
+            }
+            0
+        }
+        Err(why) => {
+            eprintln!("{why}");
+            2
+        }
+    }
+}
+
+/// The workload on the backends `--backend` names.
+fn run_backends(args: &Args) -> i32 {
     match args.backend {
         Backend::Bdwgc => bench(args, &mut Bdwgc::new()),
         #[cfg(feature = "precise")]

@@ -93,3 +93,34 @@ fn status_kb(key: &str) -> usize {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
         .unwrap_or(0)
 }
+
+/// Runs a Go program of `benches/go/` with `go run` from the repository
+/// root and returns the JSON lines it printed; the error is a `defergc:`
+/// message for `command` (Go not installed, not at the root, or the
+/// program failed).
+pub fn go_program(command: &str, program: &str, args: &[String]) -> Result<Vec<String>, String> {
+    if !std::path::Path::new(program).is_file() {
+        return Err(format!(
+            "defergc: {command} --go: run from the repository root ({program} not found)"
+        ));
+    }
+    let out = std::process::Command::new("go")
+        .arg("run")
+        .arg(program)
+        .args(args)
+        .output()
+        .map_err(|e| {
+            format!("defergc: {command} --go: cannot run go (apt-get install golang-go): {e}")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "defergc: {command} --go: the Go program failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(str::to_string)
+        .collect())
+}

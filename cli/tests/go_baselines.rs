@@ -1,0 +1,62 @@
+//! The Go programs the benchmarks compare with (`benches/go/`) run the
+//! same workloads under the same names: checked where Go is installed
+//! (`apt-get install golang-go`), skipped with a note elsewhere.
+
+use std::path::Path;
+use std::process::Command;
+
+fn have_go() -> bool {
+    Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `defergc ARGS` from the repository root (where `--go` finds the Go
+/// programs); its JSON lines.
+fn json_lines(args: &[&str]) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_defergc"))
+        .args(args)
+        .current_dir(root)
+        .output()
+        .expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn gcbench_workloads_run_in_go_under_the_same_names() {
+    if !have_go() {
+        eprintln!("skipped: Go is not installed (apt-get install golang-go)");
+        return;
+    }
+    for (workload, extra) in [
+        ("binary-trees", vec!["--depth", "8"]),
+        ("live-heap", vec!["--live-mb", "4"]),
+    ] {
+        let mut args = vec![
+            "gcbench",
+            "--workload",
+            workload,
+            "--runs",
+            "1",
+            "--go",
+            "--json",
+        ];
+        args.extend(extra);
+        let lines = json_lines(&args);
+        assert_eq!(lines.len(), 2, "{workload}: {lines:?}");
+        let name = format!("\"bench\":\"{workload}\"");
+        assert!(lines.iter().all(|l| l.contains(&name)), "{lines:?}");
+        assert!(lines[1].contains("\"impl\":\"go\""), "{lines:?}");
+    }
+}
