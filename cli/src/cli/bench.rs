@@ -281,22 +281,7 @@ fn run_go(name: Name, args: &Args) -> i32 {
         args.runs.to_string(),
         "-json".to_string(),
     ];
-    match super::report::go_program("bench", "benches/go/gobench/main.go", &go_args) {
-        Ok(lines) => {
-            for line in lines {
-                if args.json {
-                    println!("{line}");
-                } else {
-                    println!("go: {line}");
-                }
-            }
-            0
-        }
-        Err(why) => {
-            eprintln!("{why}");
-            2
-        }
-    }
+    super::report::print_go_program("bench", "benches/go/gobench/main.go", &go_args, args.json)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -174,22 +174,7 @@ fn run_go(args: &Args) -> i32 {
         Workload::LiveHeap => go_args.extend(["-live-mb".to_string(), args.live_mb.to_string()]),
         _ => {}
     }
-    match super::report::go_program("gcbench", "benches/go/gcbench/main.go", &go_args) {
-        Ok(lines) => {
-            for line in lines {
-                if args.json {
-                    println!("{line}");
-                } else {
-                    println!("go: {line}");
-                }
-            }
-            0
-        }
-        Err(why) => {
-            eprintln!("{why}");
-            2
-        }
-    }
+    super::report::print_go_program("gcbench", "benches/go/gcbench/main.go", &go_args, args.json)
 }
 
 /// The workload on the backends `--backend` names.

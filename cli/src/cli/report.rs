@@ -94,6 +94,28 @@ fn status_kb(key: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// Runs a Go program of `benches/go/` (see [`go_program`]) and prints its
+/// JSON lines, as they are with `json`, else after `go: `; returns the
+/// command's exit status.
+pub fn print_go_program(command: &str, program: &str, args: &[String], json: bool) -> i32 {
+    match go_program(command, program, args) {
+        Ok(lines) => {
+            for line in lines {
+                if json {
+                    println!("{line}");
+                } else {
+                    println!("go: {line}");
+                }
+            }
+            0
+        }
+        Err(why) => {
+            eprintln!("{why}");
+            2
+        }
+    }
+}
+
 /// Runs a Go program of `benches/go/` with `go run` from the repository
 /// root and returns the JSON lines it printed; the error is a `defergc:`
 /// message for `command` (Go not installed, not at the root, or the
