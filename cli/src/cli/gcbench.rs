@@ -174,7 +174,21 @@ fn run_go(args: &Args) -> i32 {
         Workload::LiveHeap => go_args.extend(["-live-mb".to_string(), args.live_mb.to_string()]),
         _ => {}
     }
-    super::report::print_go_program("gcbench", "benches/go/gcbench/main.go", &go_args, args.json)
+    let go = || {
+        super::report::print_go_program(
+            "gcbench",
+            "benches/go/gcbench/main.go",
+            &go_args,
+            args.json,
+        )
+    };
+    // This thread waits for Go in native code: a precise cycle still under
+    // way (or started by the pacer) does not wait for it.
+    #[cfg(feature = "precise")]
+    if defergc::precise::is_thread_registered() {
+        return defergc::precise::native(go).unwrap_or(2);
+    }
+    go()
 }
 
 /// The workload on the backends `--backend` names.
