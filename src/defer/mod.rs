@@ -67,10 +67,10 @@ pub(crate) mod cframe;
 pub(crate) mod fault;
 mod frame;
 pub mod lowlevel;
-pub(crate) mod panic;
-pub(crate) mod record;
+mod panic;
+mod record;
 pub mod render;
-pub(crate) mod thread;
+mod thread;
 pub mod traceback;
 
 pub use cframe::CValue;

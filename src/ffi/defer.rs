@@ -15,13 +15,10 @@
 //! ```
 
 use super::{entry, errors};
-use crate::defer::cframe::{self, CFrame, CValue};
+use crate::defer::cframe::{self, CFn, CFrame, CValue, CallToken};
 use crate::defer::lowlevel::{self, RecordError};
-use crate::defer::panic;
-use crate::defer::record::{CFn, CallToken};
 use crate::defer::render::{CIface, GoString, RType};
-use crate::defer::thread::ThreadState;
-use crate::defer::traceback::{self, Origin};
+use crate::defer::traceback;
 use crate::defer::{PanicNilError, PanicValue};
 use std::ffi::{c_char, c_int, c_void};
 
@@ -157,24 +154,19 @@ with_caller! {
 
 /// `defergc_panic`, called from `pc`.
 extern "C-unwind" fn panic_at(value: *mut c_void, pc: *mut c_void, sp: usize) -> ! {
-    let th = ThreadState::current();
-    cframe::check_caller(th, sp);
     let value = if value.is_null() {
         PanicValue::new(PanicNilError)
     } else {
         PanicValue::new(CValue(value))
     };
-    panic::push_value(th, value, Origin::Return(pc as usize));
-    cframe::deliver_from_c(th, sp)
+    cframe::panic_at(value, pc as usize, sp)
 }
 
 /// Go's `runtime.Goexit()`: runs every deferred call of the thread, then
 /// ends the goroutine (the thread, unless Rust code around catches it).
 #[no_mangle]
 pub extern "C-unwind" fn defergc_goexit() -> ! {
-    let th = ThreadState::current();
-    panic::push_goexit(th);
-    cframe::deliver_from_c(th, cframe::approx_sp())
+    cframe::goexit()
 }
 
 /// Turns faults in compiled code into Go panics (`on` != 0) or leaves
@@ -208,8 +200,6 @@ unsafe extern "C-unwind" fn panic_iface_at(
     pc: *mut c_void,
     sp: usize,
 ) -> ! {
-    let th = ThreadState::current();
-    cframe::check_caller(th, sp);
     // SAFETY: the caller's descriptor (or null).
     let value = match unsafe { ty.as_ref() } {
         None => PanicValue::new(PanicNilError),
@@ -220,8 +210,7 @@ unsafe extern "C-unwind" fn panic_iface_at(
         )),
         Some(_) => PanicValue::new(CIface { ty, data }),
     };
-    panic::push_value(th, value, Origin::Return(pc as usize));
-    cframe::deliver_from_c(th, sp)
+    cframe::panic_at(value, pc as usize, sp)
 }
 
 /// `recover` returned nothing.
@@ -293,7 +282,7 @@ pub unsafe extern "C" fn defergc_recover_iface(
                 } else {
                     let ty: *const RType = &defergc_rtype_runtime_error.0;
                     let data = go_string(&v.to_string());
-                    panic::recovered_as_iface(ty, data);
+                    cframe::recovered_as_iface(ty, data);
                     (ERROR, CIface { ty, data })
                 }
             }
