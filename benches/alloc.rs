@@ -1,7 +1,9 @@
 //! Small-object allocation through `defergc::gc`: `alloc(32)` on the main
 //! thread and on a second thread that registered itself on first use, and
 //! `alloc_atomic(32)`. The objects die at once, so the figures include the
-//! collections (and sweeping) that the allocation rate pays for.
+//! collections (and sweeping) that the allocation rate pays for. And
+//! `read_memstats` while 8 other threads allocate (Go's ReadMemStats; the
+//! goal is under 1 us).
 //!
 //! Skipped under `nogc`, where these functions are malloc and every object
 //! would leak.
@@ -44,6 +46,37 @@ fn alloc_atomic_main_thread(c: &mut Criterion) {
     });
 }
 
+fn read_memstats_alone(c: &mut Criterion) {
+    c.bench_function("read_memstats, alone", |b| {
+        b.iter(|| black_box(gc::read_memstats()).mallocs)
+    });
+}
+
+fn read_memstats_while_8_threads_allocate(c: &mut Criterion) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1000 {
+                        black_box(gc::alloc(SIZE));
+                    }
+                }
+            })
+        })
+        .collect();
+    c.bench_function("read_memstats, 8 threads allocating", |b| {
+        b.iter(|| black_box(gc::read_memstats()).mallocs)
+    });
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().expect("an allocating thread panicked");
+    }
+}
+
 fn main() {
     if gc::BACKEND != "bdwgc" {
         println!(
@@ -58,5 +91,7 @@ fn main() {
     alloc_main_thread(&mut c);
     alloc_second_thread(&mut c);
     alloc_atomic_main_thread(&mut c);
+    read_memstats_alone(&mut c);
+    read_memstats_while_8_threads_allocate(&mut c);
     c.final_summary();
 }

@@ -742,6 +742,61 @@ int defergc_precise_set_heap_limit(size_t bytes);
 
 int defergc_precise_get_stats(defergc_precise_stats *out);
 
+/* ------------------------------------------------------------------ */
+/* Memory controls                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Go's runtime.MemStats, the fields that make sense for this collector.
+ * bdwgc does not count the objects a collection frees: frees and
+ * heap_objects are estimates from the bytes it reclaims (explicit frees
+ * are exact); mallocs is exact. Under a build without a collector only
+ * the counts move. */
+typedef struct defergc_memstats {
+    uint64_t size; /* set to sizeof(defergc_memstats) before reading */
+    uint64_t alloc;
+    uint64_t total_alloc;
+    uint64_t sys;
+    uint64_t mallocs;
+    uint64_t frees;
+    uint64_t heap_alloc;
+    uint64_t heap_sys;
+    uint64_t heap_idle;
+    uint64_t heap_released;
+    uint64_t heap_objects;
+    uint64_t next_gc;
+    uint64_t last_gc;        /* ns since 1970 */
+    uint64_t pause_total_ns;
+    uint64_t pause_ns[256];  /* the latest at (num_gc + 255) % 256 */
+    uint64_t pause_end[256]; /* ns since 1970 */
+    uint64_t num_gc;
+    double gc_cpu_fraction;
+} defergc_memstats;
+
+/* runtime.ReadMemStats(out): 0, or DEFERGC_EINVAL for NULL or a size
+ * that is not sizeof(defergc_memstats). Takes the collector's lock
+ * briefly; never stops the world. */
+int defergc_read_memstats(defergc_memstats *out);
+
+/* debug.SetGCPercent(percent): a negative percent is off; returns the
+ * previous one (100 by default). Also set at start by GOGC (a percent or
+ * "off"); on bdwgc it sets the free-space divisor to 100 / percent. */
+int defergc_set_gc_percent(int percent);
+
+/* debug.SetMemoryLimit(bytes): a soft limit (collect harder near it,
+ * never refuse memory); negative: no change, returns the limit in force;
+ * INT64_MAX: none. Returns the previous one. Also set at start by
+ * GOMEMLIMIT (512MiB, 2GiB, ... or "off"). GODEBUG=gctrace=1 prints a
+ * line per collection in Go's shape. */
+int64_t defergc_set_memory_limit(int64_t bytes);
+
+/* A hard heap limit (bdwgc's maximum heap size; 0: none): allocations
+ * past it fail. Returns the previous one. */
+uint64_t defergc_set_max_heap(uint64_t bytes);
+
+/* debug.FreeOSMemory(): a full collection, then free heap memory goes back
+ * to the operating system. */
+void defergc_free_os_memory(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -183,6 +183,7 @@ fn canon_rust(ty: &str) -> String {
         "RType" => "defergc_rtype",
         "CIface" => "defergc_iface",
         "FuncInfo" => "defergc_funcinfo",
+        "MemStats" => "defergc_memstats",
         "CGoroutine" => "defergc_goroutine",
         "Mutex" => "defergc_mutex",
         "RwMutex" => "defergc_rwmutex",

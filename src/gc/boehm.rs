@@ -126,6 +126,92 @@ pub(super) fn collect() {
     unsafe { sys::GC_gcollect() }
 }
 
+// ---- memory controls (see memory.rs) --------------------------------------
+
+/// Whether this module disabled collection (`GC_disable` is a count).
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+pub(super) fn set_collection_enabled(on: bool) {
+    if DISABLED.swap(!on, Ordering::AcqRel) == on {
+        // SAFETY: balanced: each direction is taken once per change.
+        unsafe {
+            if on {
+                sys::GC_enable()
+            } else {
+                sys::GC_disable()
+            }
+        }
+    }
+}
+
+pub(super) fn set_free_space_divisor(divisor: u64) {
+    // SAFETY: a plain setter (a racy word store in bdwgc; read by the
+    // collector at its next trigger check).
+    unsafe { sys::GC_set_free_space_divisor(divisor as sys::GC_word) };
+}
+
+/// The heap in use and the heap's size, without the collector's lock.
+pub(super) fn heap_usage() -> (u64, u64) {
+    let (mut heap, mut free) = (0, 0);
+    // SAFETY: out-pointers to locals; the others may be null.
+    unsafe {
+        sys::GC_get_heap_usage_safe(
+            &mut heap,
+            &mut free,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    (word(heap).saturating_sub(word(free)), word(heap))
+}
+
+pub(super) fn set_max_heap(bytes: u64) {
+    // SAFETY: the setter, under the allocation lock as bdwgc asks.
+    super::scan::with_collector_lock(|| unsafe {
+        sys::GC_set_max_heap_size(bytes as sys::GC_word)
+    });
+}
+
+pub(super) fn collect_and_unmap() {
+    // SAFETY: the thread is registered.
+    unsafe { sys::GC_gcollect_and_unmap() }
+}
+
+pub(super) fn heap_figures() -> super::memory::HeapFigures {
+    let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
+    // SAFETY: fills at most the given size; takes the lock itself.
+    let p = unsafe {
+        sys::GC_get_prof_stats(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
+        p.assume_init()
+    };
+    super::memory::HeapFigures {
+        heap: word(p.heapsize_full),
+        free: word(p.free_bytes_full),
+        released: word(p.unmapped_bytes),
+        sys: word(p.obtained_from_os_bytes),
+        total_alloc: word(p.allocd_bytes_before_gc) + word(p.bytes_allocd_since_gc),
+        reclaimed: word(p.reclaimed_bytes_before_gc) + word(p.bytes_reclaimed_since_gc),
+    }
+}
+
+/// The heap in use and its size, markers; with the collector's lock held
+/// (from its collection events).
+fn usage_locked() -> (u64, u64, u64) {
+    let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
+    // SAFETY: the unsynchronised variant, called with the lock held.
+    let p = unsafe {
+        sys::GC_get_prof_stats_unsafe(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
+        p.assume_init()
+    };
+    let heap = word(p.heapsize_full).saturating_sub(word(p.unmapped_bytes));
+    (
+        heap.saturating_sub(word(p.free_bytes_full).saturating_sub(word(p.unmapped_bytes))),
+        heap,
+        word(p.markers_m1) + 1,
+    )
+}
+
 pub(super) fn stats() -> Stats {
     let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
     // SAFETY: GC_get_prof_stats fills at most the given size and takes the
@@ -158,6 +244,8 @@ struct Times {
     in_collections: AtomicU64,
     stopped: AtomicU64,
     max_stop: AtomicU64,
+    /// The stop-the-world time of the collection under way.
+    last_stop: AtomicU64,
 }
 
 static TIMES: Times = Times {
@@ -166,6 +254,7 @@ static TIMES: Times = Times {
     in_collections: AtomicU64::new(0),
     stopped: AtomicU64::new(0),
     max_stop: AtomicU64::new(0),
+    last_stop: AtomicU64::new(0),
 };
 
 fn now_ns() -> u64 {
@@ -183,10 +272,21 @@ fn now_ns() -> u64 {
 unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
     let t = &TIMES;
     match event {
-        sys::GC_EventType_GC_EVENT_START => t.collection_start.store(now_ns(), Ordering::Relaxed),
+        sys::GC_EventType_GC_EVENT_START => {
+            t.collection_start.store(now_ns(), Ordering::Relaxed);
+            t.last_stop.store(0, Ordering::Relaxed);
+            super::memory::collection_started(usage_locked().0);
+        }
         sys::GC_EventType_GC_EVENT_END => {
             let d = now_ns().saturating_sub(t.collection_start.load(Ordering::Relaxed));
             t.in_collections.fetch_add(d, Ordering::Relaxed);
+            let (in_use, heap, markers) = usage_locked();
+            super::memory::collection_ended(
+                t.last_stop.load(Ordering::Relaxed),
+                in_use,
+                heap,
+                markers,
+            );
         }
         sys::GC_EventType_GC_EVENT_PRE_STOP_WORLD => {
             t.stop_start.store(now_ns(), Ordering::Relaxed)
@@ -195,6 +295,7 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
             let d = now_ns().saturating_sub(t.stop_start.load(Ordering::Relaxed));
             t.stopped.fetch_add(d, Ordering::Relaxed);
             t.max_stop.fetch_max(d, Ordering::Relaxed);
+            t.last_stop.fetch_add(d, Ordering::Relaxed);
         }
         _ => {}
     }

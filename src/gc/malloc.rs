@@ -118,6 +118,25 @@ pub(super) fn starts_allocation(ptr: *const u8) -> Result<(), super::check::PtrE
 
 pub(super) fn collect() {}
 
+// Memory controls (memory.rs): nothing is collected, nothing to tune.
+pub(super) fn set_collection_enabled(_on: bool) {}
+pub(super) fn set_free_space_divisor(_divisor: u64) {}
+pub(super) fn heap_usage() -> (u64, u64) {
+    (0, 0)
+}
+pub(super) fn set_max_heap(_bytes: u64) {}
+pub(super) fn collect_and_unmap() {}
+pub(super) fn heap_figures() -> super::memory::HeapFigures {
+    super::memory::HeapFigures {
+        heap: 0,
+        free: 0,
+        released: 0,
+        sys: 0,
+        total_alloc: 0,
+        reclaimed: 0,
+    }
+}
+
 pub(super) fn stats() -> Stats {
     Stats::default()
 }

@@ -33,11 +33,16 @@ mod backend;
 pub mod check;
 pub(crate) mod fork;
 mod global_alloc;
+pub mod memory;
 pub(crate) mod scan;
 pub(crate) mod thread;
 mod warn;
 
 pub use global_alloc::GcAlloc;
+pub use memory::{
+    allocs_per_run, free_os_memory, gc_percent, memory_limit, read_memstats, set_gc_percent,
+    set_max_heap, set_memory_limit, MemStats,
+};
 pub use thread::{is_thread_registered, spawn, ThreadGuard};
 pub use warn::{set_warning_handler, WarningHandler};
 
@@ -164,6 +169,9 @@ fn start(config: Config) -> Result<(), AlreadyInitialized> {
         fork::on_fork(&check::FORK);
         STATE.store(READY, Ordering::Release);
     }
+    if let Err(e) = memory::read_environment() {
+        crate::abort(&e);
+    }
     // bdwgc registers the thread that starts it. That registration must
     // end when the thread does, like any other: a thread that exits still
     // registered leaves a record whose signals are never answered, and the
@@ -185,6 +193,7 @@ pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
         return None;
     }
     thread::ensure_registered();
+    memory::count_malloc();
     NonNull::new(backend::alloc(kind, size))
 }
 
@@ -222,6 +231,7 @@ fn out_of_memory(size: usize) -> ! {
 pub unsafe fn free(ptr: *mut u8) {
     if !ptr.is_null() {
         thread::ensure_registered();
+        memory::count_free();
         // SAFETY: the caller guarantees ptr is a live allocation of ours.
         unsafe { backend::free(ptr) }
     }
