@@ -51,6 +51,7 @@ extern "C" {
 #define DEFERGC_ENOMEM (-2)      /* out of memory */
 #define DEFERGC_EDOUBLEFREE (-3) /* a defer record freed twice */
 #define DEFERGC_ENOTRECORD (-4)  /* not a defer record */
+#define DEFERGC_EALREADY (-5)    /* the collector has already started */
 #define DEFERGC_ENOTGOROUTINE (-20) /* needs a goroutine, called outside one */
 #define DEFERGC_EARGSIZE (-21)   /* argument block above its limit */
 
@@ -796,6 +797,52 @@ uint64_t defergc_set_max_heap(uint64_t bytes);
 /* debug.FreeOSMemory(): a full collection, then free heap memory goes back
  * to the operating system. */
 void defergc_free_os_memory(void);
+
+/* Settings applied when the collector starts (defergc_init_with). Start
+ * from DEFERGC_CONFIG_INIT and change what you need. */
+typedef struct defergc_config {
+    size_t size;           /* sizeof(defergc_config) */
+    unsigned markers;      /* marker threads; 0: one per core (or GC_MARKERS) */
+    size_t initial_heap;   /* bytes reserved at start; 0: 8 MiB */
+    int gc_percent;        /* DEFERGC_CONFIG_UNSET: GOGC, or 100; negative: off */
+    int64_t memory_limit;  /* soft limit in bytes; negative: GOMEMLIMIT, or none */
+    uint64_t max_heap;     /* hard limit in bytes; 0: none */
+    int finalizer_thread;  /* 1: finalizers run on their own thread; 0: only
+                              in defergc_run_finalizers */
+    int catch_faults;      /* 1: faults are panics; 0: never; -1: as
+                              defergc_catch_faults says (on under defergc_main) */
+} defergc_config;
+
+#define DEFERGC_CONFIG_UNSET (-2147483647 - 1)
+#define DEFERGC_CONFIG_INIT {sizeof(defergc_config), 0, 0, DEFERGC_CONFIG_UNSET, -1, 0, 1, -1}
+
+/* Starts the collector with *config: 0, DEFERGC_EINVAL for NULL or a size
+ * that is not sizeof(defergc_config), DEFERGC_EALREADY if it had started
+ * (every other call starts it with the defaults). The program's settings
+ * win over GOGC and GOMEMLIMIT. */
+int defergc_init_with(const defergc_config *config);
+
+/* runtime.SetFinalizer(obj, fn): fn(obj, arg) runs once, on the finalizer
+ * thread, after obj becomes unreachable (obj is kept alive for it, and
+ * freed at a later collection); a second call replaces it, a NULL fn
+ * clears it. Objects in a cycle of finalizable objects are not finalized,
+ * as in Go. obj is the start of an object of defergc_alloc; no-op in a
+ * build without a collector. */
+void defergc_set_finalizer(void *obj, void (*fn)(void *obj, void *arg), void *arg);
+
+/* Runs the finalizers that are ready, on this thread; returns how many. */
+int defergc_run_finalizers(void);
+
+/* runtime.KeepAlive(p): p's object is reachable at least until here. */
+void defergc_keep_alive(const void *p);
+
+/* weak.Make(obj): a weak pointer to the object obj points to the start of
+ * (NULL for NULL). Weak pointers made from the same object are equal; a
+ * weak pointer is itself a collectable object, kept like any other. */
+void *defergc_weak_make(void *obj);
+
+/* weak.Pointer.Value(): the object, or NULL once it has been collected. */
+void *defergc_weak_value(void *weak);
 
 #ifdef __cplusplus
 }

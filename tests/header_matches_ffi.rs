@@ -184,6 +184,8 @@ fn canon_rust(ty: &str) -> String {
         "CIface" => "defergc_iface",
         "FuncInfo" => "defergc_funcinfo",
         "MemStats" => "defergc_memstats",
+        "CConfig" => "defergc_config",
+        "CFinalizer" => "fnptr",
         "CGoroutine" => "defergc_goroutine",
         "Mutex" => "defergc_mutex",
         "RwMutex" => "defergc_rwmutex",

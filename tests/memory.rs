@@ -198,3 +198,26 @@ fn memstats_follow_allocations_and_collections() {
         assert_eq!(after.num_gc, 0);
     }
 }
+
+mod cprog;
+
+/// defergc_init_with, MemStats, SetFinalizer, KeepAlive and weak pointers
+/// from compiled code (tests/c/memory.c), in a process of its own (the
+/// configuration must come first).
+#[test]
+fn memory_controls_from_c() {
+    if gc::BACKEND != "bdwgc" {
+        return; // Finalizers never run and nothing is collected.
+    }
+    let exe = cprog::compile("memory", &["tests/c/memory.c"], &[]);
+    let out = cprog::run(&exe, &[], &[]);
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).as_ref()
+        ),
+        (Some(0), "ok\n"),
+        "{}",
+        cprog::text(&out)
+    );
+}

@@ -39,6 +39,9 @@ fn gcbench_workloads_run_in_go_under_the_same_names() {
         eprintln!("skipped: Go is not installed (apt-get install golang-go)");
         return;
     }
+    if defergc::gc::BACKEND != "bdwgc" {
+        return; // gcbench needs bdwgc (this build has no collector).
+    }
     for (workload, extra) in [
         ("binary-trees", vec!["--depth", "8"]),
         ("live-heap", vec!["--live-mb", "4"]),

@@ -100,6 +100,8 @@ pub mod errors {
     pub const EDOUBLEFREE: i32 = -3;
     /// The pointer is not a defer record.
     pub const ENOTRECORD: i32 = -4;
+    /// The collector had already started (`defergc_init_with`).
+    pub const EALREADY: i32 = -5;
     /// Called outside a goroutine where one is needed.
     pub const ENOTGOROUTINE: i32 = -20;
     /// An argument block larger than the limit (`DEFERGC_GO_MAX_ARGS`).

@@ -12,7 +12,12 @@ use std::time::Duration;
 
 pub(super) const NAME: &str = "bdwgc";
 
+/// `Config::finalizer_thread` was false: finalizers run only in
+/// `run_finalizers`.
+static NO_FINALIZER_THREAD: AtomicBool = AtomicBool::new(false);
+
 pub(super) fn init(config: &Config) {
+    NO_FINALIZER_THREAD.store(!config.finalizer_thread, Ordering::Release);
     // SAFETY: called once, under the init lock, before any other GC call.
     unsafe {
         sys::GC_set_warn_proc(Some(super::warn::warn_proc));
@@ -349,6 +354,9 @@ unsafe extern "C" fn finalizers_ready() {
 
 /// Starts the thread that runs finalizers unless it runs already.
 fn start_finalizer_thread() {
+    if NO_FINALIZER_THREAD.load(Ordering::Acquire) {
+        return;
+    }
     if FINALIZER_THREAD.load(Ordering::Acquire) || FINALIZER_THREAD.swap(true, Ordering::AcqRel) {
         return;
     }
@@ -399,4 +407,36 @@ pub(super) fn version() -> String {
     // SAFETY: a plain getter.
     let v = unsafe { sys::GC_get_version() };
     format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+// ---- weak pointers (weak.rs) ----------------------------------------------
+
+/// Registers `cell` (which holds `obj`'s hidden address) to be cleared
+/// when `obj` becomes unreachable.
+///
+/// # Safety
+/// `cell` is a live collectable object of a word, `obj` the start of a
+/// live collectable object.
+pub(super) unsafe fn register_weak(cell: *mut c_void, obj: *const u8) {
+    // SAFETY: per the caller; bdwgc clears the word at `cell`.
+    let rc = unsafe { sys::GC_general_register_disappearing_link(cell.cast(), obj.cast()) };
+    if rc == sys::GC_NO_MEMORY as i32 {
+        crate::abort("defergc: out of memory registering a weak pointer");
+    }
+}
+
+/// The object `cell` names (revealing its hidden address), or null once
+/// it was cleared; read under the collector's lock.
+pub(super) fn read_weak(cell: *mut usize) -> *mut u8 {
+    unsafe extern "C" fn read(cell: *mut c_void) -> *mut c_void {
+        // SAFETY: the cell given below, alive (its caller holds it).
+        let hidden = unsafe { cell.cast::<usize>().read_volatile() };
+        if hidden == 0 {
+            std::ptr::null_mut()
+        } else {
+            (!hidden) as *mut c_void
+        }
+    }
+    // SAFETY: the callback reads one word of a live cell.
+    unsafe { sys::GC_call_with_reader_lock(Some(read), cell.cast(), 0) }.cast()
 }

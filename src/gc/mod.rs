@@ -37,6 +37,7 @@ pub mod memory;
 pub(crate) mod scan;
 pub(crate) mod thread;
 mod warn;
+pub mod weak;
 
 pub use global_alloc::GcAlloc;
 pub use memory::{
@@ -45,6 +46,7 @@ pub use memory::{
 };
 pub use thread::{is_thread_registered, spawn, ThreadGuard};
 pub use warn::{set_warning_handler, WarningHandler};
+pub use weak::{keep_alive, Weak};
 
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -108,6 +110,17 @@ pub struct Config {
     /// Number of marker threads including the caller; `None` lets bdwgc
     /// choose (one per core, or the `GC_MARKERS` environment variable).
     pub markers: Option<u32>,
+    /// Go's GC percent ([`set_gc_percent`]); `None`: `GOGC`, or the
+    /// free-space divisor above.
+    pub gc_percent: Option<i32>,
+    /// A soft memory limit ([`set_memory_limit`]); `None`: `GOMEMLIMIT`, or
+    /// none.
+    pub memory_limit: Option<u64>,
+    /// A hard heap limit ([`set_max_heap`]); `None`: none.
+    pub max_heap: Option<u64>,
+    /// Whether finalizers run on their own thread (`true`) or only when
+    /// the program calls [`run_finalizers`].
+    pub finalizer_thread: bool,
 }
 
 impl Config {
@@ -116,6 +129,10 @@ impl Config {
         initial_heap_bytes: 8 << 20,
         free_space_divisor: 3,
         markers: None,
+        gc_percent: None,
+        memory_limit: None,
+        max_heap: None,
+        finalizer_thread: true,
     };
 }
 
@@ -171,6 +188,17 @@ fn start(config: Config) -> Result<(), AlreadyInitialized> {
     }
     if let Err(e) = memory::read_environment() {
         crate::abort(&e);
+    }
+    // The program's own settings win over the environment's, as Go's
+    // debug.SetGCPercent wins over GOGC.
+    if let Some(p) = config.gc_percent {
+        set_gc_percent(p);
+    }
+    if let Some(limit) = config.memory_limit {
+        set_memory_limit(limit);
+    }
+    if let Some(max) = config.max_heap {
+        set_max_heap(max);
     }
     // bdwgc registers the thread that starts it. That registration must
     // end when the thread does, like any other: a thread that exits still
