@@ -286,6 +286,29 @@ func panicRecover() float64 {
 	return nsPer(t, n)
 }
 
+// finalizers-1m: 1,000,000 objects with finalizers, dropped at once;
+// collections until every finalizer has run (at most 999 may be kept by
+// stale references, the same allowance as defergc's side); ms.
+type finalized struct{ v [2]uint64 }
+
+func finalizers1m() float64 {
+	const n = 1000000
+	var ran int64
+	t := time.Now()
+	func() {
+		for i := 0; i < n; i++ {
+			o := &finalized{}
+			o.v[0] = uint64(i)
+			runtime.SetFinalizer(o, func(*finalized) { atomic.AddInt64(&ran, 1) })
+		}
+	}()
+	for atomic.LoadInt64(&ran) < n-999 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	return ms(t)
+}
+
 var benches = map[string]struct {
 	unit string
 	run  func() float64
@@ -301,6 +324,7 @@ var benches = map[string]struct {
 	"select4":                {"ns/op", select4},
 	"mutex-100k":             {"ms", mutex100k},
 	"panic-recover":          {"ns/op", panicRecover},
+	"finalizers-1m":          {"ms", finalizers1m},
 }
 
 func ms(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }

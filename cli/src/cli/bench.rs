@@ -75,6 +75,10 @@ pub enum Name {
     /// The same through the Rust API (ns a cycle).
     #[value(name = "panic-recover-rust")]
     PanicRecoverRust,
+    /// 1,000,000 objects with finalizers, dropped; collections until
+    /// their finalizers ran (ms).
+    #[value(name = "finalizers-1m")]
+    Finalizers1m,
 }
 
 impl Name {
@@ -94,6 +98,7 @@ impl Name {
             Name::Mutex100k => "mutex-100k",
             Name::PanicRecover => "panic-recover",
             Name::PanicRecoverRust => "panic-recover-rust",
+            Name::Finalizers1m => "finalizers-1m",
         }
     }
 
@@ -109,7 +114,8 @@ impl Name {
             | Name::SpawnPanicRust
             | Name::DeferStressGoroutine
             | Name::Sieve
-            | Name::Mutex100k => "ms",
+            | Name::Mutex100k
+            | Name::Finalizers1m => "ms",
             Name::Million => "s",
             _ => "ns/op",
         }
@@ -354,6 +360,7 @@ fn measure(name: Name) -> (f64, f64) {
             (elapsed, 0.0)
         }
         Name::PanicRecoverRust => (panic_recover_rust(), 0.0),
+        Name::Finalizers1m => (finalizers_1m(), 0.0),
     }
 }
 
@@ -630,4 +637,41 @@ fn panic_recover_rust() -> f64 {
         assert_eq!(got, i);
     }
     ns_per(t, N)
+}
+
+/// Finalizers that ran (finalizers-1m).
+static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn count_finalized(_obj: *mut std::ffi::c_void, _data: *mut std::ffi::c_void) {
+    FINALIZED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// `n` objects with finalizers, none kept.
+#[inline(never)]
+fn finalizable_garbage(n: usize) {
+    for i in 0..n {
+        let p = defergc::gc::alloc(16);
+        // SAFETY: a fresh 16-byte object; the finalizer only counts.
+        unsafe {
+            p.cast::<u64>().as_ptr().write(i as u64);
+            defergc::gc::register_finalizer(
+                p.as_ptr(),
+                Some(count_finalized),
+                std::ptr::null_mut(),
+            );
+        }
+    }
+}
+
+fn finalizers_1m() -> f64 {
+    const N: usize = 1_000_000;
+    FINALIZED.store(0, Ordering::Relaxed);
+    let t = Instant::now();
+    finalizable_garbage(N);
+    // The same allowance as Go's side: a stale word may keep a few.
+    while FINALIZED.load(Ordering::Relaxed) < N - 999 {
+        defergc::gc::collect();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    t.elapsed().as_secs_f64() * 1e3
 }
