@@ -830,6 +830,20 @@ int defergc_init_with(const defergc_config *config);
  * build without a collector. */
 void defergc_set_finalizer(void *obj, void (*fn)(void *obj, void *arg), void *arg);
 
+/* runtime.AddCleanup(obj, fn, arg): fn(arg) runs once, on the finalizer
+ * thread, after obj becomes unreachable (after its finalizer and its next
+ * unreachability, if it has one); an object may have many. arg is kept
+ * alive until then; arg == obj is Go's panic "runtime.AddCleanup: ptr is
+ * equal to arg, cleanup will never run". The handle stops it. */
+typedef struct defergc_cleanup {
+    uintptr_t hidden_; /* the object's address, hidden: keeps nothing alive */
+    uint64_t id_;
+} defergc_cleanup;
+defergc_cleanup defergc_add_cleanup(void *obj, void (*fn)(void *arg), void *arg);
+
+/* Cleanup.Stop(): the cleanup will not run (no-op if it ran already). */
+void defergc_cleanup_stop(defergc_cleanup cleanup);
+
 /* Runs the finalizers that are ready, on this thread; returns how many. */
 int defergc_run_finalizers(void);
 

@@ -186,6 +186,8 @@ fn canon_rust(ty: &str) -> String {
         "MemStats" => "defergc_memstats",
         "CConfig" => "defergc_config",
         "CFinalizer" => "fnptr",
+        "CleanupFn" => "fnptr",
+        "Cleanup" => "defergc_cleanup",
         "CGoroutine" => "defergc_goroutine",
         "Mutex" => "defergc_mutex",
         "RwMutex" => "defergc_rwmutex",

@@ -2,7 +2,7 @@
 //! `crate::gc::memory` for how they map onto the collector).
 
 use super::{entry, errors};
-use crate::gc::{self, MemStats, Weak};
+use crate::gc::{self, Cleanup, CleanupFn, MemStats, Weak};
 use std::ffi::{c_int, c_uint, c_void};
 use std::ptr::NonNull;
 
@@ -189,4 +189,34 @@ pub unsafe extern "C" fn defergc_weak_value(weak: *mut c_void) -> *mut c_void {
                 .map_or(std::ptr::null_mut(), |p| p.as_ptr().cast()),
         }
     })
+}
+
+/// Go's `runtime.AddCleanup` (see the header).
+///
+/// # Safety
+/// `obj` is the start of a live object of `defergc_alloc`; `f` is safe to
+/// call with `arg` on the finalizer thread.
+#[no_mangle]
+pub unsafe extern "C-unwind" fn defergc_add_cleanup(
+    obj: *mut c_void,
+    f: Option<CleanupFn>,
+    arg: *mut c_void,
+) -> Cleanup {
+    let (Some(p), Some(f)) = (NonNull::new(obj.cast::<u8>()), f) else {
+        crate::abort("defergc: defergc_add_cleanup: NULL object or function");
+    };
+    if let Err(e) = gc::check::check(p.as_ptr()) {
+        crate::abort(&format!("defergc: defergc_add_cleanup: {}", e.message()));
+    }
+    // (A Go panic for arg == obj reaches compiled code by the C protocol.)
+    super::guard(|| {
+        // SAFETY: per the caller, checked above where the collector can.
+        unsafe { gc::add_cleanup(p, f, arg) }
+    })
+}
+
+/// Go's `Cleanup.Stop` (see the header).
+#[no_mangle]
+pub extern "C" fn defergc_cleanup_stop(cleanup: Cleanup) {
+    entry("defergc_cleanup_stop", || cleanup.stop())
 }

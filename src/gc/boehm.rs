@@ -314,24 +314,20 @@ fn word(v: std::ffi::c_ulong) -> u64 {
 
 /// # Safety
 /// `obj` is the base of a live collectable object; `f` may run on any thread.
+/// Returns the finalizer (and its data) that `f` replaced.
 pub(super) unsafe fn register_finalizer(
     obj: *mut u8,
     f: Option<super::Finalizer>,
     data: *mut c_void,
-) {
+) -> (Option<super::Finalizer>, *mut c_void) {
     if f.is_some() {
         start_finalizer_thread();
     }
-    // SAFETY: forwarded from the caller; old finalizer outputs are optional.
-    unsafe {
-        sys::GC_register_finalizer(
-            obj.cast(),
-            f,
-            data,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    }
+    let mut old: sys::GC_finalization_proc = None;
+    let mut old_data: *mut c_void = std::ptr::null_mut();
+    // SAFETY: forwarded from the caller; the outputs are locals.
+    unsafe { sys::GC_register_finalizer(obj.cast(), f, data, &mut old, &mut old_data) };
+    (old, old_data)
 }
 
 static FINALIZERS_READY: Mutex<bool> = Mutex::new(false);

@@ -147,7 +147,8 @@ pub(super) unsafe fn register_finalizer(
     _obj: *mut u8,
     _f: Option<super::Finalizer>,
     _data: *mut c_void,
-) {
+) -> (Option<super::Finalizer>, *mut c_void) {
+    (None, std::ptr::null_mut())
 }
 
 pub(super) fn run_finalizers() -> usize {

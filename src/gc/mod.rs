@@ -31,6 +31,7 @@ mod backend;
 mod backend;
 
 pub mod check;
+pub mod finalize;
 pub(crate) mod fork;
 mod global_alloc;
 pub mod memory;
@@ -39,6 +40,7 @@ pub(crate) mod thread;
 mod warn;
 pub mod weak;
 
+pub use finalize::{add_cleanup, Cleanup, CleanupFn};
 pub use global_alloc::GcAlloc;
 pub use memory::{
     allocs_per_run, free_os_memory, gc_percent, memory_limit, read_memstats, set_gc_percent,
@@ -349,7 +351,7 @@ pub type Finalizer = unsafe extern "C" fn(obj: *mut c_void, data: *mut c_void);
 pub unsafe fn register_finalizer(obj: *mut u8, finalizer: Option<Finalizer>, data: *mut c_void) {
     thread::ensure_registered();
     // SAFETY: forwarded from the caller.
-    unsafe { backend::register_finalizer(obj, finalizer, data) }
+    unsafe { finalize::set_finalizer(obj, finalizer, data) }
 }
 
 /// Runs finalizers that are ready now, on this thread; returns how many ran
