@@ -52,6 +52,7 @@ extern "C" {
 #define DEFERGC_EDOUBLEFREE (-3) /* a defer record freed twice */
 #define DEFERGC_ENOTRECORD (-4)  /* not a defer record */
 #define DEFERGC_EALREADY (-5)    /* the collector has already started */
+#define DEFERGC_EIO (-6)         /* a file could not be written */
 #define DEFERGC_ENOTGOROUTINE (-20) /* needs a goroutine, called outside one */
 #define DEFERGC_EARGSIZE (-21)   /* argument block above its limit */
 
@@ -857,6 +858,17 @@ void *defergc_weak_make(void *obj);
 
 /* weak.Pointer.Value(): the object, or NULL once it has been collected. */
 void *defergc_weak_value(void *weak);
+
+/* runtime.MemProfileRate = bytes: allocations are sampled for the heap
+ * profile about once per that many bytes (default 512 KiB; 0: off; 1:
+ * every allocation). Returns the previous rate; negative only reads it. */
+int64_t defergc_set_mem_profile_rate(int64_t bytes);
+
+/* pprof.WriteHeapProfile: the sampled allocation sites (alloc_objects,
+ * alloc_space, inuse_objects, inuse_space, scaled as Go scales them) in
+ * pprof's protobuf format, which `go tool pprof` reads. 0, DEFERGC_EINVAL
+ * for NULL, DEFERGC_EIO when the file cannot be written. */
+int defergc_write_heap_profile(const char *path);
 
 #ifdef __cplusplus
 }

@@ -220,3 +220,39 @@ pub unsafe extern "C-unwind" fn defergc_add_cleanup(
 pub extern "C" fn defergc_cleanup_stop(cleanup: Cleanup) {
     entry("defergc_cleanup_stop", || cleanup.stop())
 }
+
+/// Go's `runtime.MemProfileRate = bytes` (0: off; 1: every allocation);
+/// returns the previous rate. A negative value only reads it.
+#[no_mangle]
+pub extern "C" fn defergc_set_mem_profile_rate(bytes: i64) -> i64 {
+    entry("defergc_set_mem_profile_rate", || {
+        if bytes < 0 {
+            gc::profile::mem_profile_rate()
+        } else {
+            gc::profile::set_mem_profile_rate(bytes)
+        }
+    })
+}
+
+/// Go's `pprof.WriteHeapProfile` into the file `path`: 0,
+/// `DEFERGC_EINVAL` for NULL or a path that is not UTF-8, `DEFERGC_EIO`
+/// when the file cannot be written.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn defergc_write_heap_profile(path: *const std::ffi::c_char) -> c_int {
+    entry("defergc_write_heap_profile", || {
+        if path.is_null() {
+            return errors::EINVAL;
+        }
+        // SAFETY: NUL-terminated, per the caller.
+        let Ok(path) = unsafe { std::ffi::CStr::from_ptr(path) }.to_str() else {
+            return errors::EINVAL;
+        };
+        match gc::profile::write_heap_profile_to(std::path::Path::new(path)) {
+            Ok(()) => 0,
+            Err(_) => errors::EIO,
+        }
+    })
+}

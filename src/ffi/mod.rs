@@ -102,6 +102,8 @@ pub mod errors {
     pub const ENOTRECORD: i32 = -4;
     /// The collector had already started (`defergc_init_with`).
     pub const EALREADY: i32 = -5;
+    /// A file could not be written.
+    pub const EIO: i32 = -6;
     /// Called outside a goroutine where one is needed.
     pub const ENOTGOROUTINE: i32 = -20;
     /// An argument block larger than the limit (`DEFERGC_GO_MAX_ARGS`).

@@ -38,7 +38,7 @@
 //! and only the allocation counts move.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -52,6 +52,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 struct Counter {
     mallocs: AtomicU64,
     frees: AtomicU64,
+    /// Bytes left before the next heap-profile sample (`profile.rs`).
+    until_sample: AtomicI64,
+    /// The sampler's random state.
+    rng: AtomicU64,
     in_use: AtomicBool,
     next: *const Counter,
 }
@@ -75,22 +79,50 @@ fn blocks() -> impl Iterator<Item = &'static Counter> {
 }
 
 #[inline(always)]
-fn bump(field: impl Fn(&Counter) -> &AtomicU64) {
+fn mine() -> &'static Counter {
     let mut c = MINE.with(Cell::get);
     if c.is_null() {
         c = adopt_counter();
     }
     // SAFETY: a block of ours (never freed).
-    let f = field(unsafe { &*c });
+    unsafe { &*c }
+}
+
+#[inline(always)]
+fn bump(field: impl Fn(&Counter) -> &AtomicU64) {
+    let f = field(mine());
     // Single writer: a plain store is enough for readers that may see the
     // count a moment late.
     f.store(f.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
-/// Counts one allocation of the calling thread.
+/// Counts one allocation of `size` bytes by the calling thread; true when
+/// it is to be sampled for the heap profile.
 #[inline(always)]
-pub(crate) fn count_malloc() {
-    bump(|c| &c.mallocs);
+pub(crate) fn count_malloc(size: usize) -> bool {
+    let c = mine();
+    c.mallocs
+        .store(c.mallocs.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    let left = c.until_sample.load(Ordering::Relaxed) - size as i64;
+    c.until_sample.store(left, Ordering::Relaxed);
+    left < 0
+}
+
+/// Draws the calling thread's next sampling distance (`profile.rs`):
+/// `f(random 64 bits)` bytes from now.
+pub(crate) fn next_sample(f: impl FnOnce(u64) -> i64) {
+    let c = mine();
+    // xorshift64*: the state is the thread's alone.
+    let mut x = c.rng.load(Ordering::Relaxed);
+    if x == 0 {
+        x = (c as *const Counter as u64) ^ 0x9E37_79B9_7F4A_7C15;
+    }
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    c.rng.store(x, Ordering::Relaxed);
+    c.until_sample
+        .store(f(x.wrapping_mul(0x2545_F491_4F6C_DD1D)), Ordering::Relaxed);
 }
 
 /// Counts one explicit free of the calling thread.

@@ -35,6 +35,7 @@ pub mod finalize;
 pub(crate) mod fork;
 mod global_alloc;
 pub mod memory;
+pub mod profile;
 pub(crate) mod scan;
 pub(crate) mod thread;
 mod warn;
@@ -223,8 +224,12 @@ pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
         return None;
     }
     thread::ensure_registered();
-    memory::count_malloc();
-    NonNull::new(backend::alloc(kind, size))
+    let sample = memory::count_malloc(size);
+    let p = NonNull::new(backend::alloc(kind, size));
+    if sample {
+        profile::sampled(p, size);
+    }
+    p
 }
 
 /// Allocates `size` zeroed bytes that are scanned and collectable.

@@ -1,0 +1,384 @@
+//! Heap profiles as Go makes them: allocations sampled at
+//! `MemProfileRate` (one sample per 512 KiB allocated on average, by
+//! default), written in pprof's protobuf format, which `go tool pprof`
+//! reads.
+//!
+//! Sampling: each thread counts down the bytes to its next sample (in its
+//! allocation-count block, `memory.rs`: one subtraction and compare on
+//! the allocation path); the distance is drawn from an exponential
+//! distribution of mean `rate`, as Go's `nextSample` does, so that every
+//! byte has the same chance of being sampled. A sample records the
+//! allocating stack (return addresses only: `backtrace::trace`) into a
+//! table of sites, and a weak pointer to the object (`weak.rs`) so that
+//! the profile can tell which sampled objects are still in use. Symbols
+//! are resolved only when a profile is written; the collector's own frames
+//! at the top of each stack are left out there.
+//!
+//! Values are scaled back to estimates of the whole heap as Go does
+//! (`scaleHeapSample`: an object of size `s` sampled at rate `r` stands
+//! for `1 / (1 - exp(-s/r))` objects), with the rate in force when each
+//! sample was taken. Sample types: `alloc_objects`,
+//! `alloc_space`, `inuse_objects`, `inuse_space` (count, bytes).
+//!
+//! Under `nogc` objects are never freed: everything sampled stays in use.
+
+use super::Weak;
+use std::collections::HashMap;
+use std::io::Write;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+
+/// Go's default `runtime.MemProfileRate`.
+pub const DEFAULT_RATE: i64 = 512 * 1024;
+
+static RATE: AtomicI64 = AtomicI64::new(DEFAULT_RATE);
+
+/// Sets Go's `MemProfileRate` (bytes between samples on average; 0: no
+/// sampling; 1: every allocation) and returns the previous one.
+pub fn set_mem_profile_rate(bytes: i64) -> i64 {
+    RATE.swap(bytes.max(0), Ordering::AcqRel)
+}
+
+/// The sampling rate in force.
+pub fn mem_profile_rate() -> i64 {
+    RATE.load(Ordering::Acquire)
+}
+
+/// One sampled allocation site: its stack and what it allocated.
+#[derive(Default)]
+struct Site {
+    /// Objects and bytes allocated here, estimated from the samples.
+    objects: f64,
+    bytes: f64,
+    /// The sampled objects (each with its size and the objects it stands
+    /// for), to tell which live on.
+    samples: Vec<(Weak, usize, f64)>,
+}
+
+/// How many objects of `size` bytes one sample at `rate` stands for (Go's
+/// `scaleHeapSample`).
+fn scale(size: usize, rate: i64) -> f64 {
+    if rate <= 1 {
+        return 1.0;
+    }
+    1.0 / (1.0 - (-(size as f64) / rate as f64).exp())
+}
+
+static SITES: Mutex<Option<HashMap<Vec<usize>, Site>>> = Mutex::new(None);
+
+/// The allocation path's slow branch: the countdown crossed zero.
+#[cold]
+#[inline(never)]
+pub(crate) fn sampled(p: Option<NonNull<u8>>, size: usize) {
+    thread_local! {
+        /// Set while this thread records a sample: its own allocations
+        /// (the weak pointer's cell) are not sampled.
+        static RECORDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    let rate = mem_profile_rate();
+    super::memory::next_sample(|random| draw(rate, random));
+    let Some(p) = p else { return };
+    if rate == 0 || RECORDING.with(|r| r.replace(true)) {
+        return;
+    }
+    record(p, size);
+    RECORDING.with(|r| r.set(false));
+}
+
+fn record(p: NonNull<u8>, size: usize) {
+    let mut stack = Vec::with_capacity(32);
+    backtrace::trace(|f| {
+        stack.push(f.ip() as usize);
+        stack.len() < 64
+    });
+    let weak = Weak::make(p);
+    let n = scale(size, mem_profile_rate());
+    let mut sites = SITES.lock().unwrap_or_else(|e| e.into_inner());
+    let site = sites
+        .get_or_insert_with(HashMap::new)
+        .entry(stack)
+        .or_default();
+    site.objects += n;
+    site.bytes += n * size as f64;
+    site.samples.push((weak, size, n));
+}
+
+/// The next sampling distance for `rate`: exponential with that mean.
+fn draw(rate: i64, random: u64) -> i64 {
+    match rate {
+        0 => i64::MAX,
+        1 => 0,
+        r => {
+            // A uniform (0, 1] from 53 random bits.
+            let u = ((random >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            (-u.ln() * r as f64).min(i64::MAX as f64 / 2.0) as i64
+        }
+    }
+}
+
+// ---- pprof's profile.proto, the messages a heap profile needs ---------
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Profile {
+    #[prost(message, repeated, tag = "1")]
+    sample_type: Vec<ValueType>,
+    #[prost(message, repeated, tag = "2")]
+    sample: Vec<Sample>,
+    #[prost(message, repeated, tag = "4")]
+    location: Vec<Location>,
+    #[prost(message, repeated, tag = "5")]
+    function: Vec<Function>,
+    #[prost(string, repeated, tag = "6")]
+    string_table: Vec<String>,
+    #[prost(int64, tag = "9")]
+    time_nanos: i64,
+    #[prost(message, optional, tag = "11")]
+    period_type: Option<ValueType>,
+    #[prost(int64, tag = "12")]
+    period: i64,
+    #[prost(int64, tag = "14")]
+    default_sample_type: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct ValueType {
+    #[prost(int64, tag = "1")]
+    r#type: i64,
+    #[prost(int64, tag = "2")]
+    unit: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Sample {
+    #[prost(uint64, repeated, tag = "1")]
+    location_id: Vec<u64>,
+    #[prost(int64, repeated, tag = "2")]
+    value: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Location {
+    #[prost(uint64, tag = "1")]
+    id: u64,
+    #[prost(uint64, tag = "3")]
+    address: u64,
+    #[prost(message, repeated, tag = "4")]
+    line: Vec<Line>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Line {
+    #[prost(uint64, tag = "1")]
+    function_id: u64,
+    #[prost(int64, tag = "2")]
+    line: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Function {
+    #[prost(uint64, tag = "1")]
+    id: u64,
+    #[prost(int64, tag = "2")]
+    name: i64,
+    #[prost(int64, tag = "3")]
+    system_name: i64,
+    #[prost(int64, tag = "4")]
+    filename: i64,
+}
+
+/// Builds the profile's tables: strings, functions, locations.
+#[derive(Default)]
+struct Builder {
+    strings: Vec<String>,
+    string_ids: HashMap<String, i64>,
+    functions: Vec<Function>,
+    function_ids: HashMap<(String, String), u64>,
+    locations: Vec<Location>,
+    location_ids: HashMap<usize, u64>,
+}
+
+impl Builder {
+    fn string(&mut self, s: &str) -> i64 {
+        if self.strings.is_empty() {
+            // Index 0 is the empty string, as pprof requires.
+            self.strings.push(String::new());
+            self.string_ids.insert(String::new(), 0);
+        }
+        if let Some(&id) = self.string_ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as i64;
+        self.strings.push(s.to_string());
+        self.string_ids.insert(s.to_string(), id);
+        id
+    }
+
+    fn function(&mut self, name: &str, file: &str) -> u64 {
+        let key = (name.to_string(), file.to_string());
+        if let Some(&id) = self.function_ids.get(&key) {
+            return id;
+        }
+        let id = self.functions.len() as u64 + 1;
+        let f = Function {
+            id,
+            name: self.string(name),
+            system_name: self.string(name),
+            filename: self.string(file),
+        };
+        self.functions.push(f);
+        self.function_ids.insert(key, id);
+        id
+    }
+
+    /// The location of the return address `pc`, with its function and line.
+    fn location(&mut self, pc: usize) -> u64 {
+        if let Some(&id) = self.location_ids.get(&pc) {
+            return id;
+        }
+        let (name, file, line) = symbol(pc).unwrap_or_else(|| ("?".into(), String::new(), 0));
+        let function_id = self.function(&name, &file);
+        let id = self.locations.len() as u64 + 1;
+        self.locations.push(Location {
+            id,
+            address: pc as u64,
+            line: vec![Line { function_id, line }],
+        });
+        self.location_ids.insert(pc, id);
+        id
+    }
+}
+
+/// Whether the frame at `pc` is the collector's own (left out at the top
+/// of a sampled stack), or the sampler's.
+fn is_allocator_frame(pc: usize) -> bool {
+    symbol(pc).is_some_and(|(f, _, _)| {
+        f.starts_with("defergc::gc::")
+            || f.starts_with("backtrace::")
+            || f.starts_with("<defergc::gc::")
+            || f.starts_with("defergc_alloc")
+    })
+}
+
+/// The function, file and line of the call before the return address
+/// `pc` (the innermost of inlined frames), from the program's debug
+/// information or symbol table.
+fn symbol(pc: usize) -> Option<(String, String, i64)> {
+    let mut found = None;
+    // (resolve looks up the byte before a return address itself.)
+    backtrace::resolve(pc as *mut std::ffi::c_void, |sym| {
+        if found.is_none() {
+            found = Some((
+                sym.name()
+                    .map(|n| format!("{n:#}"))
+                    .unwrap_or_else(|| "?".into()),
+                sym.filename()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default(),
+                i64::from(sym.lineno().unwrap_or(0)),
+            ));
+        }
+    });
+    found
+}
+
+/// Go's `pprof.WriteHeapProfile`: the samples so far, in pprof's protobuf
+/// format (uncompressed, which pprof reads as well as gzip).
+pub fn write_heap_profile(mut out: impl Write) -> std::io::Result<()> {
+    let rate = mem_profile_rate().max(1);
+    let sites: Vec<(Vec<usize>, [f64; 4])> = {
+        let mut guard = SITES.lock().unwrap_or_else(|e| e.into_inner());
+        let map = guard.get_or_insert_with(HashMap::new);
+        map.iter_mut()
+            .map(|(stack, site)| {
+                site.samples.retain(|(w, _, _)| w.value().is_some());
+                let inuse_objects = site.samples.iter().map(|(_, _, n)| n).sum();
+                let inuse_bytes = site.samples.iter().map(|(_, s, n)| n * *s as f64).sum();
+                (
+                    stack.clone(),
+                    [site.objects, site.bytes, inuse_objects, inuse_bytes],
+                )
+            })
+            .collect()
+    };
+    let mut b = Builder::default();
+    let sample_type = [
+        "alloc_objects",
+        "alloc_space",
+        "inuse_objects",
+        "inuse_space",
+    ]
+    .iter()
+    .zip(["count", "bytes", "count", "bytes"])
+    .map(|(t, u)| ValueType {
+        r#type: b.string(t),
+        unit: b.string(u),
+    })
+    .collect();
+    let mut samples = Vec::new();
+    for (stack, values) in sites {
+        let start = stack
+            .iter()
+            .position(|&pc| !is_allocator_frame(pc))
+            .unwrap_or(stack.len());
+        let location_id = stack[start..].iter().map(|&pc| b.location(pc)).collect();
+        samples.push(Sample {
+            location_id,
+            value: values.iter().map(|v| v.round() as i64).collect(),
+        });
+    }
+    let period_type = Some(ValueType {
+        r#type: b.string("space"),
+        unit: b.string("bytes"),
+    });
+    let default_sample_type = b.string("inuse_space");
+    let profile = Profile {
+        sample_type,
+        sample: samples,
+        location: b.locations,
+        function: b.functions,
+        string_table: b.strings,
+        time_nanos: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64),
+        period_type,
+        period: rate,
+        default_sample_type,
+    };
+    out.write_all(&prost::Message::encode_to_vec(&profile))
+}
+
+/// Writes the heap profile to `path` (C: `defergc_write_heap_profile`).
+pub fn write_heap_profile_to(path: &std::path::Path) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut out = std::io::BufWriter::new(file);
+    write_heap_profile(&mut out)?;
+    out.flush()
+}
+
+/// Decodes a profile written by [`write_heap_profile`] into its sites:
+/// each site's function names (innermost first) and values, for tests.
+pub fn decode_for_tests(bytes: &[u8]) -> Option<Vec<(Vec<String>, Vec<i64>)>> {
+    let p: Profile = prost::Message::decode(bytes).ok()?;
+    let name = |function_id: u64| -> String {
+        p.function
+            .iter()
+            .find(|f| f.id == function_id)
+            .and_then(|f| p.string_table.get(f.name as usize).cloned())
+            .unwrap_or_default()
+    };
+    Some(
+        p.sample
+            .iter()
+            .map(|s| {
+                let names = s
+                    .location_id
+                    .iter()
+                    .filter_map(|id| p.location.iter().find(|l| l.id == *id))
+                    .flat_map(|l| l.line.iter().map(|line| name(line.function_id)))
+                    .collect();
+                (names, s.value.clone())
+            })
+            .collect(),
+    )
+}

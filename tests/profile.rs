@@ -1,0 +1,96 @@
+//! Heap profiles: sampled allocation sites written in pprof's format, read
+//! back (and, where Go is installed, by `go tool pprof -top`).
+
+use defergc::gc::{self, profile};
+use serial_test::serial;
+use std::hint::black_box;
+
+const N: usize = 1000;
+
+/// Allocates N objects of 64 bytes; keeps every second one in `keep`.
+#[inline(never)]
+fn allocate_in_profile_helper(keep: *mut *mut u8) {
+    for i in 0..N {
+        let p = gc::alloc(64).as_ptr();
+        if i % 2 == 0 {
+            // SAFETY: keep has N / 2 slots.
+            unsafe { keep.add(i / 2).write(p) };
+        }
+        black_box(p);
+    }
+}
+
+#[test]
+#[serial]
+fn a_profile_names_the_allocating_function_with_its_counts() {
+    let previous = profile::set_mem_profile_rate(1);
+    let keep = gc::alloc(N / 2 * 8).cast::<*mut u8>().as_ptr();
+    allocate_in_profile_helper(keep);
+    profile::set_mem_profile_rate(previous);
+    gc::collect();
+    let mut bytes = Vec::new();
+    profile::write_heap_profile(&mut bytes).unwrap();
+    let sites = profile::decode_for_tests(&bytes).expect("a valid profile");
+    let helper: Vec<&(Vec<String>, Vec<i64>)> = sites
+        .iter()
+        .filter(|(names, _)| {
+            names
+                .first()
+                .is_some_and(|n| n.contains("allocate_in_profile_helper"))
+        })
+        .collect();
+    assert!(
+        !helper.is_empty(),
+        "no site names the helper first: {sites:?}"
+    );
+    let alloc_objects: i64 = helper.iter().map(|(_, v)| v[0]).sum();
+    let alloc_space: i64 = helper.iter().map(|(_, v)| v[1]).sum();
+    let inuse_objects: i64 = helper.iter().map(|(_, v)| v[2]).sum();
+    // Every allocation sampled (rate 1): the scale is 1.
+    assert_eq!((alloc_objects, alloc_space), (N as i64, 64 * N as i64));
+    if gc::BACKEND == "bdwgc" {
+        assert!(
+            inuse_objects >= (N / 2) as i64 && inuse_objects <= N as i64,
+            "{inuse_objects} in use"
+        );
+    } else {
+        assert_eq!(
+            inuse_objects, N as i64,
+            "nothing is freed without a collector"
+        );
+    }
+    gc::keep_alive(keep);
+
+    if std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let path = std::env::temp_dir().join(format!("defergc-heap-{}.pprof", std::process::id()));
+        profile::write_heap_profile_to(&path).unwrap();
+        let out = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("allocate_in_profile_helper"),
+            "go tool pprof: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_file(path);
+    } else {
+        eprintln!("go tool pprof: skipped, Go is not installed (apt-get install golang-go)");
+    }
+}
+
+#[test]
+#[serial]
+fn the_rate_is_set_and_read_back() {
+    let previous = profile::set_mem_profile_rate(4096);
+    assert_eq!(profile::mem_profile_rate(), 4096);
+    assert_eq!(profile::set_mem_profile_rate(previous), 4096);
+    assert_eq!(profile::set_mem_profile_rate(-3), previous);
+    assert_eq!(profile::set_mem_profile_rate(previous), 0);
+}
