@@ -9,6 +9,7 @@
 //! `{"bench":..,"impl":"defergc","unit":..,"runs":[..],"median":..}`.
 
 use super::report::{self, Json};
+use super::stats::median;
 use clap::ValueEnum;
 use defergc::go::{self, Chan, Select, WaitGroup};
 use defergc::{defer, gc};
@@ -299,11 +300,6 @@ fn run_go(name: Name, args: &Args) -> i32 {
             2
         }
     }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn median_of(v: &[f64]) -> f64 {
