@@ -43,10 +43,8 @@ pub use self::go::*;
 pub use self::precise::*;
 pub use self::sync::*;
 pub use self::tls::*;
-pub use crate::defer::cframe::CFrame as Frame;
-pub use crate::defer::record::CallToken as Call;
+pub use crate::defer::c::{CFrame as Frame, CallToken as Call};
 
-use crate::defer::thread::ThreadState;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs Rust code called from compiled code. A panic escaping `f` (an
@@ -63,11 +61,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub fn guard<R>(f: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(value) => value,
-        Err(payload) => {
-            let th = ThreadState::current();
-            crate::defer::panic::adopt(th, payload);
-            crate::defer::cframe::deliver_from_c(th, crate::defer::cframe::approx_sp())
-        }
+        Err(payload) => crate::defer::c::rethrow(payload),
     }
 }
 
