@@ -1,6 +1,7 @@
 //! Small-object allocation through `defergc::gc`: `alloc(32)` on the main
 //! thread and on a second thread that registered itself on first use, and
-//! `alloc_atomic(32)`. The objects die at once, so the figures include the
+//! `alloc_atomic(32)`, and the main thread's with heap-profile sampling
+//! off (the others sample at Go's default rate). The objects die at once, so the figures include the
 //! collections (and sweeping) that the allocation rate pays for. And
 //! `read_memstats` while 8 other threads allocate (Go's ReadMemStats; the
 //! goal is under 1 us).
@@ -19,6 +20,14 @@ fn alloc_main_thread(c: &mut Criterion) {
     c.bench_function("alloc(32) main thread", |b| {
         b.iter(|| gc::alloc(black_box(SIZE)))
     });
+}
+
+fn alloc_main_thread_sampling_off(c: &mut Criterion) {
+    let previous = gc::profile::set_mem_profile_rate(0);
+    c.bench_function("alloc(32) main thread, heap profile sampling off", |b| {
+        b.iter(|| gc::alloc(black_box(SIZE)))
+    });
+    gc::profile::set_mem_profile_rate(previous);
 }
 
 fn alloc_second_thread(c: &mut Criterion) {
@@ -89,6 +98,7 @@ fn main() {
     // no undocumented public function is generated.
     let mut c = Criterion::default().configure_from_args();
     alloc_main_thread(&mut c);
+    alloc_main_thread_sampling_off(&mut c);
     alloc_second_thread(&mut c);
     alloc_atomic_main_thread(&mut c);
     read_memstats_alone(&mut c);

@@ -52,6 +52,7 @@ pub mod go;
 #[cfg(feature = "precise")]
 pub mod precise;
 pub(crate) mod roots;
+pub(crate) mod segmented;
 pub mod tls;
 
 /// Writes `msg` to stderr and aborts the process. Used for misuse that

@@ -232,6 +232,24 @@ thread_local! {
 }
 
 impl<T: 'static> Slot<T> {
+    /// The slot as one word (never 0), for keeping it in an atomic.
+    pub(crate) fn to_bits(self) -> u64 {
+        ((self.page as u64) << 32 | self.offset as u64) + 1
+    }
+
+    /// The slot that [`Slot::to_bits`] made `bits` of.
+    ///
+    /// # Safety
+    /// `bits` came from `to_bits` of a `Slot<T>`.
+    pub(crate) unsafe fn from_bits(bits: u64) -> Slot<T> {
+        let bits = bits - 1;
+        Slot {
+            page: (bits >> 32) as u32,
+            offset: bits as u32,
+            _value: PhantomData,
+        }
+    }
+
     /// This thread's cell for the slot, if its page exists.
     #[inline(always)]
     fn cell(self) -> Option<NonNull<SlotCell<T>>> {
@@ -511,7 +529,7 @@ fn dispose_pass() -> bool {
 /// assert_eq!(COUNTER.get(), Some(1));
 /// ```
 pub struct StaticSlot<T: 'static> {
-    /// `page << 32 | offset` plus one, or 0 before first use.
+    /// [`Slot::to_bits`] of the slot, or 0 before first use.
     packed: AtomicU64,
     destructor: Option<fn(T)>,
 }
@@ -530,12 +548,8 @@ impl<T: 'static> StaticSlot<T> {
     pub fn slot(&self) -> Slot<T> {
         let packed = self.packed.load(Ordering::Acquire);
         if packed != 0 {
-            let packed = packed - 1;
-            return Slot {
-                page: (packed >> 32) as u32,
-                offset: packed as u32,
-                _value: PhantomData,
-            };
+            // SAFETY: only create stores here, the bits of a Slot<T>.
+            return unsafe { Slot::from_bits(packed) };
         }
         self.create()
     }
@@ -546,8 +560,7 @@ impl<T: 'static> StaticSlot<T> {
         let _one_at_a_time = CREATE.lock().unwrap_or_else(|e| e.into_inner());
         if self.packed.load(Ordering::Acquire) == 0 {
             let slot = alloc::<T>(self.destructor);
-            let packed = ((slot.page as u64) << 32 | slot.offset as u64) + 1;
-            self.packed.store(packed, Ordering::Release);
+            self.packed.store(slot.to_bits(), Ordering::Release);
         }
         drop(_one_at_a_time);
         self.slot()

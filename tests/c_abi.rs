@@ -1,97 +1,32 @@
 //! The C ABI, exercised by C programs (tests/c/*.c) compiled against
 //! include/defergc.h and linked with the static library this very build
-//! produced (cargo builds `libdefergc.a` next to the test binaries). The C
-//! compiler is `$CC`, or `cc`.
+//! produced (cargo builds `libdefergc.a` next to the test binaries), with
+//! the helpers of tests/cprog.
 
+mod cprog;
+
+use cprog::{cc, check_compiled, link_args, root, static_lib, text};
 use defergc::{defer, ffi};
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-const SYSTEM_LIBS: &[&str] = &["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"];
-
-/// What links after the static library: the vendored collector is inside
-/// it, a system one (feature `system-bdwgc`) is not.
-fn link_args() -> Vec<&'static str> {
-    let mut args = Vec::new();
-    if defergc::gc::build::SOURCE == "system" {
-        args.extend_from_slice(defergc::gc::build::LINK_ARGS);
-    }
-    args.extend_from_slice(SYSTEM_LIBS);
-    args
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+/// Compiles tests/c/<name>.c against the library, once per process.
+fn compile(name: &str) -> PathBuf {
+    cprog::compile(
+        &format!("c-abi-{name}"),
+        &[&format!("tests/c/{name}.c")],
+        &[],
+    )
 }
 
 fn out_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-abi");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// The static library built for this test run (same profile, same
-/// features): next to the test binary, in target/<profile>/deps.
-fn static_lib() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe.parent().unwrap().join("libdefergc.a");
-    assert!(
-        lib.exists(),
-        "{} missing: run through cargo test",
-        lib.display()
-    );
-    lib
-}
-
-fn cc() -> Command {
-    Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-}
-
-fn check_compiled(out: Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "compiling {what} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// Compiles tests/c/<name>.c into an executable linked with libdefergc.a,
-/// once per test process (tests run in parallel).
-fn compile(name: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
-    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, exe)) = built.iter().find(|(n, _)| n == name) {
-        return exe.clone();
-    }
-    let exe = out_dir().join(name);
-    let out = cc()
-        .args(["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
-        .arg(format!("-I{}", root().join("include").display()))
-        .arg(format!("-I{}", root().join("tests/c").display()))
-        .arg(root().join("tests/c").join(format!("{name}.c")))
-        .arg("-o")
-        .arg(&exe)
-        .arg(static_lib())
-        .args(link_args())
-        .output()
-        .unwrap();
-    check_compiled(out, name);
-    built.push((name.to_string(), exe.clone()));
-    exe
+    cprog::out_dir("c-abi")
 }
 
 fn run(exe: &Path, args: &[&str]) -> Output {
-    Command::new(exe).args(args).output().unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    cprog::run(exe, args, &[])
 }
 
 fn assert_ok(out: &Output, expect: &str) {

@@ -6,9 +6,10 @@
 //! alternating. `C_STRESS_RUNS` sets the runs of each (default 9).
 
 mod common;
+#[path = "../../tests/cprog/mod.rs"]
+mod cprog;
 
 use common::{field, median, run};
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -17,7 +18,7 @@ fn main() {
         return;
     };
     let runs = common::runs_from_env("C_STRESS_RUNS", 9);
-    let mut c_cmd = Command::new(compile_c());
+    let mut c_cmd = Command::new(cprog::compile("c-stress", &["tests/c/stress.c"], &[]));
     c_cmd.arg("timing");
     let mut rust_cmd = Command::new(defergc);
     rust_cmd.args(["stress", "--json"]);
@@ -35,42 +36,4 @@ fn main() {
     println!("C    median {c_ms:7.2} ms (1,000,000 defers)");
     println!("Rust median {rust_ms:7.2} ms (1,000,000 defers)");
     println!("C/Rust {:.3}", c_ms / rust_ms);
-}
-
-/// Builds tests/c/stress.c against the static library next to this bench.
-fn compile_c() -> PathBuf {
-    // The repository root: the header and the C programs live there.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let lib = deps.join("libdefergc.a");
-    assert!(
-        lib.exists(),
-        "{} missing: run through cargo bench",
-        lib.display()
-    );
-    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c_stress");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let exe = out_dir.join("stress");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let out = Command::new(&cc)
-        .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror"])
-        .arg(format!("-I{}", root.join("include").display()))
-        .arg(format!("-I{}", root.join("tests/c").display()))
-        .arg(root.join("tests/c/stress.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(&lib)
-        .args(["-lgcc_s", "-lutil", "-lrt", "-lpthread", "-lm", "-ldl"])
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {cc}: {e}"));
-    assert!(
-        out.status.success(),
-        "compiling stress.c failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
 }

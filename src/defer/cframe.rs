@@ -1,11 +1,6 @@
 //! C-protocol frames: the frames of compiled code, linked into the same
 //! per-thread chain as Rust frames, so the two nest in any order.
 //!
-//! This module is the defer layer's interface to the C ABI (`crate::ffi`
-//! uses nothing else of its insides): the frame protocol below, and
-//! [`panic_at`], [`goexit`], [`recover`], [`deliver_rust_panic`] for the
-//! entry points that raise, end or catch.
-//!
 //! A `defergc_frame` lives in the compiled function's own stack frame: a
 //! private part (this module's [`CFrame`]) followed by a `sigjmp_buf` that
 //! the function arms with `sigsetjmp` itself. The protocol:
@@ -36,11 +31,8 @@
 //! escapes it by the same rule.
 
 use super::panic::{self, PanicValue};
-use super::record;
-pub(crate) use super::record::CFn;
-pub use super::record::CallToken;
+use super::record::{self, CFn, CallToken};
 use super::thread::{FrameKind, FrameLink, ThreadState};
-use super::traceback::Origin;
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -230,37 +222,6 @@ fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
     }
 }
 
-/// Go's `panic(value)` raised by compiled code whose return address is
-/// `pc` and whose stack pointer is `sp` (or an address below it): the
-/// report names `pc`, and the panic lands in the innermost frame.
-pub(crate) fn panic_at(value: PanicValue, pc: usize, sp: usize) -> ! {
-    let th = ThreadState::current();
-    check_caller(th, sp);
-    panic::push_value(th, value, Origin::Return(pc));
-    deliver_from_c(th, sp)
-}
-
-/// Go's `runtime.Goexit()` called by compiled code.
-pub(crate) fn goexit() -> ! {
-    let th = ThreadState::current();
-    panic::push_goexit(th);
-    deliver_from_c(th, approx_sp())
-}
-
-/// A Rust panic (or a Go panic from Rust frames) that reached a boundary
-/// with compiled code (`ffi::guard`): delivered to the innermost frame.
-pub(crate) fn deliver_rust_panic(payload: Box<dyn std::any::Any + Send>) -> ! {
-    let th = ThreadState::current();
-    panic::adopt(th, payload);
-    deliver_from_c(th, approx_sp())
-}
-
-/// The value recovered last reached compiled code as the interface value
-/// `(ty, data)`: a re-panic with it is the same panic to a report.
-pub(crate) fn recovered_as_iface(ty: *const super::render::RType, data: *mut c_void) {
-    panic::recovered_as_iface(ty, data)
-}
-
 /// Delivers the thread's newest panic record from compiled code (or from
 /// a guard at its boundary, once the Rust frames below have unwound): a C
 /// frame still in its body is jumped to; any other frame is unwound to.
@@ -268,7 +229,7 @@ pub(crate) fn recovered_as_iface(ty: *const super::render::RType, data: *mut c_v
 /// (Goexit) or the process (a panic, status 2) ends, as in Go.
 /// `caller_sp` is the stack pointer of the compiled code that raised it
 /// (or an address below it): frames below it are dead.
-pub(super) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
+pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
     check_caller(th, caller_sp);
     let frame = th.frame.get();
     // SAFETY: frames in the chain are live until they unlink themselves
@@ -325,7 +286,7 @@ pub(crate) fn approx_sp() -> usize {
 /// `caller_sp` (or an address below it): the innermost frame must not lie
 /// below it, where it would belong to a function that has returned (and
 /// the memory may hold anything by now).
-pub(super) fn check_caller(th: &ThreadState, caller_sp: usize) {
+pub(crate) fn check_caller(th: &ThreadState, caller_sp: usize) {
     let frame = th.frame.get();
     if !frame.is_null() && (frame as usize) < caller_sp {
         returned_without_leaving();

@@ -95,8 +95,7 @@ pub fn record_alloc(size: usize) -> NonNull<u8> {
 /// can tell the two apart).
 ///
 /// Any address is accepted: one that does not start a record's block
-/// (checked with the collector before the header is read) is not a
-/// record.
+/// (checked with `roots` before the header is read) is not a record.
 ///
 /// # Safety
 /// The record is not used after a successful free.
@@ -105,7 +104,7 @@ pub unsafe fn record_free(record: *mut u8) -> Result<(), RecordError> {
         return Err(RecordError::Null);
     };
     let block = record.as_ptr().wrapping_sub(HEADER);
-    if crate::gc::check::check(block).is_err() {
+    if !roots::is_block(block) {
         return Err(RecordError::NotARecord);
     }
     let words = block.cast::<u64>();

@@ -63,8 +63,9 @@
 //!   out of bounds) unwinding into a frame is a Go panic too: deferred
 //!   calls run and may recover it; unrecovered, it leaves unchanged.
 
-pub(crate) mod cframe;
-pub(crate) mod fault;
+pub(crate) mod c;
+mod cframe;
+mod fault;
 mod frame;
 pub mod lowlevel;
 mod panic;
@@ -75,6 +76,7 @@ pub mod traceback;
 
 pub use cframe::CValue;
 pub use fault::{catch_faults, catching_faults};
+pub(crate) use fault::{catch_faults_by_default, set_overflow_check};
 pub use frame::{call, goexit, goroutine, main, named, panic, panic_nil, Deferred, Frame, Named};
 pub(crate) use frame::{goroutine_body, Ended};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};

@@ -15,11 +15,11 @@
 //! ```
 
 use super::{entry, errors};
-use crate::defer::cframe::{self, CFn, CFrame, CValue, CallToken};
+use crate::defer::c::{self, CFn, CFrame, CallToken};
 use crate::defer::lowlevel::{self, RecordError};
 use crate::defer::render::{CIface, GoString, RType};
 use crate::defer::traceback;
-use crate::defer::{PanicNilError, PanicValue};
+use crate::defer::{CValue, PanicNilError, PanicValue};
 use std::ffi::{c_char, c_int, c_void};
 
 /// Entry points that know their caller: Go's report says where a frame
@@ -66,7 +66,7 @@ macro_rules! with_caller {
         #[no_mangle]
         pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? {
             // SAFETY: forwarded from the caller.
-            unsafe { $imp($($arg,)* std::ptr::null_mut(), cframe::approx_sp()) }
+            unsafe { $imp($($arg,)* std::ptr::null_mut(), c::approx_sp()) }
         }
     };
 }
@@ -88,7 +88,7 @@ with_caller! {
 unsafe extern "C-unwind" fn frame_enter_at(fr: *mut CFrame, pc: *mut c_void, _sp: usize) {
     // SAFETY: forwarded from the caller.
     entry("defergc_frame_enter", || unsafe {
-        cframe::enter(fr, "defergc_frame_enter", pc as usize)
+        c::enter(fr, "defergc_frame_enter", pc as usize)
     })
 }
 
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn defergc_defer(
 ) {
     // SAFETY: forwarded from the caller.
     entry("defergc_defer", || unsafe {
-        cframe::defer(fr, f, args.cast(), size)
+        c::defer(fr, f, args.cast(), size)
     })
 }
 
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn defergc_defer(
 #[no_mangle]
 pub unsafe extern "C-unwind" fn defergc_frame_leave(fr: *mut CFrame) {
     // SAFETY: forwarded from the caller.
-    unsafe { cframe::leave(fr) }
+    unsafe { c::leave(fr) }
 }
 
 /// The landing path, after `DEFERGC_FRAME_ARM` returned non-zero: runs the
@@ -139,7 +139,7 @@ pub unsafe extern "C-unwind" fn defergc_frame_leave(fr: *mut CFrame) {
 #[no_mangle]
 pub unsafe extern "C-unwind" fn defergc_frame_unwind(fr: *mut CFrame) {
     // SAFETY: forwarded from the caller.
-    unsafe { cframe::unwind(fr) }
+    unsafe { c::unwind(fr) }
 }
 
 with_caller! {
@@ -154,19 +154,20 @@ with_caller! {
 
 /// `defergc_panic`, called from `pc`.
 extern "C-unwind" fn panic_at(value: *mut c_void, pc: *mut c_void, sp: usize) -> ! {
-    let value = if value.is_null() {
-        PanicValue::new(PanicNilError)
-    } else {
-        PanicValue::new(CValue(value))
-    };
-    cframe::panic_at(value, pc as usize, sp)
+    c::panic_at(pc as usize, sp, || {
+        if value.is_null() {
+            PanicValue::new(PanicNilError)
+        } else {
+            PanicValue::new(CValue(value))
+        }
+    })
 }
 
 /// Go's `runtime.Goexit()`: runs every deferred call of the thread, then
 /// ends the goroutine (the thread, unless Rust code around catches it).
 #[no_mangle]
 pub extern "C-unwind" fn defergc_goexit() -> ! {
-    cframe::goexit()
+    c::goexit()
 }
 
 /// Turns faults in compiled code into Go panics (`on` != 0) or leaves
@@ -201,7 +202,7 @@ unsafe extern "C-unwind" fn panic_iface_at(
     sp: usize,
 ) -> ! {
     // SAFETY: the caller's descriptor (or null).
-    let value = match unsafe { ty.as_ref() } {
+    c::panic_at(pc as usize, sp, || match unsafe { ty.as_ref() } {
         None => PanicValue::new(PanicNilError),
         Some(t) if t.size != std::mem::size_of::<RType>() => crate::abort(&format!(
             "defergc: defergc_panic_iface: a defergc_rtype of {} bytes, this library's has {}",
@@ -209,8 +210,7 @@ unsafe extern "C-unwind" fn panic_iface_at(
             std::mem::size_of::<RType>()
         )),
         Some(_) => PanicValue::new(CIface { ty, data }),
-    };
-    cframe::panic_at(value, pc as usize, sp)
+    })
 }
 
 /// `recover` returned nothing.
@@ -234,7 +234,7 @@ const IFACE: c_int = 4;
 #[no_mangle]
 pub unsafe extern "C" fn defergc_recover(call: *const CallToken, value: *mut *mut c_void) -> c_int {
     entry("defergc_recover", || {
-        let Some(v) = cframe::recover(call) else {
+        let Some(v) = c::recover(call) else {
             return NOTHING;
         };
         let (kind, out) = if let Some(c) = v.downcast_ref::<CValue>() {
@@ -269,7 +269,7 @@ pub unsafe extern "C" fn defergc_recover_iface(
             ty: std::ptr::null(),
             data: std::ptr::null_mut(),
         };
-        let (kind, out) = match cframe::recover(call) {
+        let (kind, out) = match c::recover(call) {
             None => (NOTHING, nil),
             Some(v) => {
                 if let Some(i) = v.downcast_ref::<CIface>() {
@@ -282,7 +282,7 @@ pub unsafe extern "C" fn defergc_recover_iface(
                 } else {
                     let ty: *const RType = &defergc_rtype_runtime_error.0;
                     let data = go_string(&v.to_string());
-                    cframe::recovered_as_iface(ty, data);
+                    c::recovered_as_iface(ty, data);
                     (ERROR, CIface { ty, data })
                 }
             }

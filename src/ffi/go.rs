@@ -41,7 +41,7 @@ pub unsafe extern "C" fn defergc_main(
         };
         // A Go program's faults are panics, unless this one said otherwise
         // (defergc_catch_faults(0)) before.
-        crate::defer::fault::catch_faults_by_default();
+        crate::defer::catch_faults_by_default();
         // The main goroutine's argument block: the function and its arg.
         let block: [usize; 2] = [main as usize, arg as usize];
         // SAFETY: the block is copied before go_c returns; main_trampoline

@@ -45,8 +45,7 @@ pub use self::memory::*;
 pub use self::precise::*;
 pub use self::sync::*;
 pub use self::tls::*;
-pub use crate::defer::cframe::CFrame as Frame;
-pub use crate::defer::cframe::CallToken as Call;
+pub use crate::defer::c::{CFrame as Frame, CallToken as Call};
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -64,7 +63,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub fn guard<R>(f: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(value) => value,
-        Err(payload) => crate::defer::cframe::deliver_rust_panic(payload),
+        Err(payload) => crate::defer::c::rethrow(payload),
     }
 }
 

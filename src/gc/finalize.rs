@@ -86,9 +86,8 @@ pub(super) unsafe fn set_finalizer(obj: *mut u8, f: Option<Finalizer>, data: *mu
 /// is safe to call with `arg` on any thread.
 pub unsafe fn add_cleanup(obj: NonNull<u8>, f: CleanupFn, arg: *mut c_void) -> Cleanup {
     if arg.cast::<u8>() == obj.as_ptr() {
-        crate::defer::panic(crate::defer::PlainError(
-            "runtime.AddCleanup: ptr is equal to arg, cleanup will never run",
-        ));
+        // Go's message; a frame (or the C ABI's guard) makes it Go's panic.
+        panic!("runtime.AddCleanup: ptr is equal to arg, cleanup will never run");
     }
     super::thread::ensure_registered();
     let cell = super::try_alloc(Kind::Uncollectable, std::mem::size_of::<usize>())

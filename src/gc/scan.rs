@@ -36,6 +36,7 @@ static CORRECTOR: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs `f` holding the collector's allocation lock: no collection starts
 /// (and no pusher runs) meanwhile. `f` must not allocate GC memory.
+#[cfg_attr(not(defergc_boehm), allow(dead_code))] // nothing needs it under nogc
 pub(crate) fn with_collector_lock<R>(f: impl FnOnce() -> R) -> R {
     super::init();
     #[cfg(defergc_boehm)]
@@ -79,6 +80,7 @@ pub(crate) fn set_stack_corrector(corrector: StackCorrector) {
 
 /// Pushes `[lo, hi)` as root memory, for marking (from a pusher only).
 #[inline]
+#[cfg_attr(not(defergc_boehm), allow(dead_code))] // no pusher runs under nogc
 pub(crate) fn push_range(lo: *const u8, hi: *const u8) {
     if lo < hi {
         // SAFETY: called from a pusher, during marking; the range is live

@@ -45,7 +45,7 @@ pub(crate) fn alt_stack() {
 
 /// Makes the defer layer's fault handler check the guard pages first.
 pub(crate) fn install() {
-    crate::defer::fault::set_overflow_check(check_guard);
+    crate::defer::set_overflow_check(check_guard);
 }
 
 /// A fault in a goroutine stack's guard page is that goroutine's stack

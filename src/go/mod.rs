@@ -285,7 +285,7 @@ pub(crate) fn run_main(start: impl FnOnce()) -> Option<String> {
 /// ([`crate::defer::catch_faults`]) unless the program turned that off
 /// before.
 pub fn main<F: FnOnce() + Send + 'static>(main: F) -> i32 {
-    crate::defer::fault::catch_faults_by_default();
+    crate::defer::catch_faults_by_default();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(main)));
     match result {
         Ok(status) => status,

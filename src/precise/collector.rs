@@ -18,7 +18,7 @@
 //!    are barriered. Threads also drop stale log entries here.
 //! 2. **Snapshot.** A [`Round::Snapshot`] handshake: each thread copies its
 //!    shadow stack and its root memory (tls slots, defer records, panic
-//!    values: `roots::by_thread::for_each_word(owner)`) into the
+//!    values: `roots::precise::for_each_word(owner)`) into the
 //!    collector's grey queue and retires its bump buffers; the collector
 //!    does it for threads in native code. Only when *every* thread has
 //!    done so does tracing start. Then allocation turns *black* (born with
@@ -181,11 +181,11 @@ fn could_be_handle(w: u64) -> bool {
 }
 
 /// Copies the root memory words of `owner` that may be handles into `out`.
-fn snapshot_root_memory(owner: u64, out: &mut Vec<u64>) {
+fn snapshot_root_memory(owner: crate::roots::precise::Owner, out: &mut Vec<u64>) {
     // SAFETY: the owner is the caller, or is in native code held by the
     // collector (SCANNING), so its root stacks do not change meanwhile.
     unsafe {
-        crate::roots::by_thread::for_each_word(owner, &mut |w| {
+        crate::roots::precise::for_each_word(owner, &mut |w| {
             if could_be_handle(w as u64) {
                 out.push(w as u64)
             }

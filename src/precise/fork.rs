@@ -29,11 +29,11 @@ fn prepare() {
     super::marking::lock_for_fork();
     super::roots::lock_for_fork();
     super::stats::lock_for_fork();
-    crate::roots::by_thread::lock_for_fork();
+    crate::roots::precise::lock_for_fork();
 }
 
 fn child() {
     let me = super::threads::adopt_after_fork();
-    crate::roots::by_thread::orphan_all_but(me);
+    crate::roots::precise::orphan_all_but(me);
     super::collector::restart_after_fork();
 }

@@ -54,7 +54,7 @@ use super::cache::{prefetch, CachePadded};
 use super::error::{Error, Result};
 use super::heap::Header;
 use super::marking;
-use super::segmented::Segmented;
+use crate::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};

@@ -86,9 +86,7 @@
 //! read of the collector's state: marks, birth mode, barrier flag, the
 //! barrier log), `collector.rs` (the collector thread, the cycle, the
 //! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
-//! (including mutator pauses), `error.rs`, `segmented.rs` (the
-//! never-moving chunked array under the table and the type registry),
-//! `cache.rs` (hot flags kept off other data's cache lines, prefetching).
+//! (including mutator pauses), `error.rs`, `cache.rs` (hot flags kept off other data's cache lines, prefetching).
 
 mod access;
 mod cache;
@@ -102,7 +100,6 @@ mod marking;
 #[doc(hidden)]
 pub mod model;
 mod roots;
-mod segmented;
 mod shadow;
 mod stats;
 mod sync;

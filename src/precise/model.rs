@@ -23,7 +23,7 @@ unsafe impl Sync for Mutator {}
 impl Mutator {
     /// Registers a new thread (born acknowledged, without root memory).
     pub fn register() -> Mutator {
-        Mutator(threads::enlist(u64::MAX, None))
+        Mutator(threads::enlist(crate::roots::precise::detached(), None))
     }
 
     fn state(&self) -> &ThreadState {

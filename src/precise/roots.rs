@@ -5,7 +5,7 @@
 //!   code's global variables) and [`GlobalRoot`] cells for Rust code.
 //! - **Root memory** is memory such as tls slots and defer records
 //!   (design.md invariant 3), kept per owning thread by
-//!   `crate::roots::by_thread`: each of its words is offered to the marker
+//!   `crate::roots::precise`: each of its words is offered to the marker
 //!   as a *candidate*, which the marker keeps only if it is a live handle.
 //!   Any word is safe to offer.
 //!
@@ -205,7 +205,7 @@ pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
     // (an exiting thread's stacks are gone before its blocks are orphaned);
     // block words are read atomically.
     unsafe {
-        crate::roots::by_thread::for_each_word(crate::roots::by_thread::ORPHANS, &mut |w| {
+        crate::roots::precise::for_each_word(crate::roots::precise::orphans(), &mut |w| {
             visit(w as u64)
         })
     };

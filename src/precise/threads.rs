@@ -134,8 +134,8 @@ pub(crate) struct ThreadState {
     before_snapshot: AtomicBool,
     /// Registration serial number, for diagnostics.
     id: u64,
-    /// The root-memory owner id of the thread: its execution context's id.
-    pub(crate) owner: u64,
+    /// The root-memory owner of the thread: its execution context's.
+    pub(crate) owner: crate::roots::precise::Owner,
     name: Option<String>,
     objects_allocated: AtomicU64,
     /// Set when the scheduler (not the mutator itself) declared it in
@@ -296,7 +296,7 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
 fn register_current() -> Result<&'static ThreadState> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
-    let ts = enlist(crate::roots::by_thread::owner(), name);
+    let ts = enlist(crate::roots::precise::owner(), name);
     crate::context::current().set(&KEY, ts.cast_mut().cast());
     CURRENT.with(|c| c.set(ts));
     // The context's end (thread exit, in its runtime-state phase, after
@@ -370,7 +370,10 @@ fn declare_native_for_switch(ts: &ThreadState) {
 /// and puts it in the registry. A round in progress was published under
 /// the registry lock taken here and has nothing to ask of a new thread,
 /// so it is born acknowledged. The state is freed by [`unregister_state`].
-pub(crate) fn enlist(owner: u64, name: Option<String>) -> *const ThreadState {
+pub(crate) fn enlist(
+    owner: crate::roots::precise::Owner,
+    name: Option<String>,
+) -> *const ThreadState {
     let mut reg = registry();
     let id = reg.next_id;
     reg.next_id += 1;
@@ -426,7 +429,7 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     if forced {
         // Its root memory outlives it as orphans, scanned with everyone's;
         // orphaned while it is still registered, so it is always someone's.
-        crate::roots::by_thread::orphan(ts.owner);
+        crate::roots::precise::orphan(ts.owner);
     }
     let me = ts as *const ThreadState;
     reg.threads.retain(|t| t.0 != me);
@@ -455,8 +458,8 @@ pub(super) fn lock_for_fork() {
 /// In a forked child: unregisters, on their behalf, every thread but the
 /// calling one (they do not exist here): their barrier logs, heap blocks
 /// and handle caches go back to the collector, and their states leave the
-/// registry. Returns the calling thread's root-memory owner id.
-pub(super) fn adopt_after_fork() -> u64 {
+/// registry. Returns the calling thread's root-memory owner.
+pub(super) fn adopt_after_fork() -> crate::roots::precise::Owner {
     let me = current_ptr();
     let mut reg = registry();
     let gone: Vec<*const ThreadState> = reg
@@ -481,7 +484,7 @@ pub(super) fn adopt_after_fork() -> u64 {
     reg.threads.retain(|t| t.0 == me);
     drop(reg);
     heap::finish_interrupted_large();
-    crate::context::current().id()
+    crate::roots::precise::owner()
 }
 
 /// Registers the calling thread with the precise collector if it is not

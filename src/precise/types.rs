@@ -19,7 +19,7 @@
 use super::cache::CachePadded;
 use super::error::{Error, Result};
 use super::heap;
-use super::segmented::{Segmented, Zeroed};
+use crate::segmented::{Segmented, Zeroed};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -80,13 +80,19 @@ pub fn compile(name: &str, sources: &[&str], flags: &[&str]) -> PathBuf {
         .args(link_args())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "compiling {name} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    check_compiled(out, name);
     built.push((name.to_string(), exe.clone()));
     exe
+}
+
+/// Fails the test, with the compiler's messages, unless `out` (of a
+/// compiler run for `what`) succeeded.
+pub fn check_compiled(out: Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "compiling {what} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Runs `exe` with `args` and `env`.

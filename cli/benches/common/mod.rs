@@ -39,17 +39,9 @@ pub fn field(line: &str, key: &str) -> f64 {
         .unwrap_or_else(|e| panic!("{key} in {line}: {e}"))
 }
 
-/// Sorts `values` and returns their median (the mean of the middle two for
-/// an even count).
-pub fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
+#[path = "../../src/cli/stats.rs"]
+mod stats;
+pub use stats::median;
 
 /// The number of runs from the environment variable `var`, or `default`.
 pub fn runs_from_env(var: &str, default: usize) -> usize {

@@ -9,6 +9,7 @@
 //! `{"bench":..,"impl":"defergc","unit":..,"runs":[..],"median":..}`.
 
 use super::report::{self, Json};
+use super::stats::median;
 use clap::ValueEnum;
 use defergc::go::{self, Chan, Select, WaitGroup};
 use defergc::{defer, gc};
@@ -288,11 +289,6 @@ fn run_go(name: Name, args: &Args) -> i32 {
         "-json".to_string(),
     ];
     super::report::print_go_program("bench", "benches/go/gobench/main.go", &go_args, args.json)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn median_of(v: &[f64]) -> f64 {

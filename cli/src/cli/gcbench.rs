@@ -44,6 +44,7 @@
 //! since the process started (see `src/precise/heap/pacer.rs`).
 
 use super::report::Json;
+use super::stats::median;
 use defergc::gc;
 use std::hint::black_box;
 use std::ptr::NonNull;
@@ -1013,18 +1014,6 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
         .num("ratio", ratio);
     println!("{json}");
     0
-}
-
-/// Sorts `values` and returns their median (the mean of the middle two for
-/// an even count). `values` is not empty.
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
 }
 
 fn us(d: Duration) -> f64 {

@@ -5,6 +5,7 @@ mod gcbench;
 mod info;
 mod limits;
 mod report;
+mod stats;
 mod stress;
 
 use clap::{Parser, Subcommand};

@@ -1,5 +1,6 @@
 //! An append-only array in chunks that never move: the storage of the
-//! handle table and of the type registry.
+//! precise collector's handle table and type registry, and of the C tls
+//! keys. It uses nothing of the crate, so every layer may use it.
 //!
 //! A fixed top-level array of chunk pointers (in the `static` itself, so it
 //! never moves either) is filled lazily; a chunk, once published, stays
@@ -14,7 +15,7 @@
 use std::alloc::{alloc_zeroed, Layout};
 use std::marker::PhantomData;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Types for which the all-zero bit pattern is a valid value.
@@ -27,6 +28,8 @@ pub(crate) unsafe trait Zeroed {}
 unsafe impl<T> Zeroed for AtomicPtr<T> {}
 // SAFETY: 0 is a valid AtomicU64.
 unsafe impl Zeroed for AtomicU64 {}
+// SAFETY: 0 is a valid AtomicUsize.
+unsafe impl Zeroed for AtomicUsize {}
 
 /// `CHUNKS` chunks of `1 << BITS` elements each.
 pub(crate) struct Segmented<T: Zeroed, const BITS: u32, const CHUNKS: usize> {
@@ -55,6 +58,7 @@ impl<T: Zeroed, const BITS: u32, const CHUNKS: usize> Segmented<T, BITS, CHUNKS>
     }
 
     /// Holds off growth while the guard lives (before a fork).
+    #[cfg_attr(not(feature = "precise"), allow(dead_code))] // its fork hooks
     pub(crate) fn lock_growth(&'static self) -> std::sync::MutexGuard<'static, ()> {
         self.grow.lock().unwrap_or_else(|e| e.into_inner())
     }
