@@ -162,9 +162,9 @@ impl ThreadState {
 }
 
 /// States of ended goroutines kept for reuse, per thread: their record
-/// stack keeps its registration and first chunk. (Not under `precise`,
-/// whose root memory belongs to one context for good.)
-#[cfg(not(feature = "precise"))]
+/// stack keeps its first chunk. A kept state's root memory is released
+/// (`roots::release_block`, `RootStack::release`): it is no context's
+/// until the next one adopts it.
 mod pool {
     use super::ThreadState;
     use std::cell::RefCell;
@@ -199,22 +199,16 @@ mod pool {
     }
 }
 
-#[cfg(feature = "precise")]
-mod pool {
-    use super::ThreadState;
-
-    pub(super) fn keep(state: *mut ThreadState) -> Result<(), *mut ThreadState> {
-        Err(state)
-    }
-
-    pub(super) fn take() -> Option<*mut ThreadState> {
-        None
-    }
-}
-
-/// A recycled state, if this thread keeps one.
+/// A recycled state, if this thread keeps one: the current context's now.
 fn recycled() -> Option<*mut ThreadState> {
-    pool::take()
+    let state = pool::take()?;
+    // SAFETY: destroy released the state's block and stack before it kept
+    // them, and nothing used them since.
+    unsafe {
+        roots::adopt_block(NonNull::new_unchecked(state.cast()));
+        (*state).stack.adopt();
+    }
+    Some(state)
 }
 
 impl ThreadState {
@@ -255,6 +249,12 @@ unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
             }
         };
     let state = if reusable {
+        // SAFETY: the state is reset and nobody uses it until a later
+        // context adopts it (recycled) or it is freed below.
+        unsafe {
+            (*state).stack.release();
+            roots::release_block(NonNull::new_unchecked(state.cast()));
+        }
         match pool::keep(state) {
             Ok(()) => return,
             Err(state) => state,

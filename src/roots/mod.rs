@@ -19,7 +19,8 @@
 //! Each collector that scans root memory is one file implementing
 //! [`Collector`]: what it keeps per stack and in front of each block, and
 //! its hooks (stack created / dropped, before a chunk is freed, block
-//! allocated / freed). How it scans is its own: `bdwgc.rs` pushes every
+//! allocated / freed, and stack or block released to a pool and adopted
+//! from it by a later context). How it scans is its own: `bdwgc.rs` pushes every
 //! stack from a root pusher while the world is stopped; `precise.rs`
 //! offers one owner's words at a time to the precise collector;
 //! `malloc.rs` (`nogc`) scans nothing. [`Collectors`], below, is the one
@@ -96,6 +97,19 @@ pub(crate) trait Collector {
     /// As for [`Collector::stack_dropped`], before it.
     unsafe fn before_chunk_freed(_head: NonNull<StackHead>, _state: *mut Self::Stack) {}
 
+    /// The stack's owner gives it up, empty, to a pool: no context owns
+    /// it until [`Collector::stack_adopted`].
+    ///
+    /// # Safety
+    /// As for [`Collector::stack_dropped`]; the stack holds nothing.
+    unsafe fn stack_released(_head: NonNull<StackHead>, _state: *mut Self::Stack) {}
+
+    /// The calling context takes over a released stack.
+    ///
+    /// # Safety
+    /// As for [`Collector::stack_dropped`]; the stack was released.
+    unsafe fn stack_adopted(_head: NonNull<StackHead>, _state: *mut Self::Stack) {}
+
     /// A block `[data, data + len)` was allocated; `header` is the
     /// collector's part of the memory in front of it, to write.
     ///
@@ -111,6 +125,19 @@ pub(crate) trait Collector {
     /// `header` was passed to [`Collector::block_allocated`], once, and
     /// the block is not used any more.
     unsafe fn block_freed(_header: *mut Self::Block) {}
+
+    /// The block's owner gives it up to a pool, holding no reference: no
+    /// context owns it until [`Collector::block_adopted`].
+    ///
+    /// # Safety
+    /// As for [`Collector::block_freed`], but the block stays allocated.
+    unsafe fn block_released(_header: *mut Self::Block) {}
+
+    /// The calling context takes over a released block.
+    ///
+    /// # Safety
+    /// `header` is a released block's.
+    unsafe fn block_adopted(_header: *mut Self::Block) {}
 }
 
 /// No collector: nothing kept, nothing to do.
@@ -149,6 +176,22 @@ impl<A: Collector, B: Collector> Collector for (A, B) {
         }
     }
 
+    unsafe fn stack_released(head: NonNull<StackHead>, state: *mut Self::Stack) {
+        // SAFETY: forwarded, each with its own part of the state.
+        unsafe {
+            B::stack_released(head, &raw mut (*state).1);
+            A::stack_released(head, &raw mut (*state).0);
+        }
+    }
+
+    unsafe fn stack_adopted(head: NonNull<StackHead>, state: *mut Self::Stack) {
+        // SAFETY: forwarded, each with its own part of the state.
+        unsafe {
+            A::stack_adopted(head, &raw mut (*state).0);
+            B::stack_adopted(head, &raw mut (*state).1);
+        }
+    }
+
     unsafe fn block_allocated(header: *mut Self::Block, data: *mut u8, len: usize) {
         // SAFETY: forwarded, each with its own part of the header.
         unsafe {
@@ -162,6 +205,22 @@ impl<A: Collector, B: Collector> Collector for (A, B) {
         unsafe {
             B::block_freed(&raw mut (*header).1);
             A::block_freed(&raw mut (*header).0);
+        }
+    }
+
+    unsafe fn block_released(header: *mut Self::Block) {
+        // SAFETY: forwarded, each with its own part of the header.
+        unsafe {
+            B::block_released(&raw mut (*header).1);
+            A::block_released(&raw mut (*header).0);
+        }
+    }
+
+    unsafe fn block_adopted(header: *mut Self::Block) {
+        // SAFETY: forwarded, each with its own part of the header.
+        unsafe {
+            A::block_adopted(&raw mut (*header).0);
+            B::block_adopted(&raw mut (*header).1);
         }
     }
 }
@@ -197,6 +256,27 @@ pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
 /// tell). Accepts any address.
 pub(crate) fn is_block(block: *const u8) -> bool {
     crate::gc::check::check(block.wrapping_sub(HEADER)).is_ok()
+}
+
+/// Gives `block` up to a pool of the calling thread's (it holds no
+/// reference any more); [`adopt_block`] hands it to the context that takes
+/// it from the pool. (Collectors that scan by owner stop scanning it.)
+///
+/// # Safety
+/// `block` came from [`alloc_block`] and is live; it is not used until
+/// [`adopt_block`].
+pub(crate) unsafe fn release_block(block: NonNull<u8>) {
+    // SAFETY: the header alloc_block wrote, in front of the block.
+    unsafe { Collectors::block_released(block.as_ptr().sub(HEADER).cast()) }
+}
+
+/// The calling context takes over `block`, given up by [`release_block`].
+///
+/// # Safety
+/// `block` was released and not adopted since.
+pub(crate) unsafe fn adopt_block(block: NonNull<u8>) {
+    // SAFETY: as in release_block.
+    unsafe { Collectors::block_adopted(block.as_ptr().sub(HEADER).cast()) }
 }
 
 /// Releases a block from [`alloc_block`].

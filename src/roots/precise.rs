@@ -19,7 +19,10 @@
 //!
 //! Blocks still allocated when their context ends become *orphans* (of
 //! [`orphans`]), scanned with every context's; stacks never outlive their
-//! context (the defer layer drops its stack before).
+//! context (the defer layer drops its stack before, or releases it). A
+//! block or stack *released* to a pool (an ended goroutine's defer state,
+//! kept for the next goroutine) holds no reference and is on no list
+//! until the context that takes it adopts it.
 //!
 //! Locks: an owner's record, then the orphans' record; nothing is called
 //! while one is held but the scan's visitor. No lock here is taken by
@@ -67,8 +70,9 @@ impl Record {
 
 /// A block's place on its owner's list, in the block's header.
 pub(crate) struct Node {
-    /// The record whose list holds the node; changed only under that
-    /// record's lock (and the orphans' lock, when it is orphaned).
+    /// The record whose list holds the node (null while the block is
+    /// released to a pool); changed only under that record's lock (and the
+    /// orphans' lock, when it is orphaned).
     owner: AtomicPtr<Record>,
     /// Links, changed under the owner's lock.
     next: *mut Node,
@@ -244,6 +248,18 @@ impl Collector for Precise {
         }
     }
 
+    unsafe fn stack_released(head: NonNull<StackHead>, state: *mut StackOwner) {
+        // SAFETY: as in stack_created.
+        if let Some(owner) = unsafe { (*state).0.take() } {
+            owner.lock().stacks.retain(|&h| h != head);
+        }
+    }
+
+    unsafe fn stack_adopted(head: NonNull<StackHead>, state: *mut StackOwner) {
+        // SAFETY: forwarded: a released stack is like a new one.
+        unsafe { Self::stack_created(head, state) }
+    }
+
     unsafe fn block_allocated(node: *mut Node, data: *mut u8, len: usize) {
         let me = owner();
         let mut list = me.lock();
@@ -265,30 +281,54 @@ impl Collector for Precise {
     }
 
     unsafe fn block_freed(node: *mut Node) {
-        loop {
-            // SAFETY: a listed node (the caller's obligation).
-            let record = unsafe { (*node).owner.load(Ordering::Acquire) };
-            // SAFETY: records live for ever.
-            let mut list = unsafe { &*record }.lock();
-            // SAFETY: as above; owner changes only under the lock we hold.
-            if unsafe { (*node).owner.load(Ordering::Relaxed) } != record {
-                continue; // orphaned meanwhile: try its new list
-            }
-            // SAFETY: the node and its neighbours are on this list, whose
-            // lock we hold.
-            unsafe {
-                let (next, prev) = ((*node).next, (*node).prev);
-                if prev.is_null() {
-                    list.blocks = next;
-                } else {
-                    (*prev).next = next;
-                }
-                if !next.is_null() {
-                    (*next).prev = prev;
-                }
-            }
-            return;
+        // SAFETY: forwarded.
+        unsafe { unlink(node) }
+    }
+
+    unsafe fn block_released(node: *mut Node) {
+        // SAFETY: forwarded; the node is nobody's until adopted.
+        unsafe { unlink(node) }
+    }
+
+    unsafe fn block_adopted(node: *mut Node) {
+        // SAFETY: a released node: unlisted, its block still allocated.
+        unsafe { Self::block_allocated(node, (*node).data, (*node).len) }
+    }
+}
+
+/// Takes `node` off its owner's list (if it is on one), for good: its
+/// owner is null afterwards.
+///
+/// # Safety
+/// `node` is a block's node, from `block_allocated`.
+unsafe fn unlink(node: *mut Node) {
+    loop {
+        // SAFETY: a node (the caller's obligation).
+        let record = unsafe { (*node).owner.load(Ordering::Acquire) };
+        if record.is_null() {
+            return; // released: on no list
         }
+        // SAFETY: records live for ever.
+        let mut list = unsafe { &*record }.lock();
+        // SAFETY: as above; owner changes only under the lock we hold.
+        if unsafe { (*node).owner.load(Ordering::Relaxed) } != record {
+            continue; // orphaned meanwhile: try its new list
+        }
+        // SAFETY: the node and its neighbours are on this list, whose
+        // lock we hold.
+        unsafe {
+            let (next, prev) = ((*node).next, (*node).prev);
+            if prev.is_null() {
+                list.blocks = next;
+            } else {
+                (*prev).next = next;
+            }
+            if !next.is_null() {
+                (*next).prev = prev;
+            }
+            (*node).owner.store(ptr::null_mut(), Ordering::Relaxed);
+        }
+        return;
     }
 }
 
@@ -328,7 +368,7 @@ pub(crate) unsafe fn for_each_word(owner: Owner, f: &mut dyn FnMut(usize)) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{alloc_block, free_block, RootStack};
+    use super::super::{adopt_block, alloc_block, free_block, release_block, RootStack};
     use super::*;
 
     /// The words `owner`'s root memory offers. (Only this thread's and the
@@ -424,5 +464,59 @@ mod tests {
             // SAFETY: live, freed once.
             unsafe { free_block(b) };
         }
+    }
+
+    #[test]
+    fn released_memory_is_nobodys_until_a_context_adopts_it() {
+        let word = MARK + 20;
+        let me = owner();
+        let block = alloc_block(16);
+        let stack = RootStack::new();
+        // SAFETY: released while unused (the stack is empty, the block
+        // holds no reference yet).
+        unsafe {
+            stack.release();
+            release_block(block);
+            block.cast::<usize>().as_ptr().write(word);
+        }
+        assert!(!words_of(me).contains(&word), "a released block is scanned");
+        assert!(!words_of(orphans()).contains(&word));
+        // Another context (a thread's own, here) adopts both.
+        let (block_addr, stack_addr) =
+            (block.as_ptr() as usize, &stack as *const RootStack as usize);
+        let adopted = std::thread::spawn(move || {
+            let block = NonNull::new(block_addr as *mut u8).unwrap();
+            // SAFETY: the stack outlives this thread (joined below) and is
+            // used by it alone meanwhile; both were released.
+            let stack = unsafe { &*(stack_addr as *const RootStack) };
+            // SAFETY: both were released and not adopted since.
+            unsafe {
+                adopt_block(block);
+                stack.adopt();
+            }
+            let at = stack.push(8);
+            // SAFETY: 8 fresh bytes.
+            unsafe { at.cast::<usize>().write(word + 1) };
+            let words = words_of(owner());
+            // SAFETY: LIFO pop of our own push; then given back.
+            unsafe {
+                stack.pop_to(at);
+                stack.release();
+            }
+            words
+        })
+        .join()
+        .unwrap();
+        assert!(adopted.contains(&word) && adopted.contains(&(word + 1)));
+        // The thread's end orphaned the block it had adopted.
+        assert!(words_of(orphans()).contains(&word));
+        // SAFETY: a live block, freed once; the stack is this thread's
+        // again.
+        unsafe {
+            free_block(block);
+            stack.adopt();
+        }
+        assert!(!words_of(orphans()).contains(&word));
+        assert!(!words_of(me).contains(&word));
     }
 }

@@ -126,6 +126,26 @@ impl RootStack {
         }
     }
 
+    /// Gives the (empty) stack up to a pool of the calling thread's; a
+    /// later context takes it over with [`RootStack::adopt`].
+    ///
+    /// # Safety
+    /// The stack is not used until it is adopted.
+    pub(crate) unsafe fn release(&self) {
+        debug_assert!(self.is_empty(), "a released root stack holds records");
+        // SAFETY: the head is live; its state is the collectors' own.
+        unsafe { Collectors::stack_released(self.head, &raw mut (*self.head.as_ptr()).collectors) };
+    }
+
+    /// The calling context takes over the stack.
+    ///
+    /// # Safety
+    /// The stack was released, and not adopted since.
+    pub(crate) unsafe fn adopt(&self) {
+        // SAFETY: as in release.
+        unsafe { Collectors::stack_adopted(self.head, &raw mut (*self.head.as_ptr()).collectors) };
+    }
+
     fn head(&self) -> &StackHead {
         // SAFETY: the head lives until Drop.
         unsafe { self.head.as_ref() }
