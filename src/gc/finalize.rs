@@ -90,9 +90,8 @@ pub unsafe fn add_cleanup(obj: NonNull<u8>, f: CleanupFn, arg: *mut c_void) -> C
         panic!("runtime.AddCleanup: ptr is equal to arg, cleanup will never run");
     }
     super::thread::ensure_registered();
-    let cell = super::try_alloc(Kind::Uncollectable, std::mem::size_of::<usize>())
-        .unwrap_or_else(|| super::out_of_memory(8))
-        .cast::<usize>();
+    let cell =
+        super::alloc_internal(Kind::Uncollectable, std::mem::size_of::<usize>()).cast::<usize>();
     // SAFETY: a fresh word of root memory.
     unsafe { cell.as_ptr().write(arg as usize) };
     let hidden = !(obj.as_ptr() as usize);
@@ -126,7 +125,7 @@ impl Cleanup {
         if let Some(at) = entry.cleanups.iter().position(|c| c.id == self.id) {
             let c = entry.cleanups.swap_remove(at);
             // SAFETY: the argument's root word, ours alone.
-            unsafe { super::free(c.arg.as_ptr().cast()) };
+            unsafe { super::free_internal(c.arg.as_ptr().cast()) };
         }
     }
 }
@@ -161,7 +160,7 @@ unsafe extern "C" fn dispatch(obj: *mut c_void, _data: *mut c_void) {
         // SAFETY: the argument's root word, read once, then freed.
         let arg = unsafe { c.arg.as_ptr().read() } as *mut c_void;
         // SAFETY: as above.
-        unsafe { super::free(c.arg.as_ptr().cast()) };
+        unsafe { super::free_internal(c.arg.as_ptr().cast()) };
         // SAFETY: the cleanup the program registered, with its argument.
         unsafe { (c.f)(arg) };
     }

@@ -232,6 +232,24 @@ pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
     p
 }
 
+/// An allocation of the runtime's own bookkeeping (weak pointers' cells,
+/// cleanup arguments, profile tables): not counted in MemStats' mallocs
+/// nor sampled, as the program did not ask for it. Aborts when out of
+/// memory.
+pub(crate) fn alloc_internal(kind: Kind, size: usize) -> NonNull<u8> {
+    thread::ensure_registered();
+    NonNull::new(backend::alloc(kind, size)).unwrap_or_else(|| out_of_memory(size))
+}
+
+/// Frees an allocation of [`alloc_internal`] (not counted either).
+///
+/// # Safety
+/// `ptr` came from [`alloc_internal`] and is not used afterwards.
+pub(crate) unsafe fn free_internal(ptr: *mut u8) {
+    // SAFETY: per the caller.
+    unsafe { backend::free(ptr) }
+}
+
 /// Allocates `size` zeroed bytes that are scanned and collectable.
 /// Aborts with a `defergc:` message when out of memory.
 #[inline]

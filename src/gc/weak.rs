@@ -80,13 +80,14 @@ impl Weak {
                 let capacity = table.capacity * 2;
                 let roots = alloc_roots(capacity);
                 // SAFETY: the old array is root memory of ours, replaced now.
-                unsafe { super::free(table.roots.as_ptr().cast()) };
+                unsafe { super::free_internal(table.roots.as_ptr().cast()) };
                 table.roots = roots;
                 table.capacity = capacity;
             }
             rewrite_roots(table);
         }
-        let cell = super::alloc_atomic(std::mem::size_of::<usize>()).cast::<usize>();
+        let cell =
+            super::alloc_internal(Kind::Atomic, std::mem::size_of::<usize>()).cast::<usize>();
         // SAFETY: a fresh cell of ours; the link is registered before the
         // cell is published.
         unsafe {
@@ -127,9 +128,7 @@ pub fn keep_alive<T: ?Sized>(p: *const T) {
 }
 
 fn alloc_roots(capacity: usize) -> NonNull<usize> {
-    super::try_alloc(Kind::Uncollectable, capacity * std::mem::size_of::<usize>())
-        .unwrap_or_else(|| super::out_of_memory(capacity * std::mem::size_of::<usize>()))
-        .cast()
+    super::alloc_internal(Kind::Uncollectable, capacity * std::mem::size_of::<usize>()).cast()
 }
 
 /// Writes every cell of the table into its root array, zeroes the rest.

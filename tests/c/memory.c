@@ -69,7 +69,8 @@ int main(void) {
     CHECK(defergc_weak_make(kept) == kept_weak && defergc_weak_value(kept_weak) == kept);
     CHECK(defergc_weak_make(NULL) == NULL && defergc_weak_value(NULL) == NULL);
     garbage(N, weak);
-    CHECK(defergc_read_memstats(&m) == 0 && m.mallocs >= mallocs + 2 * N);
+    /* The objects count; the weak pointers, runtime bookkeeping, do not. */
+    CHECK(defergc_read_memstats(&m) == 0 && m.mallocs >= mallocs + N);
 
     int cleared = 0;
     /* A conservative collector may keep a few alive through stale words:
