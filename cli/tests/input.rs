@@ -101,3 +101,31 @@ fn help_and_version_are_not_errors() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--defers"));
 }
+
+#[test]
+fn profile_writes_a_heap_profile_of_the_stress_run() {
+    let path = std::env::temp_dir().join(format!("defergc-cli-{}.pprof", std::process::id()));
+    let out = defergc(&[
+        "profile",
+        "--defers",
+        "100000",
+        "--rate",
+        "4096",
+        "--json",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = String::from_utf8_lossy(&out.stdout);
+    let bytes: u64 = field(&json, "bytes").parse().unwrap();
+    assert!(
+        bytes > 0 && std::fs::metadata(&path).unwrap().len() == bytes,
+        "{json}"
+    );
+    let _ = std::fs::remove_file(path);
+    refused(&["profile", "--rate", "0"], "--rate");
+}

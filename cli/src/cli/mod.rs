@@ -4,6 +4,7 @@ mod bench;
 mod gcbench;
 mod info;
 mod limits;
+mod profile;
 mod report;
 mod stats;
 mod stress;
@@ -37,6 +38,9 @@ enum Command {
     /// Goroutine, channel and panic benchmarks, each beside the Go program
     /// of the same name (--go).
     Bench(bench::Args),
+    /// The stress workload with heap-profile sampling, then the profile in
+    /// pprof's format.
+    Profile(profile::Args),
 }
 
 /// Parses the command line, runs the command and returns the exit code.
@@ -61,6 +65,7 @@ pub fn run() -> i32 {
         Some(Command::Info(args)) => info::run(&args),
         Some(Command::Gcbench(args)) => gcbench::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::Profile(args)) => profile::run(&args),
         None => stress::run(&cli.stress),
     }
 }

@@ -49,6 +49,13 @@ pub struct Args {
     json: bool,
 }
 
+impl Args {
+    /// Whether only the JSON line is printed.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum Capture {
     /// A freshly GC-allocated object holding the call's index.
