@@ -242,7 +242,8 @@ const HEADER: usize = {
 /// covers it.)
 pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
     let total = HEADER + size;
-    let raw = small::take(total).unwrap_or_else(|| crate::gc::alloc_uncollectable(total));
+    let raw =
+        small::take(total).unwrap_or_else(|| crate::gc::alloc_uncollectable(small::rounded(total)));
     // SAFETY: total bytes, of which the header comes first.
     let data = unsafe { raw.add(HEADER) };
     // SAFETY: the header is ours to write and stays until free_block;

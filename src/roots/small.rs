@@ -35,6 +35,16 @@ thread_local! {
 /// The usable size of a [`SIZE`]-byte allocation (learnt once).
 static USABLE: AtomicUsize = AtomicUsize::new(0);
 
+/// The bytes to allocate for `total`: small requests get the cached size,
+/// so that their allocations can be cached when they are freed.
+pub(super) fn rounded(total: usize) -> usize {
+    if total <= SIZE {
+        SIZE
+    } else {
+        total
+    }
+}
+
 /// A cached allocation of at least `total` bytes, if `total` is small
 /// and the thread has one.
 pub(super) fn take(total: usize) -> Option<NonNull<u8>> {
