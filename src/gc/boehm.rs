@@ -421,6 +421,15 @@ pub(super) unsafe fn register_weak(cell: *mut c_void, obj: *const u8) {
     }
 }
 
+/// Unregisters `cell`'s link (before its object is freed explicitly).
+///
+/// # Safety
+/// `cell` was registered with [`register_weak`].
+pub(super) unsafe fn unregister_weak(cell: *mut c_void) {
+    // SAFETY: per the caller.
+    unsafe { sys::GC_unregister_disappearing_link(cell.cast()) };
+}
+
 /// The object `cell` names (revealing its hidden address), or null once
 /// it was cleared; read under the collector's lock.
 pub(super) fn read_weak(cell: *mut usize) -> *mut u8 {

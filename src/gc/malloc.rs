@@ -165,6 +165,7 @@ pub(super) fn version() -> String {
 
 // Weak pointers: nothing is collected, a cell names its object for ever.
 pub(super) unsafe fn register_weak(_cell: *mut std::ffi::c_void, _obj: *const u8) {}
+pub(super) unsafe fn unregister_weak(_cell: *mut std::ffi::c_void) {}
 pub(super) fn read_weak(cell: *mut usize) -> *mut u8 {
     // SAFETY: a live cell of weak.rs, written once before it was shared.
     let hidden = unsafe { cell.read() };

@@ -224,7 +224,9 @@ pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
         return None;
     }
     thread::ensure_registered();
-    let sample = memory::count_malloc(size);
+    // Root memory is the runtime's and the program's bookkeeping, freed
+    // explicitly: counted, never sampled.
+    let sample = memory::count_malloc(size) && kind != Kind::Uncollectable;
     let p = NonNull::new(backend::alloc(kind, size));
     if sample {
         profile::sampled(p, size);
@@ -285,6 +287,7 @@ pub unsafe fn free(ptr: *mut u8) {
     if !ptr.is_null() {
         thread::ensure_registered();
         memory::count_free();
+        weak::forget(ptr);
         // SAFETY: the caller guarantees ptr is a live allocation of ours.
         unsafe { backend::free(ptr) }
     }

@@ -56,6 +56,7 @@ impl Weak {
     /// that `obj` points to the start of; `None` for null.
     pub fn make(obj: NonNull<u8>) -> Weak {
         super::thread::ensure_registered();
+        ANY.store(true, std::sync::atomic::Ordering::Release);
         let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
         let table = guard.get_or_insert_with(|| Table {
             cells: HashMap::new(),
@@ -147,4 +148,25 @@ fn rewrite_roots(table: &mut Table) {
 /// The object a cell names, read under the collector's lock.
 fn read(cell: NonNull<usize>) -> Option<NonNull<u8>> {
     NonNull::new(super::backend::read_weak(cell.as_ptr()))
+}
+
+/// Whether any weak pointer was ever made (frees skip the table before).
+static ANY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The object at `obj` is about to be freed explicitly: its weak pointer,
+/// if it has one, stops naming it (its link is unregistered first: the
+/// collector must never follow a link to freed memory).
+pub(crate) fn forget(obj: *mut u8) {
+    if !ANY.load(std::sync::atomic::Ordering::Acquire) {
+        return;
+    }
+    let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(table) = guard.as_mut() else { return };
+    if let Some(cell) = table.cells.remove(&(obj as usize)) {
+        // SAFETY: a cell of ours, rooted until now; its link goes first.
+        unsafe { super::backend::unregister_weak(cell.as_ptr().cast()) };
+        // SAFETY: as above: the cell now names nothing.
+        unsafe { cell.as_ptr().write(0) };
+        rewrite_roots(table);
+    }
 }
