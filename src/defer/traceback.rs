@@ -83,8 +83,8 @@ impl Trace {
         let mut entries = SmallVec::new();
         if level() >= Level::System {
             // The whole stack, now.
-            backtrace::trace(|f| {
-                entries.push(Origin::Return(f.ip() as usize));
+            crate::gc::unwind::walk(|pc| {
+                entries.push(Origin::Return(pc));
                 entries.len() < 100
             });
             return Trace {
@@ -133,8 +133,8 @@ impl Trace {
         if live && level() < Level::System {
             // Above the outermost recorded frame: what called it.
             let mut frames = Vec::new();
-            backtrace::trace(|f| {
-                frames.push(f.ip() as usize);
+            crate::gc::unwind::walk(|pc| {
+                frames.push(pc);
                 frames.len() < 100
             });
             let mut seen_last = last_function.is_empty();
@@ -201,7 +201,7 @@ fn describe(o: Origin) -> Option<Described> {
     let mut found: Option<Described> = None;
     // (resolve looks up the byte before the address it is given, as for a
     // return address.)
-    backtrace::resolve((lookup + 1) as *mut c_void, |sym| {
+    crate::gc::unwind::resolve(lookup + 1, |sym| {
         if found.is_some() {
             // The outermost of inlined frames comes last: keep the first
             // (innermost) name, as Go lists inlined calls separately.
@@ -280,7 +280,7 @@ pub(crate) fn is_runtime_code(pc: usize) -> bool {
     ];
     let mut decided: Option<bool> = None;
     // (resolve looks up the byte before the address it is given.)
-    backtrace::resolve((pc + 1) as *mut c_void, |sym| {
+    crate::gc::unwind::resolve(pc + 1, |sym| {
         // Inlined frames come innermost first: the first that is not the
         // standard library's is the code that faulted.
         if decided.is_some() {
@@ -378,7 +378,7 @@ pub(crate) fn stack_from(
     let mut out = Vec::new();
     let mut found = false;
     let mut skipped = 0;
-    backtrace::trace(|f| {
+    crate::gc::unwind::walk_frames(|f| {
         let ip = f.ip() as usize;
         if !found {
             found = match caller {
@@ -419,8 +419,8 @@ pub fn stack(all: bool) -> String {
     let id = super::thread::ThreadState::context_id();
     let mut out = format!("goroutine {id} [running]:\n");
     let mut frames = Vec::new();
-    backtrace::trace(|f| {
-        frames.push(f.ip() as usize);
+    crate::gc::unwind::walk(|pc| {
+        frames.push(pc);
         frames.len() < 100
     });
     for pc in frames {

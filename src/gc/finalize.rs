@@ -59,6 +59,11 @@ fn entries() -> std::sync::MutexGuard<'static, Option<HashMap<usize, Entry>>> {
     ENTRIES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Before a fork (see `gc::TABLES_FORK`).
+pub(super) fn lock_for_fork() {
+    super::fork::held::keep(entries());
+}
+
 /// Sets `obj`'s finalizer (see [`super::register_finalizer`]), through
 /// the dispatcher's entry when the object has one.
 ///

@@ -38,6 +38,7 @@ pub mod memory;
 pub mod profile;
 pub(crate) mod scan;
 pub(crate) mod thread;
+pub(crate) mod unwind;
 mod warn;
 pub mod weak;
 
@@ -178,6 +179,20 @@ pub fn init_with(config: Config) -> Result<(), AlreadyInitialized> {
     start(config)
 }
 
+/// Before a fork: the locks of the runtime's own tables (finalizers and
+/// cleanups, heap-profile sites, weak pointers, symbol lookups), in the
+/// order they nest, so that a child never starts with one held by a
+/// thread that did not come along.
+static TABLES_FORK: fork::ForkHooks = fork::ForkHooks {
+    prepare: || {
+        finalize::lock_for_fork();
+        profile::lock_for_fork();
+        weak::lock_for_fork();
+        unwind::lock_for_fork();
+    },
+    child: || {},
+};
+
 fn start(config: Config) -> Result<(), AlreadyInitialized> {
     {
         let _guard = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -187,6 +202,7 @@ fn start(config: Config) -> Result<(), AlreadyInitialized> {
         STATE.store(RUNNING, Ordering::Relaxed);
         backend::init(&config);
         fork::on_fork(&check::FORK);
+        fork::on_fork(&TABLES_FORK);
         STATE.store(READY, Ordering::Release);
     }
     if let Err(e) = memory::read_environment() {

@@ -8,7 +8,7 @@
 //! the allocation path); the distance is drawn from an exponential
 //! distribution of mean `rate`, as Go's `nextSample` does, so that every
 //! byte has the same chance of being sampled. A sample records the
-//! allocating stack (return addresses only: `backtrace::trace`) into a
+//! allocating stack (return addresses only: `gc::unwind::walk`) into a
 //! table of sites, and a weak pointer to the object (`weak.rs`) so that
 //! the profile can tell which sampled objects are still in use. Symbols
 //! are resolved only when a profile is written; the collector's own frames
@@ -67,6 +67,11 @@ fn scale(size: usize, rate: i64) -> f64 {
 
 static SITES: Mutex<Option<HashMap<Vec<usize>, Site>>> = Mutex::new(None);
 
+/// Before a fork (see `gc::TABLES_FORK`).
+pub(super) fn lock_for_fork() {
+    super::fork::held::keep(SITES.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
 /// The allocation path's slow branch: the countdown crossed zero.
 #[cold]
 #[inline(never)]
@@ -88,8 +93,8 @@ pub(crate) fn sampled(p: Option<NonNull<u8>>, size: usize) {
 
 fn record(p: NonNull<u8>, size: usize) {
     let mut stack = Vec::with_capacity(32);
-    backtrace::trace(|f| {
-        stack.push(f.ip() as usize);
+    super::unwind::walk(|pc| {
+        stack.push(pc);
         stack.len() < 64
     });
     let weak = Weak::make(p);
@@ -266,7 +271,7 @@ fn is_allocator_frame(pc: usize) -> bool {
 fn symbol(pc: usize) -> Option<(String, String, i64)> {
     let mut found = None;
     // (resolve looks up the byte before a return address itself.)
-    backtrace::resolve(pc as *mut std::ffi::c_void, |sym| {
+    super::unwind::resolve(pc, |sym| {
         if found.is_none() {
             found = Some((
                 sym.name()

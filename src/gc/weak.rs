@@ -51,6 +51,11 @@ unsafe impl Send for Table {}
 
 static TABLE: Mutex<Option<Table>> = Mutex::new(None);
 
+/// Before a fork (see `gc::TABLES_FORK`).
+pub(super) fn lock_for_fork() {
+    super::fork::held::keep(TABLE.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
 impl Weak {
     /// Go's `weak.Make(p)`: the weak pointer of the collectable object
     /// that `obj` points to the start of; `None` for null.
