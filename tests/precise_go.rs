@@ -194,3 +194,56 @@ fn blocked_mutators_do_not_hold_up_collections() {
     });
     assert_eq!(status, 0);
 }
+
+/// A compiled program's channel lives in bdwgc's heap (so that it is
+/// collected as Go's are), and its buffer holds precise handles that no
+/// other root names: the precise collector reads the buffer for as long as
+/// the channel lives, and forgets it once bdwgc collected the channel.
+#[test]
+#[serial]
+fn handles_buffered_in_a_compiled_programs_channel_are_roots() {
+    use defergc::ffi::{defergc_chan_make, defergc_chan_recv, defergc_chan_send};
+    std::thread::spawn(|| {
+        let bytes = precise::register_bytes_type().unwrap();
+        let make_chan = |n: u64| {
+            // SAFETY: a valid element size; the channel is kept on this
+            // stack, where bdwgc sees it.
+            let c = defergc_chan_make(8, 1, n as usize);
+            for i in 0..n {
+                let h = precise::alloc_array(bytes, 8).unwrap();
+                precise::write_u64(h, 0, check_of(i)).unwrap();
+                let raw = h.to_raw();
+                // SAFETY: a channel of 8-byte elements, and 8 bytes.
+                unsafe { defergc_chan_send(c, (&raw const raw).cast()) };
+            }
+            c
+        };
+        // Channels that die at once: bdwgc collects them, and the precise
+        // collector must stop reading their buffers (no crash, no leak of
+        // the handles they held).
+        for _ in 0..200 {
+            std::hint::black_box(make_chan(4));
+        }
+        let c = make_chan(16);
+        for _ in 0..3 {
+            defergc::gc::collect();
+            precise::collect().unwrap();
+        }
+        for i in 0..16 {
+            let mut raw = 0u64;
+            // SAFETY: as above.
+            let ok = unsafe { defergc_chan_recv(c, (&raw mut raw).cast()) };
+            assert_eq!(ok, 1);
+            let h = Handle::from_raw(raw).unwrap();
+            assert_eq!(
+                precise::read_u64(h, 0),
+                Ok(check_of(i)),
+                "element {i} of the channel's buffer was freed"
+            );
+        }
+        defergc::gc::keep_alive(c);
+        precise::unregister_thread().unwrap();
+    })
+    .join()
+    .unwrap();
+}

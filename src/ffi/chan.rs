@@ -86,7 +86,14 @@ pub extern "C-unwind" fn defergc_chan_make(
                 .unwrap_or_else(|| crate::defer::panic(PlainError("makechan: size out of range")));
             let c = obj.as_ptr().cast::<RawChan>();
             // SAFETY: a fresh object with room for the header and buffer.
-            unsafe { c.write(RawChan::new(elem_size, cap, obj.as_ptr().add(header))) };
+            let buf = unsafe { obj.as_ptr().add(header) };
+            // SAFETY: as above.
+            unsafe { c.write(RawChan::new(elem_size, true, cap, buf)) };
+            if bytes > 0 {
+                // The buffer's references, for the collectors that do not
+                // scan this heap (the precise one).
+                crate::roots::share_heap_range(obj, buf, bytes);
+            }
             c.cast::<CChan>()
         } else {
             let buf = if bytes == 0 {
@@ -101,7 +108,7 @@ pub extern "C-unwind" fn defergc_chan_make(
             };
             let c = crate::gc::alloc(header).as_ptr().cast::<RawChan>();
             // SAFETY: a fresh object of the header's size.
-            unsafe { c.write(RawChan::new(elem_size, cap, buf)) };
+            unsafe { c.write(RawChan::new(elem_size, false, cap, buf)) };
             c.cast::<CChan>()
         }
     })

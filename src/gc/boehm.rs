@@ -430,6 +430,42 @@ pub(super) unsafe fn unregister_weak(cell: *mut c_void) {
     unsafe { sys::GC_unregister_disappearing_link(cell.cast()) };
 }
 
+/// Runs `f` under the collector's lock (shared with other readers): no
+/// collection runs meanwhile. `f` must not allocate from the collector,
+/// block, or unwind.
+#[cfg(feature = "precise")]
+pub(super) fn with_reader_lock<F: FnOnce() -> R, R>(f: F) -> R {
+    struct Call<F, R> {
+        f: Option<F>,
+        out: Option<R>,
+    }
+    unsafe extern "C" fn run<F: FnOnce() -> R, R>(data: *mut c_void) -> *mut c_void {
+        // SAFETY: the Call below, borrowed for this call only.
+        let call = unsafe { &mut *data.cast::<Call<F, R>>() };
+        call.out = call.f.take().map(|f| f());
+        std::ptr::null_mut()
+    }
+    let mut call = Call {
+        f: Some(f),
+        out: None,
+    };
+    // SAFETY: `run` gets the Call it expects, which outlives the call.
+    unsafe { sys::GC_call_with_reader_lock(Some(run::<F, R>), (&raw mut call).cast(), 0) };
+    call.out.expect("the collector ran the callback")
+}
+
+/// [`read_weak`] for a caller that holds the collector's lock.
+#[cfg(feature = "precise")]
+pub(super) fn read_weak_locked(cell: *mut usize) -> *mut u8 {
+    // SAFETY: a live cell (the caller's); the lock keeps collections out.
+    let hidden = unsafe { cell.read_volatile() };
+    if hidden == 0 {
+        std::ptr::null_mut()
+    } else {
+        (!hidden) as *mut u8
+    }
+}
+
 /// The object `cell` names (revealing its hidden address), or null once
 /// it was cleared; read under the collector's lock.
 pub(super) fn read_weak(cell: *mut usize) -> *mut u8 {

@@ -166,6 +166,17 @@ pub(super) fn version() -> String {
 // Weak pointers: nothing is collected, a cell names its object for ever.
 pub(super) unsafe fn register_weak(_cell: *mut std::ffi::c_void, _obj: *const u8) {}
 pub(super) unsafe fn unregister_weak(_cell: *mut std::ffi::c_void) {}
+/// Runs `f`: nothing is ever collected, so there is no lock to hold.
+#[cfg(feature = "precise")]
+pub(super) fn with_reader_lock<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+#[cfg(feature = "precise")]
+pub(super) fn read_weak_locked(cell: *mut usize) -> *mut u8 {
+    read_weak(cell)
+}
+
 pub(super) fn read_weak(cell: *mut usize) -> *mut u8 {
     // SAFETY: a live cell of weak.rs, written once before it was shared.
     let hidden = unsafe { cell.read() };

@@ -126,6 +126,20 @@ impl Weak {
     }
 }
 
+/// Runs `f` under the collector's lock, with a reader of weak pointers
+/// that takes no lock: while `f` runs, no collection clears a link or
+/// frees an object that a weak pointer still names, so `f` may read such
+/// objects. `f` must not allocate (the global allocator may be the
+/// collector's), block, or unwind.
+#[cfg(feature = "precise")]
+pub(crate) fn while_collections_wait<R>(
+    f: impl FnOnce(&dyn Fn(Weak) -> Option<NonNull<u8>>) -> R,
+) -> R {
+    super::backend::with_reader_lock(|| {
+        f(&|w: Weak| NonNull::new(super::backend::read_weak_locked(w.0.as_ptr())))
+    })
+}
+
 /// Go's `runtime.KeepAlive(p)`: `p`'s object is reachable at least until
 /// this call (the optimiser cannot drop the value before).
 #[inline(never)]

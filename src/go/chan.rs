@@ -14,10 +14,15 @@
 //! Where elements live, so that every collector sees the references they
 //! hold: a channel made by compiled code (`defergc_chan_make`) is one
 //! object of the collected heap, collected when unreachable as Go's are;
-//! one of the Rust API (`go::Chan`) keeps its buffer in root memory and is
-//! freed with its last handle. Values in transit sit on the waiting
-//! goroutine's stack, which is scanned. A received slot is zeroed, so the
-//! buffer never keeps a dead value alive.
+//! one of the Rust API (`go::Chan`) keeps its buffer in root memory that
+//! no context owns (`roots::alloc_shared_block`) and is freed with its
+//! last handle. Values in transit sit on the waiting goroutine's stack,
+//! which is scanned. A received slot is zeroed, so the buffer never keeps
+//! a dead value alive. A collector that marks while goroutines run (the
+//! precise one) scans each context, and the shared buffers, at different
+//! moments, so a value that moves between them could hide from it: every
+//! copy of an element that may hold references is reported
+//! (`roots::words_moved`), as a barriered store is.
 //!
 //! Errors are Go's run-time panics: `send on closed channel`, `close of
 //! closed channel`, `close of nil channel`; the caller raises them in its
@@ -45,6 +50,9 @@ pub(crate) struct RawChan {
     /// non-blocking fast paths).
     count: AtomicUsize,
     elem_size: usize,
+    /// Whether elements may hold references (every copy of one is then
+    /// reported to the collectors: `roots::words_moved`).
+    pointers: bool,
     cap: usize,
     /// Next slot to send into, next to receive from.
     sendx: Cell<usize>,
@@ -92,14 +100,16 @@ pub(crate) enum Received {
 impl RawChan {
     const MAGIC: u64 = 0x6466_6763_6861_6e21; // "dfgchan!"
 
-    /// A channel header over `buf` (room for `cap` elements, zeroed).
-    pub(crate) fn new(elem_size: usize, cap: usize, buf: *mut u8) -> RawChan {
+    /// A channel header over `buf` (room for `cap` elements, zeroed), of
+    /// elements that hold references if `pointers`.
+    pub(crate) fn new(elem_size: usize, pointers: bool, cap: usize, buf: *mut u8) -> RawChan {
         RawChan {
             magic: Self::MAGIC,
             lock: RawMutex::INIT,
             closed: AtomicBool::new(false),
             count: AtomicUsize::new(0),
             elem_size,
+            pointers,
             cap,
             sendx: Cell::new(0),
             recvx: Cell::new(0),
@@ -144,7 +154,8 @@ impl RawChan {
     }
 
     /// Copies one element; `src` null means the zero value, `dst` null
-    /// discards.
+    /// discards. A value that may hold references moves between contexts
+    /// (sender, buffer, receiver), so every copy of one is reported.
     fn copy(&self, dst: *mut u8, src: *const u8) {
         if dst.is_null() {
             return;
@@ -156,6 +167,9 @@ impl RawChan {
                 ptr::write_bytes(dst, 0, self.elem_size);
             } else {
                 ptr::copy_nonoverlapping(src, dst, self.elem_size);
+                if self.pointers {
+                    crate::roots::words_moved(dst, self.elem_size);
+                }
             }
         }
     }
@@ -515,13 +529,15 @@ impl<T: Send> Chan<T> {
             Some(b) if b <= isize::MAX as usize / 2 => b,
             _ => crate::defer::panic(crate::defer::PlainError("makechan: size out of range")),
         };
-        let block = (bytes > 0).then(|| crate::roots::alloc_block(bytes));
+        // Shared root memory: every context's goroutines use the buffer,
+        // so none owns it.
+        let block = (bytes > 0).then(|| crate::roots::alloc_shared_block(bytes));
         let buf = block.map_or(std::ptr::NonNull::<T>::dangling().as_ptr().cast(), |b| {
             b.as_ptr()
         });
         Chan {
             owned: Some(std::sync::Arc::new(Owned {
-                raw: RawChan::new(size, cap, buf),
+                raw: RawChan::new(size, true, cap, buf),
                 block,
                 drop_buffered: drop_buffered::<T>,
             })),
@@ -624,6 +640,19 @@ impl<T: Send> Chan<T> {
     /// `cap(c)`.
     pub fn cap(&self) -> usize {
         self.raw().map_or(0, RawChan::cap)
+    }
+
+    /// For the crate's tests: whether a receiver waits on the channel.
+    #[cfg(all(test, feature = "precise"))]
+    pub(crate) fn has_waiting_receiver(&self) -> bool {
+        let Some(raw) = self.raw() else { return false };
+        raw.lock();
+        // SAFETY: the lock is held; then released.
+        unsafe {
+            let any = raw.recvq.any(|_| true);
+            raw.unlock();
+            any
+        }
     }
 
     /// `for v := range c`: receives until the channel is closed and drained.

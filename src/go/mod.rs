@@ -56,6 +56,9 @@ mod sync;
 mod timer;
 mod wait;
 
+#[cfg(all(test, feature = "precise"))]
+mod precise_tests;
+
 pub(crate) use self::chan::block_forever;
 pub use self::chan::{Chan, TryRecv, MAX_ELEM_SIZE};
 pub(crate) use self::chan::{ChanError, RawChan, Received};

@@ -297,6 +297,35 @@ fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
     }
 }
 
+/// While a marking runs: the `len` bytes at `data` were just copied from
+/// one context's memory to another's through shared memory (a channel's
+/// copy, see `crate::roots::words_moved`). Each word that may be a handle
+/// is logged, as a barriered store logs both the value it stores and the
+/// one it removes: the copy may have taken it out of memory scanned later
+/// (a shared block) into memory scanned already (a snapshotted context),
+/// or the other way round. A context that was not registered registers
+/// now, so that the Flush rounds wait for its log.
+#[cold]
+#[inline(never)]
+pub(crate) fn log_moved_words(data: *const u8, len: usize) {
+    let words = (0..len / 8)
+        // SAFETY: the caller's len readable bytes (elements are copied
+        // whole; a handle in one is at a multiple of 8 from its start).
+        .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
+        .filter(|&w| super::collector::could_be_handle(w));
+    match threads::current() {
+        Ok(ts) => words.for_each(|w| marking::log(ts, w)),
+        // Declared in native code: holds no handle of its own, but what it
+        // moved must still reach the marker.
+        Err(_) => {
+            let batch: Vec<u64> = words.collect();
+            if !batch.is_empty() {
+                marking::grey_queue().push(batch);
+            }
+        }
+    }
+}
+
 /// The checked byte range `offset..offset + len` of the object at `hdr`.
 #[inline(always)]
 fn byte_range(hdr: *mut Header, offset: usize, len: usize) -> Result<*mut u8> {

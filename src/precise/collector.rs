@@ -176,7 +176,7 @@ use std::time::Instant;
 
 /// Whether `w` may be a handle (a cheap filter for root memory words).
 #[inline(always)]
-fn could_be_handle(w: u64) -> bool {
+pub(super) fn could_be_handle(w: u64) -> bool {
     w >> handles::INDEX_BITS != 0 && w & ((1 << handles::INDEX_BITS) - 1) != 0
 }
 

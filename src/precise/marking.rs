@@ -108,6 +108,20 @@ pub(crate) fn prepare(prev_mark: u8, mark: u8) {
         set_alloc_mode(prev_mark, true);
     }
     BARRIER.store(!test_hooks::no_barrier(), Ordering::SeqCst);
+    // Copies between owners of root memory (a channel's) are barriered
+    // stores too.
+    let logger: fn(*const u8, usize) = super::access::log_moved_words;
+    crate::roots::precise::log_moves(
+        (!test_hooks::no_barrier()).then_some(logger),
+        Ordering::SeqCst,
+    );
+}
+
+/// Whether a cycle's Snapshot round has been published and its marking
+/// has not completed.
+#[cfg(test)]
+pub(crate) fn snapshot_phase() -> bool {
+    PHASE.load(Ordering::Acquire) == MARKING
 }
 
 /// Cycle step 2, before the Snapshot round: registering threads join the
@@ -127,6 +141,7 @@ pub(crate) fn snapshot_taken(mark: u8) {
 /// validation accepts only `mark`.
 pub(crate) fn finish(id: u32, mark: u8) {
     BARRIER.store(false, Ordering::SeqCst);
+    crate::roots::precise::log_moves(None, Ordering::SeqCst);
     set_alloc_mode(mark, false);
     MARKS.store(u32::from(mark) | u32::from(mark) << 8, Ordering::SeqCst);
     COMPLETED_ID.store(id, Ordering::SeqCst);

@@ -131,7 +131,23 @@ pub use types::{
 };
 
 #[cfg(test)]
+pub(crate) use marking::snapshot_phase;
+#[cfg(test)]
 pub(crate) use roots::add_root_memory_scanner;
+
+/// For the crate's tests: whether the calling thread has acknowledged the
+/// running cycle's Prepare round and not yet its Snapshot round.
+#[cfg(test)]
+pub(crate) fn snapshot_pending() -> bool {
+    threads::current().is_ok_and(|ts| ts.before_snapshot())
+}
+
+/// For the crate's tests: whether the running cycle has snapshotted the
+/// calling thread's roots (and its marking is not complete).
+#[cfg(test)]
+pub(crate) fn snapshot_taken() -> bool {
+    marking::snapshot_phase() && threads::current().is_ok_and(|ts| !ts.before_snapshot())
+}
 pub(crate) use threads::{switch_in, switch_out, syscall_enter, syscall_exit};
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,9 +15,15 @@
 //!   or by the collector on its behalf while it is in native code
 //!   (`collector::act`); root memory needs no barrier, since only its owner
 //!   writes it;
-//! - global roots and root memory whose thread has exited (*orphans*) are
-//!   read by the collector thread after every thread has snapshotted
-//!   ([`scan_shared_roots`]), and global roots again at every Flush round. Stores into global roots through [`GlobalRoot`]
+//! - global roots, root memory that no context owns (*orphans*: blocks
+//!   whose thread has exited, and shared blocks such as channel buffers)
+//!   and shared ranges (compiled code's channel buffers, in the base
+//!   collector's heap) are read by the collector thread after every
+//!   thread has snapshotted ([`scan_shared_roots`]), and global roots
+//!   again at every Flush round. What a channel copies into or out of
+//!   shared memory while a marking runs is logged by the copier
+//!   (`access::log_moved_words`, which `marking` hands to root memory
+//!   for the time of each marking). Stores into global roots through [`GlobalRoot`]
 //!   and [`store_global`] go through the deletion barrier; plain stores
 //!   into a registered address are read by those scans, which is enough
 //!   unless the slot is overwritten while a marking runs (see
@@ -196,11 +202,13 @@ pub(crate) fn add_root_memory_scanner(scanner: RootMemoryScanner) {
 }
 
 /// The roots no thread snapshots for itself, read by the collector thread
-/// once every thread has snapshotted its own: global roots, root memory
-/// whose thread has exited (and, in the crate's tests, what the test
-/// scanners offer).
+/// once every thread has snapshotted its own: global roots, shared
+/// ranges, and root memory that no context owns (blocks whose context has
+/// exited, shared blocks such as channel buffers), and in the crate's
+/// tests what the test scanners offer.
 pub(crate) fn scan_shared_roots(visit: &mut dyn FnMut(u64)) {
     for_each_global(visit);
+    crate::roots::precise::for_each_shared_range_word(visit);
     // SAFETY: orphaned root memory has no owner left to change its stacks
     // (an exiting thread's stacks are gone before its blocks are orphaned);
     // block words are read atomically.

@@ -118,6 +118,28 @@ pub(crate) trait Collector {
     /// [`Collector::block_freed`]; `data` is the block's `len` bytes.
     unsafe fn block_allocated(_header: *mut Self::Block, _data: *mut u8, _len: usize) {}
 
+    /// As [`Collector::block_allocated`], for a block that belongs to no
+    /// context (shared between them, such as a channel's buffer).
+    ///
+    /// # Safety
+    /// As for [`Collector::block_allocated`].
+    unsafe fn shared_block_allocated(header: *mut Self::Block, data: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe { Self::block_allocated(header, data, len) }
+    }
+
+    /// The `len` bytes at `data`, which may hold references, were just
+    /// copied from one context's memory to another's, through shared
+    /// memory (see [`words_moved`]). A collector that marks while the
+    /// mutators run treats it as a barriered store of each word.
+    fn words_moved(_data: *const u8, _len: usize) {}
+
+    /// `[data, data + len)`, inside the object `obj` of the base
+    /// collector's heap, holds references that every collector must see
+    /// for as long as the object lives (the base collector sees its own
+    /// heap and does nothing).
+    fn heap_range_shared(_obj: NonNull<u8>, _data: *const u8, _len: usize) {}
+
     /// A block is being freed (on any thread): after this, nothing may
     /// read it.
     ///
@@ -200,6 +222,25 @@ impl<A: Collector, B: Collector> Collector for (A, B) {
         }
     }
 
+    unsafe fn shared_block_allocated(header: *mut Self::Block, data: *mut u8, len: usize) {
+        // SAFETY: forwarded, each with its own part of the header.
+        unsafe {
+            A::shared_block_allocated(&raw mut (*header).0, data, len);
+            B::shared_block_allocated(&raw mut (*header).1, data, len);
+        }
+    }
+
+    #[inline(always)]
+    fn words_moved(data: *const u8, len: usize) {
+        A::words_moved(data, len);
+        B::words_moved(data, len);
+    }
+
+    fn heap_range_shared(obj: NonNull<u8>, data: *const u8, len: usize) {
+        A::heap_range_shared(obj, data, len);
+        B::heap_range_shared(obj, data, len);
+    }
+
     unsafe fn block_freed(header: *mut Self::Block) {
         // SAFETY: forwarded, each with its own part of the header.
         unsafe {
@@ -241,15 +282,51 @@ const HEADER: usize = {
 /// `precise` the block belongs to the calling context, whose root scan
 /// covers it.)
 pub(crate) fn alloc_block(size: usize) -> NonNull<u8> {
-    let total = HEADER + size;
-    let raw =
-        small::take(total).unwrap_or_else(|| crate::gc::alloc_uncollectable(small::rounded(total)));
-    // SAFETY: total bytes, of which the header comes first.
-    let data = unsafe { raw.add(HEADER) };
+    let (raw, data) = raw_block(size);
     // SAFETY: the header is ours to write and stays until free_block;
     // data is the block's size bytes.
     unsafe { Collectors::block_allocated(raw.as_ptr().cast(), data.as_ptr(), size) };
     data
+}
+
+/// [`alloc_block`] for memory that no context owns: shared between
+/// contexts, such as a channel's buffer. Whoever copies references into or
+/// out of it says so with [`words_moved`]. Freed with [`free_block`].
+pub(crate) fn alloc_shared_block(size: usize) -> NonNull<u8> {
+    let (raw, data) = raw_block(size);
+    // SAFETY: as in alloc_block.
+    unsafe { Collectors::shared_block_allocated(raw.as_ptr().cast(), data.as_ptr(), size) };
+    data
+}
+
+/// A block's allocation and its data, after the header.
+fn raw_block(size: usize) -> (NonNull<u8>, NonNull<u8>) {
+    let total = HEADER + size;
+    let raw =
+        small::take(total).unwrap_or_else(|| crate::gc::alloc_uncollectable(small::rounded(total)));
+    // SAFETY: total bytes, of which the header comes first.
+    (raw, unsafe { raw.add(HEADER) })
+}
+
+/// The `len` bytes at `data`, which may hold references, were just copied
+/// into or out of shared memory (an [`alloc_shared_block`] block, a
+/// [`share_heap_range`] range), or from one context's memory straight into
+/// another's: the copy a channel makes. Every such copy must say so, so
+/// that a collector that marks while the mutators run loses nothing that
+/// moves between contexts it scans at different times. Costs nothing
+/// (bdwgc, `nogc`) or one relaxed load while no marking runs (`precise`).
+#[inline(always)]
+pub(crate) fn words_moved(data: *const u8, len: usize) {
+    Collectors::words_moved(data, len)
+}
+
+/// `[data, data + len)` (8-byte aligned), inside the object `obj` of the
+/// collected heap, holds references that every collector must see for as
+/// long as the object lives: a compiled program's channel buffer, which
+/// lives in the collected heap so that the channel is collected as Go's
+/// are. Copies into and out of it say so with [`words_moved`].
+pub(crate) fn share_heap_range(obj: NonNull<u8>, data: *const u8, len: usize) {
+    Collectors::heap_range_shared(obj, data, len)
 }
 
 /// Whether `block` may be a block from [`alloc_block`]: it follows the

@@ -30,8 +30,8 @@
 
 use super::{Collector, StackHead};
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// The precise collector, as a collector of root memory.
 pub(crate) struct Precise;
@@ -196,6 +196,93 @@ fn orphan_blocks(owner: Owner) -> usize {
     stacks
 }
 
+// ---- what moves between owners ---------------------------------------------
+
+/// Whether the precise collector is marking and wants to hear of every
+/// copy of references between owners (`words_moved`): set with its
+/// barrier, cleared with it.
+static LOG_MOVES: AtomicBool = AtomicBool::new(false);
+/// What the collector does with such a copy (it sits above root memory,
+/// so it hands the function down).
+static MOVE_LOGGER: OnceLock<fn(*const u8, usize)> = OnceLock::new();
+
+/// The precise collector's marking starts (`logger` given: it is called
+/// with every copy of references between owners from now on) or ends
+/// (`None`). Ordered as the collector orders its barrier flag.
+pub(crate) fn log_moves(logger: Option<fn(*const u8, usize)>, order: Ordering) {
+    if let Some(f) = logger {
+        let _ = MOVE_LOGGER.set(f);
+    }
+    LOG_MOVES.store(logger.is_some(), order);
+}
+
+#[cold]
+#[inline(never)]
+fn moved_while_marking(data: *const u8, len: usize) {
+    if let Some(log) = MOVE_LOGGER.get() {
+        log(data, len);
+    }
+}
+
+/// A shared range: bytes of an object of the base collector's heap that
+/// hold references (a compiled program's channel buffer), read with the
+/// orphans for as long as the object lives. The object is known by a weak
+/// pointer, so the range keeps nothing alive and needs no removal: the
+/// collection that frees the object clears the pointer first.
+struct SharedRange {
+    obj: crate::gc::Weak,
+    data: usize,
+    len: usize,
+}
+
+// SAFETY: the range is read only under the collector's lock while its
+// object lives (see `for_each_shared_range_word`).
+unsafe impl Send for SharedRange {}
+
+static SHARED_RANGES: Mutex<Vec<SharedRange>> = Mutex::new(Vec::new());
+
+fn shared_ranges() -> MutexGuard<'static, Vec<SharedRange>> {
+    SHARED_RANGES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Offers every word of the live shared ranges to `visit`, and forgets
+/// the ranges whose objects were collected. Runs concurrently with the
+/// mutators, like the orphans' scan.
+pub(crate) fn for_each_shared_range_word(visit: &mut dyn FnMut(u64)) {
+    let mut ranges = shared_ranges();
+    if ranges.is_empty() {
+        return;
+    }
+    // Room first: nothing is allocated while the collector's lock is held.
+    let mut words = Vec::with_capacity(ranges.iter().map(|r| r.len / 8).sum());
+    let mut live = Vec::with_capacity(ranges.len());
+    crate::gc::weak::while_collections_wait(|value| {
+        for r in ranges.iter() {
+            let alive = value(r.obj).is_some();
+            live.push(alive);
+            if !alive {
+                continue;
+            }
+            for i in 0..r.len / 8 {
+                // SAFETY: the object lives until the lock is released (its
+                // weak pointer is not cleared); the range is aligned and
+                // inside it. Channel copies into it are plain, so a word
+                // may be read torn; but every word a copy moves while a
+                // marking runs is logged too (`words_moved`), and a torn
+                // word is only a candidate.
+                let w = unsafe { &*(r.data as *const AtomicU64).add(i) };
+                words.push(w.load(Ordering::Relaxed));
+            }
+        }
+    });
+    let mut alive = live.into_iter();
+    ranges.retain(|_| alive.next().unwrap_or(false));
+    drop(ranges);
+    for w in words {
+        visit(w);
+    }
+}
+
 /// Before a fork: every record's lock, in lock order, kept until after
 /// the fork.
 pub(crate) fn lock_for_fork() {
@@ -206,6 +293,7 @@ pub(crate) fn lock_for_fork() {
         crate::gc::fork::held::keep(record.lock());
     }
     crate::gc::fork::held::keep(ORPHANS.lock());
+    crate::gc::fork::held::keep(shared_ranges());
 }
 
 /// In a forked child: the root memory of every owner but `me` (contexts
@@ -261,23 +349,32 @@ impl Collector for Precise {
     }
 
     unsafe fn block_allocated(node: *mut Node, data: *mut u8, len: usize) {
-        let me = owner();
-        let mut list = me.lock();
-        // SAFETY: the node is ours to write (the caller's obligation); the
-        // list's nodes are changed under its lock, which we hold.
-        unsafe {
-            node.write(Node {
-                owner: AtomicPtr::new(ptr::from_ref(me).cast_mut()),
-                next: list.blocks,
-                prev: ptr::null_mut(),
-                data,
-                len,
-            });
-            if !list.blocks.is_null() {
-                (*list.blocks).prev = node;
-            }
+        // SAFETY: forwarded.
+        unsafe { link(node, data, len, owner()) }
+    }
+
+    unsafe fn shared_block_allocated(node: *mut Node, data: *mut u8, len: usize) {
+        // No context owns it: scanned with the orphans, by the collector,
+        // after every context's snapshot; what moves in or out meanwhile
+        // is logged (`words_moved`).
+        // SAFETY: forwarded.
+        unsafe { link(node, data, len, orphans()) }
+    }
+
+    #[inline(always)]
+    fn words_moved(data: *const u8, len: usize) {
+        if LOG_MOVES.load(Ordering::Relaxed) {
+            moved_while_marking(data, len);
         }
-        list.blocks = node;
+    }
+
+    fn heap_range_shared(obj: NonNull<u8>, data: *const u8, len: usize) {
+        let obj = crate::gc::Weak::make(obj);
+        shared_ranges().push(SharedRange {
+            obj,
+            data: data as usize,
+            len,
+        });
     }
 
     unsafe fn block_freed(node: *mut Node) {
@@ -294,6 +391,29 @@ impl Collector for Precise {
         // SAFETY: a released node: unlisted, its block still allocated.
         unsafe { Self::block_allocated(node, (*node).data, (*node).len) }
     }
+}
+
+/// Puts a new block's `node` on `me`'s list.
+///
+/// # Safety
+/// As for `Collector::block_allocated`.
+unsafe fn link(node: *mut Node, data: *mut u8, len: usize, me: Owner) {
+    let mut list = me.lock();
+    // SAFETY: the node is ours to write (the caller's obligation); the
+    // list's nodes are changed under its lock, which we hold.
+    unsafe {
+        node.write(Node {
+            owner: AtomicPtr::new(ptr::from_ref(me).cast_mut()),
+            next: list.blocks,
+            prev: ptr::null_mut(),
+            data,
+            len,
+        });
+        if !list.blocks.is_null() {
+            (*list.blocks).prev = node;
+        }
+    }
+    list.blocks = node;
 }
 
 /// Takes `node` off its owner's list (if it is on one), for good: its
