@@ -720,8 +720,9 @@ int defergc_precise_leave_native(void);
  * requests one, gc_wait waits for all requested; shutdown joins the
  * collector thread (registered threads may still be running).
  * set_gc_percent: start a cycle when the heap has grown by this percentage
- * over what the last one found live (Go's GOGC, default 100); negative
- * turns automatic cycles off. */
+ * over what the last one found live (Go's GOGC, default 100, or the GOGC
+ * variable); negative turns automatic cycles off; returns the previous
+ * percentage (-1: off). */
 int defergc_precise_collect(void);
 int defergc_precise_gc_async(void);
 int defergc_precise_gc_wait(void);
@@ -744,6 +745,23 @@ int defergc_precise_unregister_thread(void);
 /* The heap limit in bytes (0: none): allocations beyond it fail with
  * DEFERGC_PRECISE_EHEAPLIMIT after a collection could not make room. */
 int defergc_precise_set_heap_limit(size_t bytes);
+
+/* debug.SetMemoryLimit for the precise heap: a soft limit in bytes
+ * (default none, or GOMEMLIMIT). Cycles come sooner as the heap nears it;
+ * with set_gc_percent(-1) it alone starts them; allocation never fails for
+ * it. A negative argument changes nothing, INT64_MAX lifts it. Returns the
+ * previous limit (INT64_MAX: none; DEFERGC_PRECISE_ENOTBUILT in a build
+ * without the collector). */
+int64_t defergc_precise_set_memory_limit(int64_t bytes);
+
+/* weak.Make and Pointer.Value for the precise heap. A weak handle does not
+ * keep its object alive; two made from the same object are equal, and stay
+ * equal after it is gone. weak_make returns 0 (and *err) for a handle that
+ * is not live. weak_value stores the object's handle in *out while the
+ * object lives and 0 once a collection found it unreachable; while a
+ * cycle's marking runs it waits for the cycle to end (in native code). */
+uint64_t defergc_precise_weak_make(defergc_handle obj, int *err);
+int defergc_precise_weak_value(uint64_t weak, defergc_handle *out);
 
 int defergc_precise_get_stats(defergc_precise_stats *out);
 

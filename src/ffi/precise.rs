@@ -86,6 +86,10 @@ mod not_built {
         const NOT_BUILT: u64 = 0;
     }
 
+    impl NotBuilt for i64 {
+        const NOT_BUILT: i64 = CODE as i64;
+    }
+
     impl NotBuilt for *mut c_void {
         const NOT_BUILT: *mut c_void = std::ptr::null_mut();
     }
@@ -459,11 +463,52 @@ c_surface! {
     }
 
     /// Sets the pacer's growth percentage (Go's GOGC); negative turns
-    /// automatic collections off.
+    /// automatic collections off. Returns the previous one (-1: off).
     fn defergc_precise_set_gc_percent(percent: c_int) -> c_int {
         entry("defergc_precise_set_gc_percent", || {
-            precise::set_gc_percent(u32::try_from(percent).ok());
-            0
+            let old = precise::set_gc_percent(u32::try_from(percent).ok());
+            old.map_or(-1, |p| c_int::try_from(p).unwrap_or(c_int::MAX))
+        })
+    }
+
+    /// Go's `debug.SetMemoryLimit` for the precise heap: a negative limit
+    /// changes nothing, `INT64_MAX` lifts it. Returns the previous limit
+    /// (`INT64_MAX`: none).
+    fn defergc_precise_set_memory_limit(bytes: i64) -> i64 {
+        entry("defergc_precise_set_memory_limit", || {
+            let to_c = |l: Option<usize>| l.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+            if bytes < 0 {
+                return to_c(precise::memory_limit());
+            }
+            let limit = (bytes != i64::MAX).then(|| usize::try_from(bytes).unwrap_or(usize::MAX));
+            to_c(precise::set_memory_limit(limit))
+        })
+    }
+
+    /// `weak.Make` for the precise heap: the weak handle of a live
+    /// object; 0 (and `*err`) for a bad handle.
+    ///
+    /// # Safety
+    /// `err` is NULL or writable.
+    unsafe fn defergc_precise_weak_make(obj: u64, err: *mut c_int) -> u64, err {
+        entry("defergc_precise_weak_make", || {
+            let r = handle(obj).and_then(precise::Weak::make);
+            // SAFETY: forwarded from the caller.
+            unsafe { reported(err, r) }.map_or(0, precise::Weak::to_raw)
+        })
+    }
+
+    /// `Pointer.Value` for the precise heap: the object's handle into
+    /// `*out` while it lives, 0 once a collection found it unreachable
+    /// (waiting while a cycle's marking runs).
+    ///
+    /// # Safety
+    /// `out` is NULL or writable.
+    unsafe fn defergc_precise_weak_value(weak: u64, out: *mut u64) -> c_int {
+        entry("defergc_precise_weak_value", || {
+            let r = precise::Weak::from_raw(weak).value().map(Handle::raw_or_null);
+            // SAFETY: forwarded from the caller.
+            unsafe { put_ok(out, r) }
         })
     }
 

@@ -304,32 +304,53 @@ pub fn free_os_memory() {
     super::backend::collect_and_unmap();
 }
 
-/// Reads `GOGC`, `GOMEMLIMIT` and `GODEBUG` (at start). A malformed value
-/// is an error naming the variable, as Go's is fatal.
-pub(crate) fn read_environment() -> Result<(), String> {
-    if let Ok(v) = std::env::var("GOGC") {
-        let p = if v == "off" {
-            -1
-        } else {
+/// What the environment asks of the collectors: `GOGC` (a percent, -1
+/// for `off`), `GOMEMLIMIT` (bytes, `u64::MAX` for `off`), and whether
+/// `GODEBUG` has `gctrace=1`.
+pub(crate) struct Environment {
+    pub(crate) gc_percent: Option<i32>,
+    pub(crate) memory_limit: Option<u64>,
+    pub(crate) gctrace: bool,
+}
+
+/// Parses `GOGC`, `GOMEMLIMIT` and `GODEBUG`. A malformed value is an
+/// error naming the variable, as Go's is fatal.
+pub(crate) fn environment() -> Result<Environment, String> {
+    let gc_percent = match std::env::var("GOGC") {
+        Ok(v) if v == "off" => Some(-1),
+        Ok(v) => Some(
             v.parse::<i32>()
-                .map_err(|_| format!("defergc: GOGC={v}: not a percent or \"off\""))?
-        };
+                .map_err(|_| format!("defergc: GOGC={v}: not a percent or \"off\""))?,
+        ),
+        Err(_) => None,
+    };
+    let memory_limit = match std::env::var("GOMEMLIMIT") {
+        Ok(v) if v == "off" => Some(u64::MAX),
+        Ok(v) => Some(parse_byte_size(&v).ok_or_else(|| {
+            format!("defergc: GOMEMLIMIT={v}: not a byte count (e.g. 512MiB) or \"off\"")
+        })?),
+        Err(_) => None,
+    };
+    let gctrace =
+        std::env::var("GODEBUG").is_ok_and(|v| v.split(',').any(|kv| kv.trim() == "gctrace=1"));
+    Ok(Environment {
+        gc_percent,
+        memory_limit,
+        gctrace,
+    })
+}
+
+/// Applies the environment (at start).
+pub(crate) fn read_environment() -> Result<(), String> {
+    let env = environment()?;
+    if let Some(p) = env.gc_percent {
         set_gc_percent(p);
     }
-    if let Ok(v) = std::env::var("GOMEMLIMIT") {
-        let bytes = if v == "off" {
-            u64::MAX
-        } else {
-            parse_byte_size(&v).ok_or_else(|| {
-                format!("defergc: GOMEMLIMIT={v}: not a byte count (e.g. 512MiB) or \"off\"")
-            })?
-        };
+    if let Some(bytes) = env.memory_limit {
         set_memory_limit(bytes);
     }
-    if let Ok(v) = std::env::var("GODEBUG") {
-        if v.split(',').any(|kv| kv.trim() == "gctrace=1") {
-            GCTRACE.store(true, Ordering::Release);
-        }
+    if env.gctrace {
+        GCTRACE.store(true, Ordering::Release);
     }
     Ok(())
 }

@@ -425,6 +425,29 @@ pub(crate) fn wait_for_running(ts: &ThreadState) {
     stats::record_alloc_wait(start.elapsed());
 }
 
+/// Waits, as native code, until the cycle that is running (if any) has
+/// completed: a weak handle's read while that cycle's marking decides its
+/// object (see `weak.rs`). Returns at once if none runs.
+pub(crate) fn wait_for_marking(ts: &ThreadState) {
+    let target = {
+        let c = control();
+        if !c.running || c.started <= c.completed {
+            drop(c);
+            // Between the flag and the control block (a cycle starting or
+            // ending): look again soon.
+            std::thread::yield_now();
+            return;
+        }
+        c.started
+    };
+    threads::wait_native(ts, || {
+        let mut c = control();
+        while c.completed < target {
+            c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+    });
+}
+
 /// Stops the collector thread and joins it, after the cycles already
 /// requested have completed. Mutators may still be registered and running:
 /// they are not waited for beyond the handshakes of those cycles. A later

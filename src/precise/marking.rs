@@ -117,6 +117,16 @@ pub(crate) fn prepare(prev_mark: u8, mark: u8) {
     );
 }
 
+/// Whether a cycle is between its Prepare round and the end of its
+/// marking: the marks it will leave are not decided yet. Reads the phase
+/// first: [`finish`] stores it last, after the marks, so a reader that
+/// sees it idle and then the barrier off validates against settled marks
+/// (and a cycle that starts after that cannot snapshot before the reader's
+/// next safepoint).
+pub(crate) fn cycle_under_way() -> bool {
+    PHASE.load(Ordering::SeqCst) == MARKING || BARRIER.load(Ordering::SeqCst)
+}
+
 /// Whether a cycle's Snapshot round has been published and its marking
 /// has not completed.
 #[cfg(test)]

@@ -107,6 +107,7 @@ mod sync;
 mod tests;
 mod threads;
 mod types;
+mod weak;
 
 pub use access::{
     deref, load, load_field, read_bytes, read_u64, size_of, store, store_field, type_of,
@@ -129,6 +130,7 @@ pub use threads::{
 pub use types::{
     register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
 };
+pub use weak::Weak;
 
 #[cfg(test)]
 pub(crate) use marking::snapshot_phase;
@@ -164,16 +166,23 @@ pub struct Config {
     /// percentage of the heap found live by it (Go's GOGC); `None` turns
     /// automatic collections off (the heap limit still collects).
     pub gc_percent: Option<u32>,
+    /// Go's soft memory limit on the heap (`None`: none): collections come
+    /// sooner as the heap nears it, and with `gc_percent` off it alone
+    /// starts them. Allocation never fails for it (that is `heap_limit`).
+    pub memory_limit: Option<usize>,
     /// Never start an automatic collection before this many bytes were
     /// allocated since the last one.
     pub min_trigger: usize,
 }
 
 impl Config {
-    /// The defaults: no limit, GOGC=100, 4 MiB minimum trigger.
+    /// The defaults: no limit, GOGC=100, 4 MiB minimum trigger. (A
+    /// collector started without a config takes `GOGC` and `GOMEMLIMIT`
+    /// from the environment over these, as Go does.)
     pub const DEFAULT: Config = Config {
         heap_limit: None,
         gc_percent: Some(100),
+        memory_limit: None,
         min_trigger: heap::DEFAULT_MIN_TRIGGER,
     };
 }
@@ -195,11 +204,25 @@ fn start(config: Option<Config>) -> Result<()> {
             None => Ok(()),
         };
     }
-    let c = config.unwrap_or(Config::DEFAULT);
-    heap::configure(c.heap_limit, c.gc_percent, c.min_trigger);
+    let c = config.unwrap_or_else(from_environment);
+    heap::configure(c.heap_limit, c.gc_percent, c.memory_limit, c.min_trigger);
     fork::install();
     STARTED.store(true, Ordering::Release);
     Ok(())
+}
+
+/// [`Config::DEFAULT`] with `GOGC` and `GOMEMLIMIT` applied (a malformed
+/// value ends the process naming it, as Go's does).
+fn from_environment() -> Config {
+    let env = crate::gc::memory::environment().unwrap_or_else(|e| crate::abort(&e));
+    let mut c = Config::DEFAULT;
+    if let Some(p) = env.gc_percent {
+        c.gc_percent = u32::try_from(p).ok();
+    }
+    if let Some(limit) = env.memory_limit {
+        c.memory_limit = (limit != u64::MAX).then(|| usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    c
 }
 
 /// Starts the collector with the defaults unless it has started.
@@ -226,12 +249,30 @@ pub fn init_with(config: Config) -> Result<()> {
     register_thread()
 }
 
-/// Sets the pacer's growth percentage at run time (see
-/// [`Config::gc_percent`]; `None` turns automatic collections off). Takes
-/// effect from the next collection's trigger on.
-pub fn set_gc_percent(percent: Option<u32>) {
+/// Go's `debug.SetGCPercent` for this heap: sets the pacer's growth
+/// percentage (see [`Config::gc_percent`]; `None` turns automatic
+/// collections off) and returns the previous one. Takes effect from the
+/// next collection's trigger on.
+pub fn set_gc_percent(percent: Option<u32>) -> Option<u32> {
     ensure_started();
-    heap::set_gc_percent(percent);
+    heap::set_gc_percent(percent)
+}
+
+/// Go's `debug.SetMemoryLimit` for this heap: sets the soft limit (see
+/// [`Config::memory_limit`]; `None` lifts it) and returns the previous
+/// one. A limit below the heap in use starts a collection now.
+pub fn set_memory_limit(limit: Option<usize>) -> Option<usize> {
+    ensure_started();
+    let old = heap::set_memory_limit(limit);
+    if limit.is_some_and(|l| l < stats().heap_size) {
+        gc_async();
+    }
+    old
+}
+
+/// The soft memory limit in force, if any.
+pub fn memory_limit() -> Option<usize> {
+    heap::memory_limit()
 }
 
 /// Sets or lifts the heap limit at run time (see [`Config::heap_limit`]).

@@ -133,8 +133,30 @@ int main(void) {
     CHECK(defergc_precise_store_global(&global, 0) == 0);
     CHECK(defergc_precise_remove_global_root(&global) == 0);
     CHECK(defergc_precise_remove_global_root(&global) == DEFERGC_PRECISE_EUNKNOWNROOT);
-    CHECK(defergc_precise_set_gc_percent(-1) == 0);
-    CHECK(defergc_precise_set_gc_percent(100) == 0);
+    CHECK(defergc_precise_set_gc_percent(-1) == 100);
+    CHECK(defergc_precise_set_gc_percent(100) == -1);
+    CHECK(defergc_precise_set_memory_limit(-1) == INT64_MAX);
+    CHECK(defergc_precise_set_memory_limit(64 << 20) == INT64_MAX);
+    CHECK(defergc_precise_set_memory_limit(INT64_MAX) == 64 << 20);
+
+    /* Weak handles: equal for one object, empty once it is collected, and
+     * refused for a handle that is not live. */
+    uint64_t frame_w;
+    CHECK(defergc_precise_push_frame(&frame_w) == 0);
+    defergc_handle obj = defergc_precise_alloc(node_type, &err);
+    CHECK(obj != 0 && err == 0);
+    CHECK(defergc_precise_root(obj) >= 0);
+    uint64_t weak = defergc_precise_weak_make(obj, &err);
+    CHECK(weak != 0 && err == 0);
+    CHECK(defergc_precise_weak_make(obj, &err) == weak);
+    defergc_handle got = 0;
+    CHECK(defergc_precise_collect() == 0);
+    CHECK(defergc_precise_weak_value(weak, &got) == 0 && got == obj);
+    CHECK(defergc_precise_pop_frame(frame_w) == 0);
+    CHECK(defergc_precise_collect() == 0);
+    CHECK(defergc_precise_weak_value(weak, &got) == 0 && got == 0);
+    CHECK(defergc_precise_weak_make(obj, &err) == 0 && err == DEFERGC_PRECISE_ESTALEHANDLE);
+    CHECK(defergc_precise_weak_value(weak, NULL) == DEFERGC_EINVAL);
     CHECK(defergc_precise_collect() == 0);
     CHECK(defergc_precise_get_stats(&st) == 0);
     CHECK(st.live_objects == 0);

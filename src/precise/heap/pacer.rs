@@ -39,7 +39,11 @@
 //! die at once: the goal is computed without them, or they would inflate
 //! it cycle after cycle.
 //!
-//! The heap limit is the block manager's (`blocks.rs`).
+//! A soft memory limit (Go's `SetMemoryLimit`, `GOMEMLIMIT`) caps the
+//! goal distance at what the limit leaves over the live heap (at least
+//! [`LIMIT_FLOOR`]), so collections come sooner as the heap nears it; with
+//! no growth percentage (`GOGC=off`) it alone starts collections. The
+//! hard heap limit is the block manager's (`blocks.rs`).
 
 use super::blocks::{self, heap};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -50,6 +54,12 @@ pub(crate) const DEFAULT_MIN_TRIGGER: usize = 4 << 20;
 
 /// Percent growth over the last live size (`u32::MAX`: off).
 static GC_PERCENT: AtomicU32 = AtomicU32::new(100);
+/// Go's soft memory limit on the heap, in bytes (`usize::MAX`: none): the
+/// goal never passes it, however little room that leaves.
+static SOFT_LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// The least goal distance under the soft limit, so that a heap at its
+/// limit collects often rather than continuously.
+const LIMIT_FLOOR: usize = 1 << 20;
 static MIN_TRIGGER: AtomicUsize = AtomicUsize::new(DEFAULT_MIN_TRIGGER);
 /// The goal distance: how far the heap may grow over the live size.
 static GOAL: AtomicUsize = AtomicUsize::new(DEFAULT_MIN_TRIGGER);
@@ -76,25 +86,57 @@ static DURING_CYCLE: AtomicUsize = AtomicUsize::new(0);
 static BEFORE_SNAPSHOT: AtomicUsize = AtomicUsize::new(0);
 
 /// Applies the heap-related settings.
-pub(crate) fn configure(heap_limit: Option<usize>, gc_percent: Option<u32>, min_trigger: usize) {
+pub(crate) fn configure(
+    heap_limit: Option<usize>,
+    gc_percent: Option<u32>,
+    memory_limit: Option<usize>,
+    min_trigger: usize,
+) {
     blocks::set_limit(heap_limit);
     GC_PERCENT.store(gc_percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+    SOFT_LIMIT.store(memory_limit.unwrap_or(usize::MAX), Ordering::Relaxed);
     MIN_TRIGGER.store(min_trigger, Ordering::Relaxed);
     GOAL.store(min_trigger, Ordering::Relaxed);
     TRIGGER.store(min_trigger, Ordering::Relaxed);
     set_allowance(min_trigger.saturating_mul(2));
 }
 
-/// Sets the allowance, or lifts it when automatic collections are off.
-fn set_allowance(bytes: usize) {
-    let on = GC_PERCENT.load(Ordering::Relaxed) != u32::MAX;
-    ALLOWANCE.store(if on { bytes } else { usize::MAX }, Ordering::Relaxed);
+/// Whether collections start on their own: a growth percentage, or a
+/// soft limit (Go's `GOGC=off` with `GOMEMLIMIT` collects near the limit
+/// only).
+fn automatic() -> bool {
+    GC_PERCENT.load(Ordering::Relaxed) != u32::MAX
+        || SOFT_LIMIT.load(Ordering::Relaxed) != usize::MAX
 }
 
-/// Sets the pacer's growth percentage (`None`: no automatic collections).
-pub(crate) fn set_gc_percent(percent: Option<u32>) {
-    GC_PERCENT.store(percent.unwrap_or(u32::MAX), Ordering::Relaxed);
+/// Sets the allowance, or lifts it when automatic collections are off.
+fn set_allowance(bytes: usize) {
+    ALLOWANCE.store(
+        if automatic() { bytes } else { usize::MAX },
+        Ordering::Relaxed,
+    );
+}
+
+/// Sets the pacer's growth percentage (`None`: no automatic collections);
+/// returns the previous one.
+pub(crate) fn set_gc_percent(percent: Option<u32>) -> Option<u32> {
+    let old = GC_PERCENT.swap(percent.unwrap_or(u32::MAX), Ordering::Relaxed);
     set_allowance(GOAL.load(Ordering::Relaxed).saturating_mul(2));
+    (old != u32::MAX).then_some(old)
+}
+
+/// Sets the soft memory limit (`None`: none); returns the previous one.
+/// It shapes the goal from the next cycle's end on.
+pub(crate) fn set_memory_limit(limit: Option<usize>) -> Option<usize> {
+    let old = SOFT_LIMIT.swap(limit.unwrap_or(usize::MAX), Ordering::Relaxed);
+    set_allowance(GOAL.load(Ordering::Relaxed).saturating_mul(2));
+    (old != usize::MAX).then_some(old)
+}
+
+/// The soft memory limit, if any.
+pub(crate) fn memory_limit() -> Option<usize> {
+    let l = SOFT_LIMIT.load(Ordering::Relaxed);
+    (l != usize::MAX).then_some(l)
 }
 
 /// Counts `bytes` handed to allocation.
@@ -105,8 +147,7 @@ pub(super) fn allocated(bytes: usize) {
 
 /// Whether allocation since the last cycle started is past the trigger.
 pub(super) fn over_trigger() -> bool {
-    GC_PERCENT.load(Ordering::Relaxed) != u32::MAX
-        && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
+    automatic() && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
 }
 
 /// Where allocation since the last cycle started stands against the
@@ -162,11 +203,22 @@ pub(crate) fn end_cycle(live_heap_bytes: usize) {
     DURING_CYCLE.store(expected, Ordering::Relaxed);
     let percent = GC_PERCENT.load(Ordering::Relaxed);
     let min = MIN_TRIGGER.load(Ordering::Relaxed);
-    let goal = if percent == u32::MAX {
+    let live = live_heap_bytes.saturating_sub(BEFORE_SNAPSHOT.load(Ordering::Relaxed));
+    let mut goal = if percent == u32::MAX {
+        usize::MAX
+    } else {
+        (live.saturating_mul(percent as usize) / 100).max(min)
+    };
+    let limit = SOFT_LIMIT.load(Ordering::Relaxed);
+    if limit != usize::MAX {
+        // Go's memory limit: the heap's goal stays under it (what the
+        // cycle found live is in the heap already), the minimum trigger
+        // notwithstanding.
+        goal = goal.min(limit.saturating_sub(live_heap_bytes).max(LIMIT_FLOOR));
+    }
+    let goal = if goal == usize::MAX {
         min
     } else {
-        let live = live_heap_bytes.saturating_sub(BEFORE_SNAPSHOT.load(Ordering::Relaxed));
-        let goal = (live.saturating_mul(percent as usize) / 100).max(min);
         GOAL.store(goal, Ordering::Relaxed);
         TRIGGER.store(goal - expected.min(goal / 2), Ordering::Relaxed);
         goal
