@@ -90,6 +90,14 @@ void *defergc_realloc(void *p, size_t size);
 /* Runs a full collection. Does nothing when built without a collector. */
 void defergc_collect(void);
 
+/* runtime.GC() for tests that must see their garbage collected (a
+ * finalizer or a weak pointer that must go): zeroes the dead part of the
+ * caller's stack (64 KiB below its frame, where returned calls left their
+ * locals) before collecting, so that no stale pointer there keeps an
+ * object alive; bdwgc scans stacks conservatively. Make the garbage in a
+ * function that has returned: the caller's own frame is not cleared. */
+void defergc_collect_with_clean_stack(void);
+
 typedef struct defergc_stats {
     uint64_t heap_size;                /* bytes in the heap */
     uint64_t free_bytes;               /* free bytes in the heap */

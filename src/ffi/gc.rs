@@ -97,6 +97,16 @@ pub extern "C" fn defergc_collect() {
     entry("defergc_collect", gc::collect)
 }
 
+/// A full collection after zeroing the dead part of the caller's stack,
+/// for tests that must see their garbage collected (nothing under `nogc`).
+#[no_mangle]
+pub extern "C" fn defergc_collect_with_clean_stack() {
+    entry(
+        "defergc_collect_with_clean_stack",
+        gc::collect_with_clean_stack,
+    )
+}
+
 /// Fills `*out` with the collector's statistics. Returns 0, or
 /// `DEFERGC_EINVAL` if `out` is NULL.
 ///

@@ -341,6 +341,31 @@ pub fn collect() {
     backend::collect();
 }
 
+/// [`collect`] for tests that must see garbage collected: first zeroes
+/// the dead part of the calling thread's stack (the 64 KiB below the
+/// caller's frame, where calls that returned left their locals), so that
+/// the collector's own frames, which then occupy that memory, hold no
+/// stale pointer to an object the program has dropped. bdwgc scans stacks
+/// conservatively: without this, a finalizer test may find its object kept
+/// alive by such a leftover, now and then. What the caller's own live
+/// frame (or a callee-saved register) still holds is not cleared: make the
+/// garbage in a function that has returned. Does nothing under `nogc`.
+#[inline(never)]
+pub fn collect_with_clean_stack() {
+    clear_dead_stack();
+    collect();
+}
+
+/// Zeroes 64 KiB of the stack below the caller's frame (see
+/// [`collect_with_clean_stack`]).
+#[inline(never)]
+fn clear_dead_stack() {
+    let mut dead = [0usize; 8192];
+    // The zeroes must reach memory: the optimiser would drop a write that
+    // nothing reads.
+    std::hint::black_box(&mut dead);
+}
+
 /// Collector statistics. Under `nogc` every field is zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {

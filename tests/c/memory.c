@@ -35,10 +35,6 @@ __attribute__((noinline)) static void garbage(int n, void **weak) {
     }
 }
 
-__attribute__((noinline)) static void clear_stack(void) {
-    volatile char junk[32768];
-    memset((char *)junk, 0, sizeof junk);
-}
 
 enum { N = 200 };
 
@@ -72,23 +68,18 @@ int main(void) {
     /* The objects count; the weak pointers, runtime bookkeeping, do not. */
     CHECK(defergc_read_memstats(&m) == 0 && m.mallocs >= mallocs + N);
 
+    /* One collection with a clean stack finalizes every object that the
+     * returned garbage() dropped, and clears every weak pointer. */
+    defergc_collect_with_clean_stack();
+    /* No finalizer thread: none ran before run_finalizers. */
+    CHECK(finalized == 0);
+    defergc_run_finalizers();
     int cleared = 0;
-    /* A conservative collector may keep a few alive through stale words:
-     * most must go, within a generous number of collections. */
-    for (int round = 0; round < 200 && (finalized < N * 3 / 4 || cleared < N * 3 / 4); round++) {
-        clear_stack();
-        defergc_collect();
-        /* No finalizer thread: none ran before the first run_finalizers. */
-        CHECK(finalized == 0 || round > 0);
-        defergc_run_finalizers();
-        cleared = 0;
-        for (int i = 0; i < N; i++)
-            cleared += defergc_weak_value(weak[i]) == NULL;
-    }
-    if (finalized < N * 3 / 4 || finalized > N || cleared < N * 3 / 4)
+    for (int i = 0; i < N; i++)
+        cleared += defergc_weak_value(weak[i]) == NULL;
+    if (finalized != N || cleared != N)
         fprintf(stderr, "finalized %d, cleared %d of %d\n", finalized, cleared, N);
-    CHECK(finalized >= N * 3 / 4 && finalized <= N);
-    CHECK(cleared >= N * 3 / 4);
+    CHECK(finalized == N && cleared == N);
     CHECK(defergc_weak_value(kept_weak) == kept && *kept == 7);
     defergc_keep_alive(kept);
     defergc_keep_alive(weak);
