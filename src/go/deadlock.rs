@@ -42,10 +42,18 @@ pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize)
     if parked < workers || in_syscall > 0 || EXTERNAL.load(Ordering::SeqCst) > 0 {
         return;
     }
+    // The count first, then the launches, then the queues: a goroutine
+    // counted here was either still being launched when `launching` was
+    // read, or is queued by the time the queues are (a launch queues the
+    // goroutine before it stops counting as one).
+    let goroutines = s.goroutines.load(Ordering::SeqCst);
+    if s.launching.load(Ordering::SeqCst) > 0 {
+        return;
+    }
     if super::timers_pending() || super::queued() {
         return;
     }
-    if s.goroutines.load(Ordering::SeqCst) == 0 {
+    if goroutines == 0 {
         if super::main_goexited() {
             fatal("no goroutines (main called runtime.Goexit) - deadlock!");
         }

@@ -457,9 +457,22 @@ fn prepare<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
 
 /// Makes a prepared goroutine live and runnable.
 fn launch(g: &'static G) {
-    scheduler().goroutines.fetch_add(1, Ordering::AcqRel);
+    let s = scheduler();
+    // A plain thread (go::run starting main, compiled code's first
+    // defergc_go) may be preempted between counting the goroutine and
+    // queuing it, while every worker parks: the deadlock check must see
+    // that a goroutine is on its way (a worker that launches is not
+    // parked, so it needs no such mark).
+    let foreign = sched::current_m().is_none();
+    if foreign {
+        s.launching.fetch_add(1, Ordering::SeqCst);
+    }
+    s.goroutines.fetch_add(1, Ordering::SeqCst);
     stack::set_live(g.slot, true);
     sched::runqput(g, true);
+    if foreign {
+        s.launching.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 // ---- from inside a goroutine ---------------------------------------------

@@ -135,6 +135,9 @@ pub(crate) struct Sched {
     nmspinning: AtomicUsize,
     /// Live goroutines (not yet finished).
     pub(crate) goroutines: AtomicUsize,
+    /// Goroutines that plain threads are starting: counted in
+    /// `goroutines`, not queued yet (see `deadlock::check`).
+    pub(crate) launching: AtomicUsize,
     pub(crate) stack_size: usize,
 }
 
@@ -187,6 +190,7 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
             npidle: AtomicUsize::new(n),
             nmspinning: AtomicUsize::new(0),
             goroutines: AtomicUsize::new(0),
+            launching: AtomicUsize::new(0),
             stack_size: s.stack_size,
         }
     })
