@@ -273,7 +273,8 @@ fn now_ns() -> u64 {
 }
 
 /// Called by bdwgc, with its allocation lock held, at each phase of a
-/// collection: only atomics and the clock here.
+/// collection: only atomics and the clock here (and, at the end of
+/// marking, the heap profile's look at its sampled objects, lock-free).
 unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
     let t = &TIMES;
     match event {
@@ -292,6 +293,17 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
                 heap,
                 markers,
             );
+        }
+        sys::GC_EventType_GC_EVENT_MARK_END => {
+            // The world is stopped and the marks complete: every sampled
+            // object not marked is dead.
+            super::profile::marking_ended(|addr| {
+                // SAFETY: `addr` is the start of an object of the heap
+                // that was alive at the last marking's end (or was
+                // sampled since) and was not freed explicitly: its block
+                // is still the object's.
+                unsafe { sys::GC_is_marked(addr as *const std::ffi::c_void) != 0 }
+            })
         }
         sys::GC_EventType_GC_EVENT_PRE_STOP_WORLD => {
             t.stop_start.store(now_ns(), Ordering::Relaxed)

@@ -242,11 +242,20 @@ pub fn try_alloc(kind: Kind, size: usize) -> Option<NonNull<u8>> {
     thread::ensure_registered();
     // Root memory is the runtime's and the program's bookkeeping, freed
     // explicitly: counted, never sampled.
-    let sample = memory::count_malloc(size) && kind != Kind::Uncollectable;
-    let p = NonNull::new(backend::alloc(kind, size));
-    if sample {
-        profile::sampled(p, size);
+    if memory::count_malloc(size) && kind != Kind::Uncollectable {
+        return alloc_sampled(kind, size);
     }
+    NonNull::new(backend::alloc(kind, size))
+}
+
+/// [`try_alloc`] of an allocation the heap profile samples. Out of line,
+/// so that the common path keeps nothing across a call (the new object
+/// need not be saved around the sampler in the caller's frame).
+#[cold]
+#[inline(never)]
+fn alloc_sampled(kind: Kind, size: usize) -> Option<NonNull<u8>> {
+    let p = NonNull::new(backend::alloc(kind, size));
+    profile::sampled(p, size);
     p
 }
 
@@ -304,6 +313,7 @@ pub unsafe fn free(ptr: *mut u8) {
         thread::ensure_registered();
         memory::count_free();
         weak::forget(ptr);
+        profile::forget(ptr);
         // SAFETY: the caller guarantees ptr is a live allocation of ours.
         unsafe { backend::free(ptr) }
     }
