@@ -472,6 +472,8 @@ fn launch(g: &'static G) {
     sched::runqput(g, true);
     if foreign {
         s.launching.fetch_sub(1, Ordering::SeqCst);
+    } else {
+        sched::yield_if_far_ahead();
     }
 }
 
