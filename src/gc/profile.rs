@@ -13,7 +13,7 @@
 //! every collection looks at when its marking ends (with the world
 //! stopped, `marking_ended`): a sampled object left unmarked is dead, and
 //! its entry is emptied for reuse; one freed explicitly is dead at once
-//! ([`forget`]). The profile so needs nothing from the heap: weak pointers
+//! (`forget`). The profile so needs nothing from the heap: weak pointers
 //! did (each a cell of its own kind and a disappearing link in bdwgc's
 //! heap), and those allocations made bdwgc grow the heap in GCBench (a
 //! third more heap, 40% fewer collections). An object reachable only
