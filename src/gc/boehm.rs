@@ -183,25 +183,39 @@ pub(super) fn collect_and_unmap() {
     unsafe { sys::GC_gcollect_and_unmap() }
 }
 
+/// Byte figures for MemStats without the collector's lock: bdwgc's
+/// unsynchronised getters (word reads it offers for this), and the bytes
+/// reclaimed as of the last collection's end (kept then, under the lock).
+/// A reader so never waits behind an allocating thread that holds the
+/// lock, or one the kernel preempted while holding it.
 pub(super) fn heap_figures() -> super::memory::HeapFigures {
-    let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
-    // SAFETY: fills at most the given size; takes the lock itself.
-    let p = unsafe {
-        sys::GC_get_prof_stats(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
-        p.assume_init()
+    // SAFETY: plain getters of bdwgc's counters, callable at any time.
+    let (heap, free, unmapped, sys, total) = unsafe {
+        (
+            sys::GC_get_heap_size(),
+            sys::GC_get_free_bytes(),
+            sys::GC_get_unmapped_bytes(),
+            sys::GC_get_obtained_from_os_bytes(),
+            sys::GC_get_total_bytes(),
+        )
     };
+    let unmapped = unmapped as u64;
     super::memory::HeapFigures {
-        heap: word(p.heapsize_full),
-        free: word(p.free_bytes_full),
-        released: word(p.unmapped_bytes),
-        sys: word(p.obtained_from_os_bytes),
-        total_alloc: word(p.allocd_bytes_before_gc) + word(p.bytes_allocd_since_gc),
-        reclaimed: word(p.reclaimed_bytes_before_gc) + word(p.bytes_reclaimed_since_gc),
+        heap: heap as u64 + unmapped,
+        free: free as u64 + unmapped,
+        released: unmapped,
+        sys: sys as u64,
+        total_alloc: total as u64,
+        reclaimed: RECLAIMED.load(Ordering::Relaxed),
     }
 }
 
+/// Bytes bdwgc had reclaimed when the last collection ended.
+static RECLAIMED: AtomicU64 = AtomicU64::new(0);
+
 /// The heap in use and its size, markers; with the collector's lock held
-/// (from its collection events).
+/// (from its collection events). Keeps the bytes reclaimed so far for
+/// [`heap_figures`].
 fn usage_locked() -> (u64, u64, u64) {
     let mut p = std::mem::MaybeUninit::<sys::GC_prof_stats_s>::zeroed();
     // SAFETY: the unsynchronised variant, called with the lock held.
@@ -209,6 +223,10 @@ fn usage_locked() -> (u64, u64, u64) {
         sys::GC_get_prof_stats_unsafe(p.as_mut_ptr(), std::mem::size_of::<sys::GC_prof_stats_s>());
         p.assume_init()
     };
+    RECLAIMED.store(
+        word(p.reclaimed_bytes_before_gc) + word(p.bytes_reclaimed_since_gc),
+        Ordering::Relaxed,
+    );
     let heap = word(p.heapsize_full).saturating_sub(word(p.unmapped_bytes));
     (
         heap.saturating_sub(word(p.free_bytes_full).saturating_sub(word(p.unmapped_bytes))),
