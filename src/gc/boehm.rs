@@ -190,7 +190,7 @@ pub(super) fn collect_and_unmap() {
 /// lock, or one the kernel preempted while holding it.
 pub(super) fn heap_figures() -> super::memory::HeapFigures {
     // SAFETY: plain getters of bdwgc's counters, callable at any time.
-    let (heap, free, unmapped, sys, total) = unsafe {
+    let (heap, free, unmapped, from_os, total) = unsafe {
         (
             sys::GC_get_heap_size(),
             sys::GC_get_free_bytes(),
@@ -204,7 +204,7 @@ pub(super) fn heap_figures() -> super::memory::HeapFigures {
         heap: heap as u64 + unmapped,
         free: free as u64 + unmapped,
         released: unmapped,
-        sys: sys as u64,
+        sys: from_os as u64,
         total_alloc: total as u64,
         reclaimed: RECLAIMED.load(Ordering::Relaxed),
     }

@@ -230,16 +230,19 @@ pub(crate) fn current_g() -> Option<&'static G> {
     current_m().and_then(|m| unsafe { m.current.get().as_ref() })
 }
 
+/// The processor this worker holds, if it is a worker holding one.
+fn current_p() -> Option<&'static P> {
+    // SAFETY: processors are never freed.
+    current_m().and_then(|m| unsafe { m.p.get().as_ref() })
+}
+
 // ---- making goroutines runnable ----------------------------------------
 
 /// Queues `g` (runnable): on this worker's processor, next if `next`, or
 /// globally from other threads; then wakes a worker if one can help.
 pub(crate) fn runqput(g: &G, next: bool) {
     let s = sched();
-    match current_m().and_then(|m| {
-        // SAFETY: processors are never freed.
-        unsafe { m.p.get().as_ref() }
-    }) {
+    match current_p() {
         Some(p) => {
             // SAFETY: this worker holds p.
             let local = unsafe { p.local() };
@@ -709,11 +712,7 @@ pub(crate) const SPAWN_LEAD: usize = 256;
 /// the time it runs they are cold (mutex-100k reached 68,000 waiting, 230
 /// MB, each run colder than the last).
 pub(crate) fn yield_if_far_ahead() {
-    let Some(m) = current_m() else { return };
-    // SAFETY: processors are never freed; this worker holds its own.
-    let Some(p) = (unsafe { m.p.get().as_ref() }) else {
-        return;
-    };
+    let Some(p) = current_p() else { return };
     // SAFETY: this worker holds p.
     if unsafe { p.local() }.len() < SPAWN_LEAD {
         return;
