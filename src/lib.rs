@@ -44,6 +44,7 @@
 
 #![warn(unsafe_op_in_unsafe_fn, missing_docs)]
 
+pub(crate) mod cache;
 pub(crate) mod context;
 pub mod defer;
 pub mod ffi;

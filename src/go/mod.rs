@@ -535,6 +535,13 @@ impl Goroutine {
         self.tag >> 32
     }
 
+    /// Asks the processor for the goroutine's status line (a hint).
+    pub(crate) fn prefetch(&self) {
+        // SAFETY: only the field's address is computed (nothing is read);
+        // headers stay mapped for the life of the process.
+        crate::cache::prefetch(unsafe { std::ptr::addr_of!((*self.g).status) });
+    }
+
     /// Makes it runnable: if it is parked, it runs again; if not yet, its
     /// next [`park`] returns at once. Returns false (and does nothing) if
     /// the goroutine has ended. Callable from any thread.

@@ -110,6 +110,14 @@ impl Waiter {
         }
     }
 
+    /// Asks the processor for the line of the goroutine this waiter wakes
+    /// (its status word), ahead of [`finish`](Self::finish).
+    pub(crate) fn prefetch_sleeper(&self) {
+        if let Sleeper::Goroutine(g) = &self.who {
+            g.prefetch();
+        }
+    }
+
     /// The waker's last act: the outcome is published, the waiter woken.
     /// The record may be gone once this returns.
     pub(crate) fn finish(&self, success: bool) {

@@ -162,7 +162,6 @@
 //! retired at every snapshot), so no object is ever more than a few cycles
 //! old and ids can wrap around freely.
 
-use super::cache::prefetch;
 use super::handles::{self, Freed};
 use super::heap::{self, Header};
 use super::marking;
@@ -170,6 +169,7 @@ use super::roots;
 use super::stats;
 use super::threads::{self, Round, ThreadState};
 use super::types::{self, Kind, TypeInfo};
+use crate::cache::prefetch;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;

@@ -50,10 +50,10 @@
 //! release) and then the entry (release); readers load the entry, then the
 //! header's handle (both acquire).
 
-use super::cache::{prefetch, CachePadded};
 use super::error::{Error, Result};
 use super::heap::Header;
 use super::marking;
+use crate::cache::{prefetch, CachePadded};
 use crate::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;

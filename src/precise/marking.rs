@@ -9,9 +9,9 @@
 //! describes ([`prepare`], [`snapshot_taken`], [`finish`]), each followed
 //! by a handshake round that makes every thread see the change.
 
-use super::cache::CachePadded;
 use super::sync::{global, AtomicBool, AtomicU32, AtomicU8, Mutex, MutexGuard, Ordering};
 use super::threads::ThreadState;
+use crate::cache::CachePadded;
 
 global! {
     /// Low byte: the mark of the last completed cycle; next byte: the mark of

@@ -89,7 +89,6 @@
 //! (including mutator pauses), `error.rs`, `cache.rs` (hot flags kept off other data's cache lines, prefetching).
 
 mod access;
-mod cache;
 mod collector;
 mod error;
 mod fork;

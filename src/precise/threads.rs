@@ -61,7 +61,6 @@
 //! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
-use super::cache::CachePadded;
 use super::collector;
 use super::error::{Error, Result};
 use super::handles::LocalHandles;
@@ -72,6 +71,7 @@ use super::stats;
 use super::sync::{
     fence, global, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Condvar, Mutex, MutexGuard, Ordering,
 };
+use crate::cache::CachePadded;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::ptr;

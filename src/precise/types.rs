@@ -16,9 +16,9 @@
 //! bitmap in its slot. Type id 0
 //! is never given out: a header with type id 0 is a free heap cell.
 
-use super::cache::CachePadded;
 use super::error::{Error, Result};
 use super::heap;
+use crate::cache::CachePadded;
 use crate::segmented::{Segmented, Zeroed};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};

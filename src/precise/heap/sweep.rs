@@ -28,7 +28,7 @@
 
 use super::blocks::{cells_per_block, first_cell, heap, BlockState};
 use super::object::{free_cell, Header, CELL, CLASSES};
-use crate::precise::cache::prefetch;
+use crate::cache::prefetch;
 use crate::precise::handles::{self, Freed};
 use std::sync::atomic::{AtomicU32, Ordering};
 

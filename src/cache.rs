@@ -1,6 +1,7 @@
 //! Cache-line tools: [`CachePadded`], a value alone on its cache lines,
 //! and [`prefetch`], the one place that asks the processor for a line
-//! ahead of time.
+//! ahead of time (the precise collector's handles and marking, the
+//! scheduler's wake-ups of many goroutines at once).
 //!
 //! The flags every mutator reads on every operation (the safepoint flag,
 //! the barrier flag, the birth mark, the live marks, the first type slots)
@@ -11,6 +12,7 @@
 use std::ops::Deref;
 
 /// `T` aligned (and so padded) to 128 bytes.
+#[cfg_attr(not(feature = "precise"), allow(dead_code))]
 #[repr(align(128))]
 pub(crate) struct CachePadded<T>(pub(crate) T);
 
