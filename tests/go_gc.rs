@@ -151,14 +151,15 @@ unsafe extern "C" fn count(_obj: *mut c_void, _data: *mut c_void) {
 }
 
 /// Allocates an object with a finalizer and leaves its address all over a
-/// frame of this (deepish) call, as a compiled function's spilled locals
-/// would.
+/// frame of this (deep: 8 KiB) call, as a compiled function's spilled
+/// locals would. The goroutine never switches inside it, so the scheduler
+/// never sees a stack pointer this deep.
 #[inline(never)]
 fn leave_references_on_stack() {
     let obj = gc::alloc(48).as_ptr();
     // SAFETY: obj is a live collectable object.
     unsafe { gc::register_finalizer(obj, Some(count), std::ptr::null_mut()) };
-    let mut frame = [0usize; 64];
+    let mut frame = [0usize; 1024];
     for w in frame.iter_mut() {
         *w = obj as usize;
     }

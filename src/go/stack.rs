@@ -25,12 +25,12 @@
 //! handler names the goroutine): never silent corruption that runs on.
 //!
 //! Reuse: a slot freed by a finished goroutine is zeroed from the lowest
-//! stack pointer its goroutine was seen at (less a margin) to its top, so
-//! the next goroutine's conservative scan cannot find the old one's
-//! pointers. Worker threads keep a few free slots of their own
+//! stack pointer its goroutine was seen at to its top, and below that as
+//! far as it finds it written, so the next goroutine's conservative scan
+//! cannot find the old one's pointers. Worker threads keep a few free slots of their own
 //! ([`CACHE`] of them: no lock on the common path); the rest are in the
-//! pool. A region whose slots have all been free in the pool for
-//! [`IDLE_RELEASE`] is given back to the kernel (`MADV_DONTNEED`), once
+//! pool. A region whose slots have all been free in the pool, without a
+//! break, for [`IDLE_RELEASE`] is given back to the kernel (`MADV_DONTNEED`), once
 //! more than [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a
 //! program that had a million goroutines once does not keep their pages.
 //!
@@ -54,9 +54,12 @@ const KEEP_FREE: usize = 4096;
 const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Free slots a worker thread keeps; it moves half to the pool when full.
 const CACHE: usize = 64;
-/// Bytes cleared below the lowest stack pointer seen, for the frames of
-/// calls that returned between two observations.
-const CLEAR_MARGIN: usize = 2048;
+/// Below the lowest stack pointer seen, frames of calls that returned
+/// between two observations may remain: the slot is read downwards from
+/// there and cleared as far as it is dirty, until this many bytes in a
+/// row are zero (what was never written, or was cleared for an earlier
+/// occupant, is zero).
+const CLEAN_RUN: usize = 256;
 /// The canary at the low end of every slot's usable stack.
 const CANARY: u64 = 0xDEF6_C5AC_0FF1_CE00;
 /// Words of canary.
@@ -87,7 +90,7 @@ impl Geometry {
 }
 
 /// One slot: where its stack and header are.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Slot {
     /// The slot's first byte (its guard page).
     pub(crate) start: usize,
@@ -161,11 +164,19 @@ static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
 struct Pool {
     /// Free slots of each region in the pool.
     region_free: Vec<usize>,
-    /// Regions that became wholly free in the pool, and when (oldest
-    /// first); checked again before they are released.
-    idle: std::collections::VecDeque<(usize, std::time::Instant)>,
-    /// Free slots, most recently freed last (reused first: still warm).
-    free: Vec<Slot>,
+    /// How many times each region went from wholly free back into use:
+    /// an idle entry of an earlier spell is stale.
+    region_reuse: Vec<u32>,
+    /// Regions that became wholly free in the pool, with their reuse count
+    /// then, and when (oldest first). A region is released only if it
+    /// stayed free since (same count), so memory a program keeps
+    /// recycling (a burst of goroutines after another) stays warm.
+    idle: std::collections::VecDeque<(usize, u32, std::time::Instant)>,
+    /// Free slots, lowest address first: goroutines started together get
+    /// neighbouring slots (sharing page-table pages and walks), however
+    /// scattered the order they ended in. Reuse while still warm is the
+    /// worker caches' part ([`CACHE`]).
+    free: std::collections::BinaryHeap<std::cmp::Reverse<Slot>>,
     /// Slots of the newest region not handed out yet.
     fresh: usize,
     fresh_next: usize,
@@ -175,8 +186,9 @@ struct Pool {
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     region_free: Vec::new(),
+    region_reuse: Vec::new(),
     idle: std::collections::VecDeque::new(),
-    free: Vec::new(),
+    free: std::collections::BinaryHeap::new(),
     fresh: 0,
     fresh_next: 0,
     mprotect_guards: 0,
@@ -220,9 +232,9 @@ pub(crate) fn take(cached: bool) -> Slot {
             let mut l = l.borrow_mut();
             if l.is_empty() {
                 let mut p = pool();
-                for _ in 0..CACHE / 2 {
-                    l.push(take_from_pool(&mut p, &g));
-                }
+                l.extend((0..CACHE / 2).map(|_| take_from_pool(&mut p, &g)));
+                // Popped lowest first.
+                l.reverse();
             }
             l.pop().expect("refilled")
         })
@@ -234,8 +246,12 @@ pub(crate) fn take(cached: bool) -> Slot {
 }
 
 fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
-    if let Some(slot) = p.free.pop() {
-        p.region_free[slot.region as usize] -= 1;
+    if let Some(std::cmp::Reverse(slot)) = p.free.pop() {
+        let r = slot.region as usize;
+        if p.region_free[r] == REGION_SLOTS {
+            p.region_reuse[r] = p.region_reuse[r].wrapping_add(1);
+        }
+        p.region_free[r] -= 1;
         return slot;
     }
     if p.fresh == 0 {
@@ -252,12 +268,13 @@ fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
 }
 
 /// Gives a slot back. `low` is the lowest stack pointer its goroutine was
-/// seen at: the slot is zeroed from below it to its top. `cached` as for
-/// [`take`].
+/// seen at: the slot is zeroed from there to its top, and below it as far
+/// as it was written (see [`CLEAN_RUN`]). `cached` as for [`take`].
 pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     let g = geometry();
     let lo = slot.lo(&g);
-    let from = low.saturating_sub(CLEAR_MARGIN).max(lo);
+    // SAFETY: the slot's usable stack, from lo up, is ours.
+    let from = unsafe { dirty_below(lo, low.max(lo)) };
     // SAFETY: [from, end) lies in the slot, which is ours until it is free
     // again.
     unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
@@ -277,27 +294,70 @@ pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     }
 }
 
+/// The lowest address of the dirty part of the slot that adjoins `low`:
+/// read downwards a cache line at a time until [`CLEAN_RUN`] bytes in a
+/// row are zero. Reading a clean stretch costs less than clearing it, and
+/// frames deeper than any fixed margin are still found.
+///
+/// # Safety
+/// The slot from `lo` to past `low` is mapped, readable memory nobody
+/// else writes.
+unsafe fn dirty_below(lo: usize, low: usize) -> usize {
+    const LINE: usize = 64;
+    // From the line that holds `low` (what a switch pushed just below the
+    // recorded stack pointer is in it or under it).
+    let mut at = low.next_multiple_of(LINE);
+    let mut dirty = at;
+    while at >= lo + LINE && dirty - at < CLEAN_RUN {
+        at -= LINE;
+        // SAFETY: [at, at + LINE) lies in the slot above `lo` (the line
+        // holding `low` may reach past it, still inside the slot).
+        let line = unsafe { std::ptr::read(at as *const [u64; LINE / 8]) };
+        if line.iter().any(|&w| w != 0) {
+            dirty = at;
+        }
+    }
+    dirty.min(low)
+}
+
 fn to_pool(slots: &[Slot], g: &Geometry) {
     let mut p = pool();
     let now = std::time::Instant::now();
     for &slot in slots {
+        p.put(slot, now);
+    }
+    while let Some(r) = p.next_release(now) {
+        release_region(r, g);
+    }
+}
+
+impl Pool {
+    /// `slot` is free again (at `now`).
+    fn put(&mut self, slot: Slot, now: std::time::Instant) {
         let r = slot.region as usize;
-        p.region_free[r] += 1;
-        p.free.push(slot);
-        if p.region_free[r] == REGION_SLOTS {
-            p.idle.push_back((r, now));
+        self.region_free[r] += 1;
+        self.free.push(std::cmp::Reverse(slot));
+        if self.region_free[r] == REGION_SLOTS {
+            self.idle.push_back((r, self.region_reuse[r], now));
         }
     }
-    while p.free.len() > KEEP_FREE {
-        match p.idle.front() {
-            Some(&(r, since)) if now.duration_since(since) >= IDLE_RELEASE => {
-                p.idle.pop_front();
-                if p.region_free[r] == REGION_SLOTS {
-                    release_region(r, g);
-                }
+
+    /// A region to give back to the kernel: one wholly free for
+    /// [`IDLE_RELEASE`] without a break, while more than [`KEEP_FREE`]
+    /// slots are free. Stale entries (the region was used since) go.
+    fn next_release(&mut self, now: std::time::Instant) -> Option<usize> {
+        while self.free.len() > KEEP_FREE {
+            let &(r, reuse, since) = self.idle.front()?;
+            let stale = self.region_reuse[r] != reuse;
+            if !stale && now.duration_since(since) < IDLE_RELEASE {
+                return None;
             }
-            _ => break,
+            self.idle.pop_front();
+            if !stale && self.region_free[r] == REGION_SLOTS {
+                return Some(r);
+            }
         }
+        None
     }
 }
 
@@ -344,6 +404,7 @@ fn new_region(p: &mut Pool, g: &Geometry) {
     REGIONS[index].store(region, Ordering::Release);
     REGION_COUNT.store(index + 1, Ordering::Release);
     p.region_free.push(0);
+    p.region_reuse.push(0);
     p.fresh = REGION_SLOTS;
     p.fresh_next = at as usize;
 }
@@ -463,4 +524,106 @@ pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {
             guarded: false,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// A pool of `regions` wholly free regions (no memory behind them:
+    /// only the bookkeeping is exercised), freed at `at`.
+    fn free_pool(regions: usize, at: Instant) -> Pool {
+        let mut p = Pool {
+            region_free: vec![0; regions],
+            region_reuse: vec![0; regions],
+            idle: Default::default(),
+            free: Default::default(),
+            fresh: 0,
+            fresh_next: 0,
+            mprotect_guards: 0,
+        };
+        for r in 0..regions {
+            for i in 0..REGION_SLOTS {
+                let start = (r * REGION_SLOTS + i) * PAGE;
+                let region = r as u32;
+                p.put(
+                    Slot {
+                        start,
+                        region,
+                        guarded: false,
+                    },
+                    at,
+                );
+            }
+        }
+        p
+    }
+
+    fn releases(p: &mut Pool, now: Instant) -> Vec<usize> {
+        std::iter::from_fn(|| p.next_release(now)).collect()
+    }
+
+    #[test]
+    fn idle_regions_go_back_once_past_the_delay() {
+        let t0 = Instant::now();
+        let regions = KEEP_FREE / REGION_SLOTS + 3;
+        let mut p = free_pool(regions, t0);
+        assert_eq!(releases(&mut p, t0 + IDLE_RELEASE / 2), Vec::<usize>::new());
+        // Past the delay: every idle region goes, oldest first.
+        let released = releases(&mut p, t0 + IDLE_RELEASE);
+        assert_eq!(released, (0..regions).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_region_reused_since_it_went_idle_is_not_released() {
+        let t0 = Instant::now();
+        let regions = KEEP_FREE / REGION_SLOTS + 3;
+        let mut p = free_pool(regions, t0);
+        let g = Geometry {
+            slot: PAGE,
+            header: 64,
+        };
+        // A burst takes the first region's slots back (lowest addresses
+        // go first) and frees them just before the idle entries are due.
+        let taken: Vec<Slot> = (0..REGION_SLOTS)
+            .map(|_| take_from_pool(&mut p, &g))
+            .collect();
+        assert!(taken.iter().all(|s| s.region == 0));
+        assert!(taken.windows(2).all(|w| w[0].start < w[1].start));
+        let t1 = t0 + IDLE_RELEASE - Duration::from_millis(1);
+        for s in taken {
+            p.put(s, t1);
+        }
+        // Its first idle spell is stale: only the others go at t0 + delay.
+        let released = releases(&mut p, t0 + IDLE_RELEASE);
+        assert_eq!(released, (1..regions).collect::<Vec<_>>());
+        // Its second spell comes due a delay after t1.
+        assert_eq!(releases(&mut p, t1 + IDLE_RELEASE), vec![0]);
+    }
+
+    #[test]
+    fn clearing_finds_dirt_below_the_lowest_stack_pointer_seen() {
+        let mut slot = vec![0u64; 4096];
+        let lo = slot.as_ptr() as usize;
+        let low = lo + 3000 * 8;
+        // A returned call's frame 6 KiB deep, written all through.
+        for w in &mut slot[2200..3000] {
+            *w = 0xDEAD;
+        }
+        // Cleared from the start of the line holding the deepest dirt.
+        let frame = (lo + 2200 * 8) & !63;
+        // SAFETY: [lo, low + a line) lies in the vector.
+        assert_eq!(unsafe { dirty_below(lo, low) }, frame);
+        // A clean run of CLEAN_RUN bytes ends the search: below it is
+        // taken as never written.
+        let gap = 2200 - CLEAN_RUN / 8 - 8;
+        slot[gap] = 1;
+        // SAFETY: as above.
+        assert_eq!(unsafe { dirty_below(lo, low) }, frame);
+        // Nothing below: from `low` itself.
+        slot[..3000].fill(0);
+        // SAFETY: as above.
+        assert_eq!(unsafe { dirty_below(lo, low) }, low);
+    }
 }
