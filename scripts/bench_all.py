@@ -197,7 +197,8 @@ def main():
 
     go_rows = []
     for name, l in ours.items():
-        go_name = name[:-5] if name.endswith("-rust") else name
+        # The Rust-API variants compare with the compiled-code program.
+        go_name = name.removesuffix("-try").removesuffix("-rust")
         g = theirs.get(go_name)
         go_fig = fig(g['median'], g['unit']) if g else ("Go not installed" if not have_go else "n/a")
         extra = ""

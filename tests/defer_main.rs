@@ -17,6 +17,14 @@ fn child(case: &str) -> ! {
             f.defer(|| println!("deferred"));
             defer::panic("boom")
         }),
+        "raised" => {
+            // Dropped at the end of the statement: it goes on unwinding.
+            let _ = defer::call_try(|f| -> Result<(), _> {
+                f.defer(|| println!("deferred"));
+                Err(defer::raise("boom"))
+            });
+            println!("not reached");
+        }
         "rust-panic" => defer::call(|f| {
             f.defer(|| println!("deferred"));
             panic!("boom")
@@ -60,6 +68,7 @@ fn cases() {
 
     for (case, report) in [
         ("go-panic", "panic: boom\n"),
+        ("raised", "panic: boom\n"),
         ("rust-panic", "panic: boom\n"),
     ] {
         let out = run(case);
@@ -70,6 +79,10 @@ fn cases() {
             "{case}"
         );
         assert!(stderr.starts_with(report), "{case}: {stderr}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("not reached"),
+            "{case}"
+        );
         assert!(stderr.contains("\n\ngoroutine "), "{case}: {stderr}");
         assert!(!stderr.contains("panicked at"), "{case}: {stderr}");
     }

@@ -162,18 +162,7 @@ where
 {
     let th = ThreadState::current();
     let out = Named::new(init);
-    let frame = Frame {
-        link: FrameLink {
-            prev: th.frame.get(),
-            base: th.stack.mark(),
-            draining: Cell::new(false),
-            kind: FrameKind::Rust,
-            origin: super::traceback::Origin::Source(std::panic::Location::caller()),
-        },
-        th,
-        _scope: PhantomData,
-        _not_send: PhantomData,
-    };
+    let frame = Frame::new(th, std::panic::Location::caller());
     th.frame.set(&frame.link);
     let unwinding = match catch_unwind(AssertUnwindSafe(|| body(&frame, &out))) {
         Ok(value) => {
@@ -216,20 +205,197 @@ where
     named(R::default(), |f, _| body(f))
 }
 
+/// Like [`named`], for a body that panics without unwinding: it returns
+/// `Err` with the [`Panicking`] that [`raise`] made, or that a `named_try`
+/// it called returned (pass it on with `?`). The deferred calls run and
+/// may recover as after [`panic`]; then the frame returns `Ok` with its
+/// named result, or `Err` to its caller if the panic goes on.
+///
+/// This is the Rust API's cheap panic: no Rust unwinding happens unless a
+/// `Panicking` is dropped, or the body panics the unwinding way (which the
+/// frame handles as [`named`] does). Unwinding costs microseconds (the
+/// system unwinder reads the unwind tables of every frame twice); a
+/// panic that `?` carries to the frame that recovers costs what one
+/// through the C ABI does.
+///
+/// ```
+/// use defergc::defer;
+/// fn parse(s: &str) -> Result<i64, defer::Panicking> {
+///     match s.parse() {
+///         Ok(v) => Ok(v),
+///         Err(_) => Err(defer::raise(format!("bad number {s:?}"))),
+///     }
+/// }
+/// let r = defer::named_try(0, |f, out| {
+///     f.defer_with(move |d| {
+///         if d.recover().is_some() {
+///             out.set(-1);
+///         }
+///     });
+///     let v = parse("x")?;
+///     Ok(v + 1)
+/// });
+/// assert_eq!(r.ok(), Some(-1));
+/// ```
+#[inline]
+#[track_caller]
+pub fn named_try<'env, R, F>(init: R, body: F) -> Result<R, Panicking>
+where
+    F: for<'f> FnOnce(&'f Frame<'f, 'env>, &'f Named<R>) -> Result<R, Panicking>,
+{
+    let th = ThreadState::current();
+    let out = Named::new(init);
+    let frame = Frame::new(th, std::panic::Location::caller());
+    th.frame.set(&frame.link);
+    let unwinding = match catch_unwind(AssertUnwindSafe(|| body(&frame, &out))) {
+        Ok(Ok(value)) => {
+            out.set(value);
+            false
+        }
+        Ok(Err(panicking)) => {
+            panicking.take_over(th);
+            th.frame.set(&frame.link);
+            true
+        }
+        Err(payload) => {
+            panic::adopt(th, payload);
+            th.frame.set(&frame.link);
+            true
+        }
+    };
+    if frame.drain(unwinding) {
+        Err(Panicking::newest(th))
+    } else {
+        Ok(out.into_inner())
+    }
+}
+
+/// [`named_try`] for a function whose result is unnamed: after a recovery
+/// it returns `Ok(R::default())`.
+#[inline]
+#[track_caller]
+pub fn call_try<'env, R: Default, F>(body: F) -> Result<R, Panicking>
+where
+    F: for<'f> FnOnce(&'f Frame<'f, 'env>) -> Result<R, Panicking>,
+{
+    named_try(R::default(), |f, _| body(f))
+}
+
+/// Go's `panic(value)` without unwinding: makes `value` the goroutine's
+/// newest panic and returns it in flight, for a [`named_try`] body to
+/// return (`Err(raise(v))?`, or `return Err(raise(v))`). The report of an
+/// unrecovered one names this call's location, as [`panic`]'s does.
+#[track_caller]
+pub fn raise<T: Any + std::fmt::Debug>(value: T) -> Panicking {
+    let th = ThreadState::current();
+    panic::push_value(
+        th,
+        PanicValue::new(value),
+        super::traceback::Origin::Source(std::panic::Location::caller()),
+    );
+    Panicking::newest(th)
+}
+
+/// A Go panic in flight that is not unwinding: made by [`raise`], returned
+/// by a [`named_try`] frame whose deferred calls did not recover it. Pass
+/// it on with `?` to the calling `named_try` frame. Dropped, or given to
+/// [`resume`](Self::resume), it goes on as an unwinding panic (so a panic
+/// is never lost); dropped while something else unwinds, it is forgotten
+/// as Go forgets a panic a newer one replaced.
+#[must_use = "a panic in flight: return it from a `named_try` body, or it unwinds when dropped"]
+pub struct Panicking {
+    unwind: Option<panic::Unwind>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Panicking {
+    fn newest(th: &ThreadState) -> Panicking {
+        Panicking {
+            unwind: Some(panic::Unwind::newest(th)),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// A frame takes the panic over (its records run for it).
+    fn take_over(mut self, th: &ThreadState) {
+        let unwind = self.unwind.take().expect("a panic in flight");
+        if !unwind.is_newest(th) {
+            crate::abort(
+                "defergc: a Panicking returned to a named_try frame is not its goroutine's newest panic",
+            );
+        }
+        unwind.defuse();
+    }
+
+    /// Goes on as an unwinding panic (what dropping it does).
+    pub fn resume(mut self) -> ! {
+        let unwind = self.unwind.take().expect("a panic in flight");
+        unwind.defuse();
+        panic::deliver(ThreadState::current())
+    }
+}
+
+impl Drop for Panicking {
+    fn drop(&mut self) {
+        let Some(unwind) = self.unwind.take() else {
+            return;
+        };
+        if std::thread::panicking() {
+            // The unwinding under way replaces it; dropping the armed
+            // payload takes its record out of the chain.
+            drop(unwind);
+            return;
+        }
+        unwind.defuse();
+        panic::deliver(ThreadState::current())
+    }
+}
+
+impl std::fmt::Debug for Panicking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Panicking")
+    }
+}
+
 impl Frame<'_, '_> {
+    /// A frame of `th` opened at `site`, above its innermost one (linked by
+    /// the caller once it sits where it stays).
+    #[inline(always)]
+    fn new(th: &'static ThreadState, site: &'static std::panic::Location<'static>) -> Self {
+        Frame {
+            link: FrameLink {
+                prev: th.frame.get(),
+                base: th.stack.mark(),
+                draining: Cell::new(false),
+                kind: FrameKind::Rust,
+                origin: super::traceback::Origin::Source(site),
+            },
+            th,
+            _scope: PhantomData,
+            _not_send: PhantomData,
+        }
+    }
+
     /// Runs the frame's records, unlinks it, and returns or passes the
     /// unwinding on.
     #[inline]
-    fn finish(&self, mut unwinding: bool) {
+    fn finish(&self, unwinding: bool) {
+        if self.drain(unwinding) {
+            panic::deliver(self.th)
+        }
+    }
+
+    /// Runs the frame's records and unlinks it; returns whether it is
+    /// still panicking.
+    #[inline]
+    fn drain(&self, mut unwinding: bool) -> bool {
         let th = self.th;
         self.link.draining.set(true);
         while th.stack.mark() != self.link.base {
             unwinding = drain_one(th, unwinding);
         }
         th.frame.set(self.link.prev);
-        if unwinding {
-            panic::deliver(th)
-        }
+        unwinding
     }
 }
 

@@ -77,7 +77,10 @@ pub mod traceback;
 pub use cframe::CValue;
 pub use fault::{catch_faults, catching_faults};
 pub(crate) use fault::{catch_faults_by_default, set_overflow_check};
-pub use frame::{call, goexit, goroutine, main, named, panic, panic_nil, Deferred, Frame, Named};
+pub use frame::{
+    call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
+    Frame, Named, Panicking,
+};
 pub(crate) use frame::{goroutine_body, Ended};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
 

@@ -426,12 +426,22 @@ unsafe impl Send for Unwind {}
 impl Unwind {
     /// Starts (or continues) unwinding for the newest record.
     pub(crate) fn raise(th: &ThreadState) -> ! {
-        let unwind = Unwind {
+        std::panic::resume_unwind(Box::new(Unwind::newest(th)))
+    }
+
+    /// An armed payload for the thread's newest record (not yet raised):
+    /// dropped armed, it takes the record out of the chain.
+    pub(crate) fn newest(th: &ThreadState) -> Unwind {
+        Unwind {
             context: ThreadState::context_id(),
             rec: th.panics.get(),
             armed: true,
-        };
-        std::panic::resume_unwind(Box::new(unwind))
+        }
+    }
+
+    /// Whether this payload stands for the thread's newest record.
+    pub(crate) fn is_newest(&self, th: &ThreadState) -> bool {
+        self.context == ThreadState::context_id() && self.rec == th.panics.get()
     }
 
     /// Takes over the unwinding: the frame now handles the records.

@@ -76,6 +76,10 @@ pub enum Name {
     /// The same through the Rust API (ns a cycle).
     #[value(name = "panic-recover-rust")]
     PanicRecoverRust,
+    /// The same through the Rust API's panic without unwinding
+    /// (`named_try`, `raise`) (ns a cycle).
+    #[value(name = "panic-recover-rust-try")]
+    PanicRecoverRustTry,
     /// 1,000,000 objects with finalizers, dropped; collections until
     /// their finalizers ran (ms).
     #[value(name = "finalizers-1m")]
@@ -99,6 +103,7 @@ impl Name {
             Name::Mutex100k => "mutex-100k",
             Name::PanicRecover => "panic-recover",
             Name::PanicRecoverRust => "panic-recover-rust",
+            Name::PanicRecoverRustTry => "panic-recover-rust-try",
             Name::Finalizers1m => "finalizers-1m",
         }
     }
@@ -106,7 +111,7 @@ impl Name {
     /// The name of Go's program for this benchmark (the Rust-API variants
     /// compare with the same Go program as the compiled-code ones).
     pub fn go_id(self) -> &'static str {
-        self.id().trim_end_matches("-rust")
+        self.id().trim_end_matches("-try").trim_end_matches("-rust")
     }
 
     fn unit(self) -> &'static str {
@@ -356,6 +361,7 @@ fn measure(name: Name) -> (f64, f64) {
             (elapsed, 0.0)
         }
         Name::PanicRecoverRust => (panic_recover_rust(), 0.0),
+        Name::PanicRecoverRustTry => (panic_recover_rust_try(), 0.0),
         Name::Finalizers1m => (finalizers_1m(), 0.0),
     }
 }
@@ -631,6 +637,23 @@ fn panic_recover_rust() -> f64 {
             defer::panic(i)
         });
         assert_eq!(got, i);
+    }
+    ns_per(t, N)
+}
+
+fn panic_recover_rust_try() -> f64 {
+    const N: u64 = 200_000;
+    let t = Instant::now();
+    for i in 0..N {
+        let got = defer::named_try(0, |f, out| {
+            f.defer_with(move |d| {
+                if let Some(v) = d.recover() {
+                    out.set(*v.downcast_ref::<u64>().unwrap());
+                }
+            });
+            Err(defer::raise(i))
+        });
+        assert_eq!(got.ok(), Some(i));
     }
     ns_per(t, N)
 }
