@@ -208,7 +208,7 @@ where
 /// Like [`named`], for a body that panics without unwinding: it returns
 /// `Err` with the [`Panicking`] that [`raise`] made, or that a `named_try`
 /// it called returned (pass it on with `?`). The deferred calls run and
-/// may recover as after [`panic`]; then the frame returns `Ok` with its
+/// may recover as after [`panic()`]; then the frame returns `Ok` with its
 /// named result, or `Err` to its caller if the panic goes on.
 ///
 /// This is the Rust API's cheap panic: no Rust unwinding happens unless a
@@ -284,7 +284,7 @@ where
 /// Go's `panic(value)` without unwinding: makes `value` the goroutine's
 /// newest panic and returns it in flight, for a [`named_try`] body to
 /// return (`Err(raise(v))?`, or `return Err(raise(v))`). The report of an
-/// unrecovered one names this call's location, as [`panic`]'s does.
+/// unrecovered one names this call's location, as [`panic()`]'s does.
 #[track_caller]
 pub fn raise<T: Any + std::fmt::Debug>(value: T) -> Panicking {
     let th = ThreadState::current();
