@@ -161,6 +161,47 @@ static REGION_COUNT: AtomicUsize = AtomicUsize::new(0);
 /// The geometry of every slot, fixed when the scheduler starts.
 static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
 
+/// The pool's free slots. The [`HOT_SLOTS`] freed last are reused first,
+/// newest first: a program that keeps a few hundred goroutines coming and
+/// going reuses slots still in the cache. The rest are handed out lowest
+/// address first: after a burst, goroutines started together get
+/// neighbouring slots (sharing page-table pages and walks), however
+/// scattered the order the burst's goroutines ended in.
+struct FreeSlots {
+    hot: std::collections::VecDeque<Slot>,
+    cold: std::collections::BinaryHeap<std::cmp::Reverse<Slot>>,
+}
+
+/// Free slots reused newest first (see [`FreeSlots`]).
+const HOT_SLOTS: usize = 8192;
+
+impl FreeSlots {
+    const fn new() -> FreeSlots {
+        FreeSlots {
+            hot: std::collections::VecDeque::new(),
+            cold: std::collections::BinaryHeap::new(),
+        }
+    }
+
+    fn push(&mut self, slot: Slot) {
+        self.hot.push_back(slot);
+        if self.hot.len() > HOT_SLOTS {
+            let oldest = self.hot.pop_front().expect("more than HOT_SLOTS");
+            self.cold.push(std::cmp::Reverse(oldest));
+        }
+    }
+
+    fn pop(&mut self) -> Option<Slot> {
+        self.hot
+            .pop_back()
+            .or_else(|| self.cold.pop().map(|std::cmp::Reverse(slot)| slot))
+    }
+
+    fn len(&self) -> usize {
+        self.hot.len() + self.cold.len()
+    }
+}
+
 struct Pool {
     /// Free slots of each region in the pool.
     region_free: Vec<usize>,
@@ -172,11 +213,8 @@ struct Pool {
     /// stayed free since (same count), so memory a program keeps
     /// recycling (a burst of goroutines after another) stays warm.
     idle: std::collections::VecDeque<(usize, u32, std::time::Instant)>,
-    /// Free slots, lowest address first: goroutines started together get
-    /// neighbouring slots (sharing page-table pages and walks), however
-    /// scattered the order they ended in. Reuse while still warm is the
-    /// worker caches' part ([`CACHE`]).
-    free: std::collections::BinaryHeap<std::cmp::Reverse<Slot>>,
+    /// Free slots (see [`FreeSlots`]).
+    free: FreeSlots,
     /// Slots of the newest region not handed out yet.
     fresh: usize,
     fresh_next: usize,
@@ -188,7 +226,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     region_free: Vec::new(),
     region_reuse: Vec::new(),
     idle: std::collections::VecDeque::new(),
-    free: std::collections::BinaryHeap::new(),
+    free: FreeSlots::new(),
     fresh: 0,
     fresh_next: 0,
     mprotect_guards: 0,
@@ -246,7 +284,7 @@ pub(crate) fn take(cached: bool) -> Slot {
 }
 
 fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
-    if let Some(std::cmp::Reverse(slot)) = p.free.pop() {
+    if let Some(slot) = p.free.pop() {
         let r = slot.region as usize;
         if p.region_free[r] == REGION_SLOTS {
             p.region_reuse[r] = p.region_reuse[r].wrapping_add(1);
@@ -336,7 +374,7 @@ impl Pool {
     fn put(&mut self, slot: Slot, now: std::time::Instant) {
         let r = slot.region as usize;
         self.region_free[r] += 1;
-        self.free.push(std::cmp::Reverse(slot));
+        self.free.push(slot);
         if self.region_free[r] == REGION_SLOTS {
             self.idle.push_back((r, self.region_reuse[r], now));
         }
@@ -538,7 +576,7 @@ mod tests {
             region_free: vec![0; regions],
             region_reuse: vec![0; regions],
             idle: Default::default(),
-            free: Default::default(),
+            free: FreeSlots::new(),
             fresh: 0,
             fresh_next: 0,
             mprotect_guards: 0,
@@ -578,28 +616,39 @@ mod tests {
     #[test]
     fn a_region_reused_since_it_went_idle_is_not_released() {
         let t0 = Instant::now();
-        let regions = KEEP_FREE / REGION_SLOTS + 3;
+        let hot_regions = HOT_SLOTS / REGION_SLOTS;
+        let regions = hot_regions + 3;
         let mut p = free_pool(regions, t0);
         let g = Geometry {
             slot: PAGE,
             header: 64,
         };
-        // A burst takes the first region's slots back (lowest addresses
-        // go first) and frees them just before the idle entries are due.
-        let taken: Vec<Slot> = (0..REGION_SLOTS)
+        // A burst takes the slots freed last (newest first: the last
+        // regions, downwards), then one region's worth lowest address
+        // first (the first region, upwards), and frees them all just
+        // before the idle entries are due.
+        let taken: Vec<Slot> = (0..HOT_SLOTS + REGION_SLOTS)
             .map(|_| take_from_pool(&mut p, &g))
             .collect();
-        assert!(taken.iter().all(|s| s.region == 0));
-        assert!(taken.windows(2).all(|w| w[0].start < w[1].start));
+        let (hot, cold) = taken.split_at(HOT_SLOTS);
+        assert!(hot
+            .iter()
+            .all(|s| s.region as usize >= regions - hot_regions));
+        assert!(hot.windows(2).all(|w| w[0].start > w[1].start));
+        assert!(cold.iter().all(|s| s.region == 0));
+        assert!(cold.windows(2).all(|w| w[0].start < w[1].start));
         let t1 = t0 + IDLE_RELEASE - Duration::from_millis(1);
-        for s in taken {
+        for &s in &taken {
             p.put(s, t1);
         }
-        // Its first idle spell is stale: only the others go at t0 + delay.
+        // Their first idle spells are stale: only the two untouched
+        // regions go at t0 + delay; the others' second spells come due a
+        // delay after t1, in the order they became free again.
         let released = releases(&mut p, t0 + IDLE_RELEASE);
-        assert_eq!(released, (1..regions).collect::<Vec<_>>());
-        // Its second spell comes due a delay after t1.
-        assert_eq!(releases(&mut p, t1 + IDLE_RELEASE), vec![0]);
+        assert_eq!(released, vec![1, 2]);
+        let mut again: Vec<usize> = (regions - hot_regions..regions).rev().collect();
+        again.push(0);
+        assert_eq!(releases(&mut p, t1 + IDLE_RELEASE), again);
     }
 
     #[test]
