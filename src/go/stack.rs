@@ -27,12 +27,14 @@
 //! Reuse: a slot freed by a finished goroutine is zeroed from the lowest
 //! stack pointer its goroutine was seen at to its top, and below that as
 //! far as it finds it written, so the next goroutine's conservative scan
-//! cannot find the old one's pointers. Worker threads keep a few free slots of their own
-//! ([`CACHE`] of them: no lock on the common path); the rest are in the
-//! pool. A region whose slots have all been free in the pool, without a
-//! break, for [`IDLE_RELEASE`] is given back to the kernel (`MADV_DONTNEED`), once
-//! more than [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a
-//! program that had a million goroutines once does not keep their pages.
+//! cannot find the old one's pointers. Worker threads keep a few free
+//! slots of their own ([`CACHE`] of them: no lock on the common path); the
+//! rest are in the pool, which hands out the slots freed last first, then
+//! the others in address order ([`FreeSlots`]). A region whose slots have
+//! all been free in the pool, without a break, for [`IDLE_RELEASE`] is
+//! given back to the kernel (`MADV_DONTNEED`), once more than
+//! [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a program
+//! that had a million goroutines once does not keep their pages.
 //!
 //! Each region has a bitmap of its live slots ([`set_live`]), which the
 //! collector walks with the world stopped ([`for_each_live`]): the region
@@ -271,7 +273,7 @@ pub(crate) fn take(cached: bool) -> Slot {
             if l.is_empty() {
                 let mut p = pool();
                 l.extend((0..CACHE / 2).map(|_| take_from_pool(&mut p, &g)));
-                // Popped lowest first.
+                // Popped in the order the pool handed them out.
                 l.reverse();
             }
             l.pop().expect("refilled")
