@@ -651,13 +651,33 @@ const ASSIST_BUDGET: u64 = 2048;
 /// for, before it waits for the cycle instead.
 const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 
+/// What the collector hands to assists from its mark stack: [`SHARE`]
+/// values off the top while it has plenty; else, once an assist found
+/// nothing queued (`hungry`, asked only then), the bottom half of a stack
+/// of two or more. Marking a tree or a list keeps the stack to a few dozen
+/// values, so without the second rule assists would never get work there.
+/// The bottom holds the oldest values, the roots of the largest subgraphs
+/// still to mark; the top is what marking reached last, mostly leaves.
+fn share(stack: &mut Vec<u64>, hungry: impl FnOnce() -> bool) -> Option<Vec<u64>> {
+    if stack.len() >= 2 * SHARE {
+        Some(stack.split_off(stack.len() - SHARE))
+    } else if stack.len() >= 2 && hungry() {
+        let half = stack.len() / 2;
+        Some(stack.drain(..half).collect())
+    } else {
+        None
+    }
+}
+
 /// The state that the collector and the assisting mutators share.
 ///
 /// A mutator whose allocation is past half the pacer's allowance while
 /// marking runs asks for assists (`wanted`). The collector, at its next look,
 /// switches its own marking to atomic claims and opens them (`open`);
 /// from then on it hands part of its stack to the grey queue, and an
-/// assisting mutator takes a batch there, marks what it reaches (at most
+/// assisting mutator takes a batch there (when it finds none, it says so,
+/// `hungry`, and waits a moment for the collector's next look: see
+/// [`share`]), marks what it reaches (at most
 /// [`ASSIST_BUDGET`] objects, the rest handed back), and adds what it
 /// marked to the counts here. The collector closes assists before every
 /// Flush round: it stores `open` false, then waits until `active` is 0;
@@ -669,6 +689,10 @@ const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(20
 struct Assists {
     wanted: AtomicBool,
     open: AtomicBool,
+    /// An assist found the grey queue empty: the collector hands over part
+    /// of its stack at its next look, however short the stack is (a tree's
+    /// marking keeps it to a few dozen values).
+    hungry: AtomicBool,
     active: AtomicUsize,
     objects: AtomicU64,
     bytes: AtomicU64,
@@ -678,6 +702,7 @@ struct Assists {
 static ASSISTS: Assists = Assists {
     wanted: AtomicBool::new(false),
     open: AtomicBool::new(false),
+    hungry: AtomicBool::new(false),
     active: AtomicUsize::new(0),
     objects: AtomicU64::new(0),
     bytes: AtomicU64::new(0),
@@ -708,18 +733,33 @@ pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
             std::thread::yield_now();
         }
     }
-    ASSISTS.active.fetch_add(1, Ordering::SeqCst);
-    let marked = if ASSISTS.open.load(Ordering::SeqCst) {
-        assist_once()
-    } else {
-        None
-    };
-    ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
-    marked
+    let asked = Instant::now();
+    loop {
+        ASSISTS.active.fetch_add(1, Ordering::SeqCst);
+        let marked = if ASSISTS.open.load(Ordering::SeqCst) {
+            assist_once()
+        } else {
+            None
+        };
+        ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
+        if marked.is_some() || !ask_and_wait || !ASSISTS.open.load(Ordering::Acquire) {
+            return marked;
+        }
+        // Open, but nothing queued: the collector hands over part of its
+        // stack at its next look. Wait a moment for it, polling.
+        if asked.elapsed() > ASSIST_ASK_WAIT {
+            return None;
+        }
+        threads::poll(ts);
+        std::thread::yield_now();
+    }
 }
 
 fn assist_once() -> Option<u64> {
-    let batch = marking::grey_queue().pop()?;
+    let Some(batch) = marking::grey_queue().pop() else {
+        ASSISTS.hungry.store(true, Ordering::Relaxed);
+        return None;
+    };
     let mut m = Marker::new(marking::running_mark());
     m.shared = true;
     m.limit = ASSIST_BUDGET;
@@ -849,6 +889,7 @@ impl Tracer for Marker {
     fn close_assists(&mut self) {
         self.may_open = false;
         ASSISTS.wanted.store(false, Ordering::Relaxed);
+        ASSISTS.hungry.store(false, Ordering::Relaxed);
         ASSISTS.open.store(false, Ordering::SeqCst);
         while ASSISTS.active.load(Ordering::SeqCst) != 0 {
             std::thread::yield_now();
@@ -928,8 +969,9 @@ impl Marker {
             self.shared = true;
             ASSISTS.open.store(true, Ordering::SeqCst);
         }
-        if self.stack.len() >= 2 * SHARE {
-            let batch = self.stack.split_off(self.stack.len() - SHARE);
+        if let Some(batch) = share(&mut self.stack, || {
+            ASSISTS.hungry.swap(false, Ordering::Relaxed)
+        }) {
             marking::grey_queue().push(batch);
         }
     }
@@ -1027,5 +1069,31 @@ impl Marker {
             }
             Kind::Bytes => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::{share, SHARE};
+
+    #[test]
+    fn a_long_stack_gives_its_top_without_asking() {
+        let mut stack: Vec<u64> = (0..2 * SHARE as u64).collect();
+        let batch = share(&mut stack, || panic!("asked whether an assist is hungry")).unwrap();
+        assert_eq!(batch, (SHARE as u64..2 * SHARE as u64).collect::<Vec<_>>());
+        assert_eq!(stack, (0..SHARE as u64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_short_stack_gives_its_bottom_half_to_a_hungry_assist_only() {
+        let mut stack: Vec<u64> = vec![10, 11, 12, 13, 14];
+        assert_eq!(share(&mut stack, || false), None);
+        assert_eq!(stack, [10, 11, 12, 13, 14]);
+        assert_eq!(share(&mut stack, || true), Some(vec![10, 11]));
+        assert_eq!(stack, [12, 13, 14]);
+        // One value is the collector's own: it keeps it.
+        let mut one = vec![7];
+        assert_eq!(share(&mut one, || true), None);
+        assert_eq!(one, [7]);
     }
 }
