@@ -41,9 +41,11 @@
 //!    are freed (no thread can still be reading them: each has passed a
 //!    safepoint since), lazy sweeping is on again, and the collector sweeps
 //!    every unswept block concurrently with the mutators (which may sweep
-//!    the blocks they take themselves). Handles freed by the collector's
-//!    sweep go to the pool at the end of the cycle; cells freed by any
-//!    sweep are free from then on. Then statistics and the pacer.
+//!    the blocks they take themselves). The pacer's next goal is set as the
+//!    sweep starts, and allocations waiting for the cycle go on then.
+//!    Handles freed by the collector's sweep go to the pool at the end of
+//!    the cycle; cells freed by any sweep are free from then on. Then
+//!    statistics, and the pacer gives back idle blocks.
 //!
 //! Memory and handles freed by a cycle are therefore reused only once its
 //! marking is complete and every thread has acknowledged that (step 5),
@@ -245,6 +247,10 @@ struct Control {
     requested: u64,
     started: u64,
     completed: u64,
+    /// Cycles whose marking has ended and whose pacer goal is set (the
+    /// running one's sweep may still be going on): what an allocation
+    /// past its allowance waits for.
+    marked: u64,
     running: bool,
     shutdown: bool,
     /// While shutting down: the last cycle to run before the thread exits
@@ -257,6 +263,7 @@ static CONTROL: Mutex<Control> = Mutex::new(Control {
     requested: 0,
     started: 0,
     completed: 0,
+    marked: 0,
     running: false,
     shutdown: false,
     last: 0,
@@ -324,6 +331,7 @@ fn collector_main() {
         run_cycle();
         let mut c = control();
         c.completed += 1;
+        c.marked = c.completed;
         c.running = false;
         DONE.notify_all();
     }
@@ -404,13 +412,15 @@ pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
 }
 
 /// Waits, as native code, until the running cycle (or, if none runs, the
-/// requested one) has completed: an allocation past the pacer's
-/// allowance (see `heap/pacer.rs`). Returns at once if none is pending.
+/// requested one) has finished marking and set the pacer's next goal: an
+/// allocation past the pacer's allowance (see `heap/pacer.rs`). Its sweep
+/// may still run; the allocation sweeps the blocks it takes itself if the
+/// collector has not reached them. Returns at once if none is pending.
 pub(crate) fn wait_for_running(ts: &ThreadState) {
     let target = {
         let c = control();
         let target = if c.running { c.started } else { c.requested };
-        if target <= c.completed {
+        if target <= c.marked {
             return;
         }
         target
@@ -418,7 +428,7 @@ pub(crate) fn wait_for_running(ts: &ThreadState) {
     let start = Instant::now();
     threads::wait_native(ts, || {
         let mut c = control();
-        while c.completed < target {
+        while c.marked < target {
             c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
         }
     });
@@ -530,6 +540,17 @@ fn run_cycle() {
     // 5. Sweep.
     heap::free_pending_large();
     heap::set_lazy_sweep(true);
+    // What marking found live (objects allocated during the cycle are not
+    // counted: when marking is slow they would inflate the next trigger
+    // without bound) sets the next goal; allocations waiting for this
+    // cycle go on now, sweeping what they take if the collector has not.
+    let live_heap = marker.heap_bytes + after.small_live_bytes;
+    heap::end_marking(live_heap);
+    {
+        let mut c = control();
+        c.marked = c.started;
+        DONE.notify_all();
+    }
     // Handles freed by the sweep go to the pool a batch at a time (the
     // cycle is complete: they may be reused at once).
     let mut batch = handles::empty_batch();
@@ -542,11 +563,7 @@ fn run_cycle() {
     });
     handles::release_batch(batch);
     handles::release(freed);
-    // What marking found live (objects allocated during the cycle are not
-    // counted: when marking is slow they would inflate the next trigger
-    // without bound).
-    let live_heap = marker.heap_bytes + after.small_live_bytes;
-    heap::end_cycle(live_heap);
+    heap::end_sweep();
     stats::record_cycle(stats::Cycle {
         live_objects: marker.objects,
         live_bytes: marker.bytes,
