@@ -1,6 +1,6 @@
 //! The pacer's bound on the heap: however far marking falls behind the
 //! mutators (three of them on this 2-core machine, with the collector
-//! thread a fourth), the heap stays below the live size plus five goal
+//! thread a fourth), the heap stays below the live size plus three goal
 //! distances (`src/precise/heap/pacer.rs`), because an allocation past the
 //! running cycle's allowance waits for it (after marking what it can: the
 //! mutators here run hundreds of mark assists a run, and every live node
@@ -92,14 +92,14 @@ fn the_heap_stays_within_its_bound_while_mutators_outrun_marking() {
     );
     let live = (MUTATORS * LIVE_NODES) as usize * CELL_BYTES;
     // GOGC=100: the goal distance is the live size (at least 4 MiB), and
-    // the pacer keeps the heap below the live size plus five of them
-    // (peaks reach 58-69 MiB here, the bound with five being 69 MiB); one
-    // more for what the goal's live count misses or adds (the garbage
-    // lists a snapshot still saw, objects born grey), a block (128 KiB)
-    // per mutator, 4 MiB spare. Without the pacer's wait the peak is
-    // 168-175 MiB.
+    // the pacer keeps the heap below the live size plus three of them
+    // (peaks reach 44-47 MB here, the bound with three being 46 MB before
+    // the blocks the mutators hold); one more for what the goal's live
+    // count misses or adds (the garbage lists a snapshot still saw,
+    // objects born grey), a block (128 KiB) per mutator, 4 MiB spare.
+    // Without the pacer's wait the peak is 168-175 MiB.
     let goal = live.max(4 << 20);
-    let bound = live + 6 * goal + MUTATORS as usize * (128 << 10) + (4 << 20);
+    let bound = live + 4 * goal + MUTATORS as usize * (128 << 10) + (4 << 20);
     assert!(
         stats.peak_heap_size <= bound,
         "peak heap {} bytes, bound {bound} (live {live}); {} allocations waited",
