@@ -115,6 +115,7 @@ def main():
     head = machine()
     runs = 3 if QUICK else 9
     have_go = shutil.which("go") is not None
+    go_flag = " --go" if have_go else ""
     sh("cargo build --release --workspace")
     rows = []
 
@@ -182,10 +183,25 @@ def main():
         f"{live.get('bdwgc_pause_max_us', 0) / 1000:.0f} ms); peak heap "
         f"{live.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {live.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB",
         "max ≤ 1 ms")
+    # The other collector workloads: their ratio to bdwgc, and Go's time
+    # and peak RSS from the same command when Go is here.
+    for workload, wruns, what in (("binary-trees", 3, "binary-trees (depth 21)"),
+                                  ("gcbench-mt2", 5, "GCBench on 2 mutator threads"),
+                                  ("gcbench-mt4", 5, "GCBench on 4 mutator threads")):
+        cmd = f"gcbench --backend both --workload {workload} --runs {wruns}{go_flag}"
+        lines = json_lines(sh(f"./target/release/defergc {cmd} --json"))
+        ours = next((l for l in lines if l.get("backend") == "both"), {})
+        go = next((l for l in lines if l.get("impl") == "go"), None)
+        go_part = (f", Go {go.get('median_ms', 0) / 1000:.2f} s and {go.get('peak_rss_bytes', 0) / 1e6:.0f} MB RSS"
+                   if go else "")
+        row(f"{what}, precise / bdwgc", f"cargo run --release --features precise -- {cmd}",
+            f"{ours.get('ratio', 0):.2f}× (bdwgc {ours.get('bdwgc_median_ms', 0) / 1000:.2f} s, precise "
+            f"{ours.get('precise_median_ms', 0) / 1000:.2f} s; peak heap "
+            f"{ours.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {ours.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB"
+            f"{go_part})", "—")
 
     # Goroutines, channels and panics, each beside Go's program.
     sh("cargo build -q --release -p defergc-cli")
-    go_flag = " --go" if have_go else ""
     lines = json_lines(sh(f"./target/release/defergc bench --all --runs {runs} --json{go_flag}"))
     ours = {l["bench"]: l for l in lines if l.get("impl") == "defergc"}
     theirs = {l["bench"]: l for l in lines if l.get("impl") == "go"}
