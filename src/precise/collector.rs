@@ -665,7 +665,7 @@ const SHARE: usize = 512;
 /// bytes of the block its thread is about to take.
 const ASSIST_BUDGET: u64 = 2048;
 /// How long a mutator waits for the collector to open assists it asked
-/// for, before it waits for the cycle instead.
+/// for, or to queue work for them, before it waits for the cycle instead.
 const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// What the collector hands to assists from its mark stack: [`SHARE`]
@@ -730,43 +730,32 @@ static ASSISTS: Assists = Assists {
 /// the pacer's allowance: marks up to [`ASSIST_BUDGET`] objects if assists
 /// are open and the grey queue has work, and returns how many it marked;
 /// `None` when there is nothing to do. If assists are closed it asks for
-/// them, and with `ask_and_wait` waits a moment for the collector to open
-/// them (polling safepoints meanwhile). Holds no lock while it marks.
+/// them; with `ask_and_wait` it waits up to [`ASSIST_ASK_WAIT`] for the
+/// collector to open them or queue work (polling safepoints meanwhile).
+/// Holds no lock while it marks.
 pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
-    if !ASSISTS.open.load(Ordering::Acquire) {
-        ASSISTS.wanted.store(true, Ordering::Relaxed);
-        if !ask_and_wait {
-            return None;
-        }
-        // Give the collector a moment to open them (it looks every
-        // CHECK_EVERY steps); poll meanwhile, so that a round waiting for
-        // this thread goes on.
-        let asked = Instant::now();
-        while !ASSISTS.open.load(Ordering::Acquire) {
-            if asked.elapsed() > ASSIST_ASK_WAIT {
-                return None;
-            }
-            threads::poll(ts);
-            std::thread::yield_now();
-        }
-    }
     let asked = Instant::now();
     loop {
-        ASSISTS.active.fetch_add(1, Ordering::SeqCst);
-        let marked = if ASSISTS.open.load(Ordering::SeqCst) {
-            assist_once()
+        let marked = if ASSISTS.open.load(Ordering::Acquire) {
+            ASSISTS.active.fetch_add(1, Ordering::SeqCst);
+            let marked = if ASSISTS.open.load(Ordering::SeqCst) {
+                assist_once()
+            } else {
+                None
+            };
+            ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
+            marked
         } else {
+            ASSISTS.wanted.store(true, Ordering::Relaxed);
             None
         };
-        ASSISTS.active.fetch_sub(1, Ordering::SeqCst);
-        if marked.is_some() || !ask_and_wait || !ASSISTS.open.load(Ordering::Acquire) {
+        if marked.is_some() || !ask_and_wait || asked.elapsed() > ASSIST_ASK_WAIT {
             return marked;
         }
-        // Open, but nothing queued: the collector hands over part of its
-        // stack at its next look. Wait a moment for it, polling.
-        if asked.elapsed() > ASSIST_ASK_WAIT {
-            return None;
-        }
+        // Closed, or open with nothing queued: the collector opens them,
+        // or hands over part of its stack, at its next look (every
+        // CHECK_EVERY steps). Poll meanwhile, so that a round waiting for
+        // this thread goes on.
         threads::poll(ts);
         std::thread::yield_now();
     }

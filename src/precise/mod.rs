@@ -86,7 +86,8 @@
 //! read of the collector's state: marks, birth mode, barrier flag, the
 //! barrier log), `collector.rs` (the collector thread, the cycle, the
 //! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
-//! (including mutator pauses), `error.rs`, `cache.rs` (hot flags kept off other data's cache lines, prefetching).
+//! (including mutator pauses), `error.rs`; the crate's `cache.rs` keeps
+//! the hot flags off other data's cache lines and prefetches.
 
 mod access;
 mod collector;
