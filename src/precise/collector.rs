@@ -43,8 +43,9 @@
 //!    every unswept block concurrently with the mutators (which may sweep
 //!    the blocks they take themselves). The pacer's next goal is set as the
 //!    sweep starts, and allocations waiting for the cycle go on then.
-//!    Handles freed by the collector's sweep go to the pool at the end of
-//!    the cycle; cells freed by any sweep are free from then on. Then
+//!    A cell freed by any sweep is free from then on, and keeps its
+//!    handle's index for its next object (with the next generation); the
+//!    handles of large objects go to the pool at the end of the cycle. Then
 //!    statistics, and the pacer gives back idle blocks.
 //!
 //! Memory and handles freed by a cycle are therefore reused only once its
@@ -551,17 +552,10 @@ fn run_cycle() {
         c.marked = c.started;
         DONE.notify_all();
     }
-    // Handles freed by the sweep go to the pool a batch at a time (the
-    // cycle is complete: they may be reused at once).
-    let mut batch = handles::empty_batch();
-    heap::sweep_all_unswept(id, &mut |h| {
-        batch.push(h);
-        if batch.len() == handles::BATCH {
-            let full = std::mem::replace(&mut batch, handles::empty_batch());
-            handles::release_batch(full);
-        }
-    });
-    handles::release_batch(batch);
+    // A swept cell keeps its handle's index for its next object (the
+    // cycle is complete: it may be reused at once); the handles of large
+    // objects go back to the pool.
+    heap::sweep_all_unswept(id);
     handles::release(freed);
     heap::end_sweep();
     stats::record_cycle(stats::Cycle {

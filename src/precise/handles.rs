@@ -18,16 +18,16 @@
 //! is the only way a stale handle escapes detection.
 //!
 //! Freeing an object therefore does not touch the table: the sweep clears
-//! the header (which it reads anyway) and the entry goes on pointing at the
-//! cell, whose header no longer matches. Between the end of the marking
-//! that found an object dead and the (lazy) sweep of its cell, its header
-//! still holds its handle; validation also requires the object's mark to
-//! be the last completed cycle's or the running one's
+//! the header's handle word (which it reads anyway) and the entry goes on
+//! pointing at the cell, whose header no longer matches. Between the end
+//! of the marking that found an object dead and the (lazy) sweep of its
+//! cell, its header still holds its handle; validation also requires the
+//! object's mark to be the last completed cycle's or the running one's
 //! ([`marking::is_live_mark`]), which a dead object's is not, so its
-//! handle is stale from the end of marking on. Small-object cells stay mapped for
-//! the life of the process, so the entry can always be read through. A
-//! large object's memory is returned to the allocator, so its entry is
-//! pointed at a static tombstone header first.
+//! handle is stale from the end of marking on. Small-object cells stay
+//! mapped for the life of the process, so the entry can always be read
+//! through. A large object's memory is returned to the allocator, so its
+//! entry is pointed at a static tombstone header first.
 //!
 //! # Storage
 //!
@@ -35,20 +35,35 @@
 //! (1 MiB each), allocated on demand and never moved or freed, so a reader
 //! on any thread can never see freed table memory. Capacity: 2^30 handles.
 //!
-//! # Allocation and reuse
+//! # Handles bound to cells
 //!
-//! Each thread takes handle values from its own cache ([`LocalHandles`]: a
-//! `Vec` pop, no atomics), refilled in batches of [`BATCH`] from a global
-//! pool or, when the pool is empty, from never-used indices. A handle freed
-//! by a collection goes, with its generation advanced, to that cycle's
-//! pending list ([`Freed`]) and reaches the pool only through [`release`],
-//! which the collector calls when the cycle that freed it has completed; a
-//! handle freed by a lazy sweep after its cycle completed goes straight to
-//! the sweeping thread's cache ([`LocalHandles::push`]).
+//! Every cell of a small-object block is *bound* to an index of its own
+//! ([`bind`], when the block is laid out for its size class): the entry
+//! points at the cell for as long as the layout lasts, and a free cell's
+//! header holds the handle value its next object takes (see
+//! `heap/object.rs`). An allocation takes the value its cell holds; the
+//! sweep that frees the cell leaves the next generation there. So neither
+//! allocating nor freeing a small object touches the table or any list of
+//! handles, and a freed handle is reused only by the next object in the
+//! same cell, after the cycle that freed it (cells are swept only then).
+//! A free block laid out for another class, or given back to the system,
+//! is unbound first ([`unbind`]): its entries point at the tombstone, and
+//! the values (never handed out) go to the pool.
+//!
+//! # Large objects
+//!
+//! A large object takes a handle value from its thread's cache
+//! ([`LocalHandles`]: a `Vec` pop, no atomics), refilled in batches of
+//! [`BATCH`] from the global pool or, when the pool is empty, from
+//! never-used indices. Its handle, freed by a collection, goes with its
+//! generation advanced to that cycle's pending list ([`Freed`]) and reaches
+//! the pool only through [`release`], which the collector calls when the
+//! cycle that freed it has completed.
 //!
 //! Publication: an allocating thread writes the header (the handle last,
-//! release) and then the entry (release); readers load the entry, then the
-//! header's handle (both acquire).
+//! release); a large object's entry is written after it (release), a
+//! cell's was written when the cell was bound, before its header named any
+//! handle. Readers load the entry, then the header's handle (both acquire).
 
 use super::error::{Error, Result};
 use super::heap::Header;
@@ -62,7 +77,7 @@ use std::sync::Mutex;
 
 /// Bits of a handle that hold the table index plus one.
 pub(crate) const INDEX_BITS: u32 = 40;
-const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+pub(crate) const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 /// Added to a handle to advance its generation (wrapping, index intact).
 const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 
@@ -70,6 +85,8 @@ const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 pub(crate) const BATCH: usize = 4096;
 
 type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
+/// The number of table indices there can be.
+pub(crate) const MAX_INDEX: usize = Table::CAPACITY;
 static TABLE: CachePadded<Table> = CachePadded(Table::new());
 
 /// Where the entry of a freed large object points: a header that matches
@@ -96,6 +113,16 @@ impl Handle {
             Some(raw) => Ok(Handle(raw)),
             None => Err(Error::NullHandle),
         }
+    }
+
+    /// The handle with this raw value, known to be non-zero.
+    ///
+    /// # Safety
+    /// `raw` is not 0.
+    #[inline(always)]
+    pub(crate) const unsafe fn from_raw_unchecked(raw: u64) -> Handle {
+        // SAFETY: per the caller.
+        Handle(unsafe { NonZeroU64::new_unchecked(raw) })
     }
 
     /// The raw value (what the C ABI passes around).
@@ -219,6 +246,97 @@ pub(crate) fn names(handle: u64, hdr: *mut Header) -> bool {
     entry(handle).is_some_and(|e| e.load(Ordering::Relaxed) == hdr)
 }
 
+/// Binds `cells.len()` handle values (next generation, never handed out)
+/// to the free cells `cells` (whose headers do not name them yet), one each,
+/// from the pool or never-used indices: `init(cell, value)` writes the
+/// cell's free header, then the entry of the value is pointed at the cell.
+/// On an error no cell is bound.
+///
+/// # Safety
+/// Every cell is a free cell owned by the caller.
+pub(crate) unsafe fn bind(
+    cells: impl ExactSizeIterator<Item = *mut Header>,
+    mut init: impl FnMut(*mut Header, u64),
+) -> Result<()> {
+    let n = cells.len();
+    let mut values = take(n)?;
+    for (cell, value) in cells.zip(values.drain(..)) {
+        init(cell, value);
+        let index = ((value & INDEX_MASK) - 1) as usize;
+        // SAFETY: `take` ensured the index's chunk.
+        unsafe { TABLE.get_unchecked(index) }.store(cell, Ordering::Release);
+    }
+    give_back_spare(values);
+    Ok(())
+}
+
+/// Unbinds the free cells of a block about to be laid out anew or given
+/// back to the system: the entry of each value (what the cell would have
+/// handed out next) points at the tombstone, and the values go back to the
+/// pool. Nobody holds them: they were never handed out.
+pub(crate) fn unbind(values: impl Iterator<Item = u64>) {
+    let mut batch = Vec::new();
+    for value in values {
+        if let Some(e) = entry(value) {
+            e.store(std::ptr::addr_of!(TOMBSTONE).cast_mut(), Ordering::Release);
+        }
+        batch.push(value);
+    }
+    release(Freed { handles: batch });
+}
+
+/// `n` handle values that nobody holds (next generation), from the pool's
+/// batches or never-used indices (their table chunks ensured).
+fn take(n: usize) -> Result<Vec<u64>> {
+    let mut pool = pool();
+    let mut out = pool.spare.pop().unwrap_or_default();
+    while out.len() < n {
+        let Some(mut batch) = pool.batches.pop() else {
+            break;
+        };
+        let want = n - out.len();
+        if batch.len() > want {
+            out.extend(batch.drain(batch.len() - want..));
+            pool.batches.push(batch);
+        } else {
+            out.append(&mut batch);
+            if pool.spare.len() < MAX_SPARE {
+                pool.spare.push(batch);
+            }
+        }
+    }
+    if out.len() < n {
+        let start = FRESH.load(Ordering::Relaxed);
+        let end = start + (n - out.len());
+        let failed = if end > Table::CAPACITY {
+            Some(Error::OutOfHandles)
+        } else if !TABLE.ensure(start) || !TABLE.ensure(end - 1) {
+            Some(Error::OutOfMemory)
+        } else {
+            None
+        };
+        if let Some(e) = failed {
+            if !out.is_empty() {
+                pool.batches.push(out);
+            }
+            return Err(e);
+        }
+        FRESH.store(end, Ordering::Relaxed);
+        out.extend((start as u64 + 1..end as u64 + 1).map(|i| i + NEXT_GENERATION));
+    }
+    Ok(out)
+}
+
+/// Keeps an emptied vector for the next [`take`].
+fn give_back_spare(values: Vec<u64>) {
+    if values.capacity() >= BATCH {
+        let mut pool = pool();
+        if pool.spare.len() < MAX_SPARE {
+            pool.spare.push(values);
+        }
+    }
+}
+
 /// Handles freed by one cycle, waiting for it to complete.
 pub(crate) struct Freed {
     handles: Vec<u64>,
@@ -262,10 +380,9 @@ pub(crate) fn free_large(handle: u64, freed: &mut Freed) {
 
 struct Pool {
     batches: Vec<Vec<u64>>,
-    /// Emptied batch vectors, kept for the sweep to fill again: a batch is
-    /// filled on the collector thread and emptied on a mutator, and freeing
-    /// it there would make the allocator trim and refault the collector's
-    /// arena every cycle.
+    /// Emptied batch vectors, kept for [`take`] to fill again: a batch is
+    /// filled on one thread and emptied on another, and freeing it there
+    /// would make the allocator trim and refault the first one's arena.
     spare: Vec<Vec<u64>>,
 }
 
@@ -302,23 +419,6 @@ pub(crate) fn release(freed: Freed) {
         pool.batches.push(rest);
     }
     pool.batches.push(handles);
-}
-
-/// An empty vector with room for a batch, for [`release_batch`]: a spare
-/// one if a cache gave one back.
-pub(crate) fn empty_batch() -> Vec<u64> {
-    pool()
-        .spare
-        .pop()
-        .unwrap_or_else(|| Vec::with_capacity(BATCH))
-}
-
-/// Makes a batch of handles (next generation, at most [`BATCH`]) freed by a
-/// completed cycle available for reuse.
-pub(crate) fn release_batch(batch: Vec<u64>) {
-    if !batch.is_empty() {
-        pool().batches.push(batch);
-    }
 }
 
 /// How many table indices have ever been handed out (the table's high-water
@@ -359,25 +459,6 @@ impl LocalHandles {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.free.is_empty()
-    }
-
-    /// Adds a handle freed by this thread's sweep (its cycle is over, so it
-    /// may be reused at once); an overfull cache gives half to the pool.
-    #[inline(always)]
-    pub(crate) fn push(&mut self, next: u64) {
-        self.free.push(next);
-        if self.free.len() >= 8 * BATCH {
-            self.spill();
-        }
-    }
-
-    #[cold]
-    fn spill(&mut self) {
-        let mut pool = pool();
-        while self.free.len() > 4 * BATCH {
-            let batch = self.free.split_off(self.free.len() - BATCH);
-            pool.batches.push(batch);
-        }
     }
 
     /// Fills an empty cache from the pool, or with never-used indices.

@@ -125,3 +125,49 @@ fn leave_native_does_not_wait_for_a_running_collection() {
     );
     assert_eq!(fresh, Ok(7), "an object allocated during marking was freed");
 }
+
+#[test]
+#[serial(precise)]
+fn a_stale_handle_to_a_reused_cell_names_nothing() {
+    install_scanner();
+    std::thread::spawn(|| {
+        const N: u64 = 2_000;
+        // Never rooted: freed by the next collection, their cells reused.
+        let old: std::collections::HashMap<u64, Handle> = (0..N)
+            .map(|_| alloc_array(bytes_type(), 8).unwrap())
+            .map(|h| (h.index(), h))
+            .collect();
+        collect().unwrap();
+        let frame = Frame::new().unwrap();
+        let mut reused = Vec::new();
+        for i in 0..4 * N {
+            let h = alloc_array(bytes_type(), 8).unwrap();
+            frame.root(h).unwrap();
+            write_u64(h, 0, i).unwrap();
+            if let Some(&o) = old.get(&h.index()) {
+                reused.push((o, h, i));
+            }
+        }
+        assert!(
+            reused.len() as u64 >= N / 2,
+            "only {} of {N} freed cells were reused",
+            reused.len()
+        );
+        for &(o, h, i) in &reused {
+            assert_eq!(h.generation(), o.generation() + 1, "{h:?} after {o:?}");
+            assert_eq!(deref(o), Err(Error::StaleHandle), "{o:?} names {h:?}");
+            assert_eq!(read_u64(h, 0), Ok(i));
+        }
+        // A stale word in root memory keeps nothing alive, not even the
+        // object now in its cell.
+        let (o, h, _) = reused[0];
+        ROOT_MEMORY[0].store(o.to_raw(), Ordering::Relaxed);
+        drop(frame);
+        collect().unwrap();
+        ROOT_MEMORY[0].store(0, Ordering::Relaxed);
+        assert_eq!(deref(h), Err(Error::StaleHandle), "a stale word kept {h:?}");
+        assert_eq!(deref(o), Err(Error::StaleHandle));
+    })
+    .join()
+    .unwrap();
+}

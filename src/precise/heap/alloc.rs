@@ -6,11 +6,14 @@
 //! path is a compare and an add, with no lock and no atomic
 //! read-modify-write. When the block has no free run left, the thread
 //! takes (under the heap lock) a partly free block, a wholly free one, an
-//! unswept one (which it sweeps), or a new one. Large objects are
-//! `calloc`'d one by one and listed for the sweep.
+//! unswept one (which it sweeps), or a new one. A small object takes the
+//! handle its cell is bound to (see `object.rs`), so neither the fast path
+//! nor the slow one touches the handle table. Large objects are
+//! `calloc`'d one by one, take a handle from the thread's cache and are
+//! listed for the sweep.
 //!
 //! Allocation writes the collector's birth mark into the header
-//! ([`marking::birth_mode`]), in one place ([`init_object`]): the last
+//! ([`marking::birth_mode`]), in one place (`born`): the last
 //! completed cycle's (white) outside a marking, the same but logged for
 //! tracing (grey) while roots are being snapshotted, the running cycle's
 //! (black) after that (see `collector.rs`).
@@ -119,75 +122,87 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
         let cell = CELL[class as usize] as usize;
         let buf = &mut local.heap.bufs[class as usize];
         if buf.limit - buf.cursor >= cell {
-            if let Some(handle) = local.handles.pop() {
-                let p = buf.cursor;
-                buf.cursor = p + cell;
-                // SAFETY: p is a free cell of this thread's run.
-                return Ok(unsafe {
-                    init_object(ts, p as *mut Header, type_id, size, handle, true)
-                });
-            }
+            let p = buf.cursor;
+            buf.cursor = p + cell;
+            // SAFETY: p is a free cell of this thread's run.
+            return Ok(unsafe { init_small(ts, p as *mut Header, type_id, size) });
         }
     }
     alloc_slow(ts, type_id, size, class)
 }
 
-/// Writes the header of a new object and gives it a handle. The only place
-/// that writes a birth mark.
+/// Writes the header of a new small object in the free cell at `hdr`,
+/// which gives it its handle: the table entry of the cell's index points
+/// at the cell already (see `object.rs`). One of the two places that write
+/// a birth mark.
 ///
 /// # Safety
-/// `hdr` is a free cell (or zeroed large allocation) of at least
-/// `HEADER + size` bytes owned by this thread; `handle` was just popped
-/// from this thread's handle cache.
+/// `hdr` is a free cell of at least `HEADER + size` bytes owned by this
+/// thread.
 #[inline(always)]
-unsafe fn init_object(
-    ts: &ThreadState,
-    hdr: *mut Header,
-    type_id: u32,
-    size: u32,
-    handle: u64,
-    small: bool,
-) -> Handle {
+unsafe fn init_small(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32) -> Handle {
+    // SAFETY: the cell is ours.
+    let handle = unsafe { Header::next_handle(hdr) };
     if cfg!(debug_assertions) {
         // SAFETY: as below.
         unsafe { check_and_clear_poison(hdr, size as usize) };
-    } else if small {
+    } else {
         // SAFETY: a free cell of ours with room for the payload rounded up
-        // to 8 (cells are multiples of 8); large objects come zeroed.
+        // to 8 (cells are multiples of 8).
         unsafe { zero_payload(hdr, size as usize) };
     }
+    // SAFETY: the cell is ours; `handle` is the one it is bound to.
+    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
+    if grey {
+        // Born while roots are being snapshotted: traced by this cycle.
+        marking::log(ts, handle);
+    }
+    // SAFETY: the index bits of a bound handle are index + 1 >= 1.
+    unsafe { Handle::from_raw_unchecked(handle) }
+}
+
+/// Writes a new object's header, birth mark included, and counts it;
+/// whether it is born grey (to be logged by the caller once its handle
+/// resolves: see `collector.rs`).
+///
+/// # Safety
+/// `hdr` is the caller's, with room for the header, and nobody else has
+/// `handle` yet.
+#[inline(always)]
+unsafe fn born(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32, handle: u64) -> bool {
     let (mark, grey) = marking::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough.
     unsafe { Header::init(hdr, size, type_id, mark, handle) };
     ts.count_allocation();
-    // SAFETY: handle is fresh from our cache; the header is initialised.
-    let h = unsafe { handles::publish(handle, hdr) };
-    if grey {
-        // Born while roots are being snapshotted: traced by this cycle
-        // (logged once published, so that the marker can resolve it).
-        marking::log(ts, handle);
-    }
-    h
+    grey
 }
 
 #[cold]
 #[inline(never)]
 fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+    if class != LARGE {
+        let hdr = small_cell(ts, class)?;
+        // SAFETY: hdr is a free cell of ours.
+        return Ok(unsafe { init_small(ts, hdr, type_id, size) });
+    }
     ensure_handles(ts)?;
-    let hdr = if class == LARGE {
-        large_cell(ts, size)?
-    } else {
-        small_cell(ts, class)?
-    };
+    let hdr = large_cell(ts, size)?;
     // SAFETY: the calling thread is running and owns its state.
     let local = unsafe { ts.local() };
-    // Collections (possibly run by small_cell) leave handle caches alone.
+    // Collections (possibly run by large_cell) leave handle caches alone.
     let Some(handle) = local.handles.pop() else {
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
-    // SAFETY: hdr is a free cell of ours (a zeroed one if large), handle
-    // a fresh handle.
-    Ok(unsafe { init_object(ts, hdr, type_id, size, handle, class != LARGE) })
+    // SAFETY: hdr is a zeroed large allocation of ours, handle a fresh
+    // handle from our cache (the other place that writes a birth mark).
+    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
+    // SAFETY: as above; the header names the handle already.
+    let h = unsafe { handles::publish(handle, hdr) };
+    if grey {
+        // Logged once published, so that the marker can resolve it.
+        marking::log(ts, handle);
+    }
+    Ok(h)
 }
 
 /// Makes sure this thread's handle cache is not empty.
@@ -277,18 +292,16 @@ impl<'a> Retry<'a> {
     }
 }
 
-/// Sweeps every unswept block for `ts`: wholly free blocks it finds can
-/// serve any class (or be given back); freed handles go to `ts`'s cache.
-fn sweep_all_for(ts: &ThreadState) {
-    sweep_all_unswept(marking::completed_id(), &mut |h| {
-        // SAFETY: the calling thread's own state, no other borrow live.
-        unsafe { ts.local() }.handles.push(h)
-    });
+/// Sweeps every unswept block on behalf of an allocation that hit the heap
+/// limit: wholly free blocks it finds can serve any class (or be given
+/// back).
+fn sweep_all_for_limit() {
+    sweep_all_unswept(marking::completed_id());
 }
 
 /// A free cell of `class` for this thread, taking a new block if needed:
-/// a partly free one, else an unswept one (swept here, its dead objects'
-/// handles going to this thread's cache), else a wholly free or new one.
+/// a partly free one, else an unswept one (swept here), else a wholly free
+/// or new one.
 fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
     let c = class as usize;
     let cell = CELL[c] as usize;
@@ -332,7 +345,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
                 Err(Error::HeapLimit) => {
                     drop(heap);
                     // Unswept blocks of other classes may be wholly free.
-                    retry.on_limit(|| sweep_all_for(ts))?;
+                    retry.on_limit(sweep_all_for_limit)?;
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -354,10 +367,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
         if fresh == Fresh::Unswept {
             // SAFETY: the block is ours now; the world is not stopped, but
             // its dead objects are unreachable and fail validation.
-            let local = unsafe { ts.local() };
-            // SAFETY: as above.
-            let free =
-                unsafe { sweep_cells(base, cell, marking::live_mark(), |h| local.handles.push(h)) };
+            let free = unsafe { sweep_cells(base, cell, marking::live_mark()) };
             whole = free.free == cells_per_block(cell);
         }
         // SAFETY: as above.
@@ -426,7 +436,7 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
             drop(heap);
             // Wholly free blocks, found by sweeping, can be given back.
             retry.on_limit(|| {
-                sweep_all_for(ts);
+                sweep_all_for_limit();
                 self::heap().release_oldest_free(usize::MAX);
             })?;
             continue;
@@ -450,12 +460,12 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
 }
 
 /// In a forked child, for a thread that did not come along: the fork may
-/// have caught it between writing a new object's header (which names the
-/// object's handle) and pointing the handle at it. The cell just below
-/// each of its bump cursors is where that object would be; its handle is
-/// published, so that the sweep finds an ordinary unreachable object
-/// rather than a header and a handle that disagree. A cell whose header
-/// names no handle yet is free as it is (the popped handle is lost).
+/// have caught it allocating. The cell just below each of its bump cursors
+/// is where that object would be. If its header names a handle, the object
+/// is whole (the handle word is written last) and its cell's entry points
+/// at it: an ordinary object, unreachable. If not, the header may be half
+/// written, its binding lost: the cell is cleared and bound to a new index
+/// (the old one stays unused).
 pub(crate) fn finish_interrupted(local: &LocalHeap) {
     for (class, buf) in local.bufs.iter().enumerate() {
         let cell = CELL[class] as usize;
@@ -466,7 +476,19 @@ pub(crate) fn finish_interrupted(local: &LocalHeap) {
         // SAFETY: a cell of the block the thread owned, below its cursor
         // (allocated, or being allocated when the process forked); no other
         // thread touches it, and no cycle runs in the child yet.
-        unsafe { publish_interrupted(hdr) };
+        unsafe {
+            if (*hdr).handle.load(Ordering::Acquire) == 0 {
+                std::ptr::write_bytes(hdr.cast::<u8>(), 0, cell);
+                let bound = handles::bind(std::iter::once(hdr), |hdr, next| {
+                    Header::bind_free(hdr, next, 0)
+                });
+                if let Err(e) = bound {
+                    crate::abort(&format!(
+                        "defergc: precise: cannot bind a cell in the forked child: {e}"
+                    ));
+                }
+            }
+        }
     }
 }
 

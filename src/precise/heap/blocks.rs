@@ -10,6 +10,11 @@
 //! `sweep.rs`) or full; [`Inner`] keeps the lists, under one lock
 //! ([`heap`]). Large objects are listed here too, for the sweep.
 //!
+//! Every cell of a block that is not given back is bound to a handle index
+//! of its own (see `handles.rs`): binding happens when a block is laid out
+//! for a size class, unbinding when a free block is laid out for another
+//! or given back.
+//!
 //! Free blocks that no allocation needed for [`IDLE_RELEASE`], beyond the
 //! next cycle's allocation budget, are given back to the system at the end
 //! of a cycle (`MADV_DONTNEED`: the address range stays ours and reads as
@@ -21,8 +26,9 @@
 //! took 57,000 faults in 5 runs when every free block beyond the budget
 //! was given back at each cycle end, 15,000 with the idle rule.
 
-use super::object::{Header, CLASSES, MAX_SMALL_CELL};
+use super::object::{Header, CELL, CLASSES, MAX_SMALL_CELL};
 use crate::precise::error::{Error, Result};
+use crate::precise::handles;
 use crate::precise::marking;
 use std::collections::VecDeque;
 use std::ptr;
@@ -48,6 +54,38 @@ pub(super) fn first_cell(base: usize) -> usize {
 #[inline(always)]
 pub(super) fn cells_per_block(cell: usize) -> usize {
     (BLOCK - BLOCK_HEADER) / cell
+}
+
+/// The cells of the block at `base` laid out for `class`.
+fn cells(base: usize, class: u8) -> impl ExactSizeIterator<Item = *mut Header> {
+    let cell = CELL[class as usize] as usize;
+    (0..cells_per_block(cell)).map(move |i| (first_cell(base) + i * cell) as *mut Header)
+}
+
+/// Binds every cell of the block at `base`, laid out for `class`, to a
+/// handle index of its own (see `object.rs`).
+///
+/// # Safety
+/// The block is the caller's and reads as zeros.
+unsafe fn bind_block(base: usize, class: u8) -> Result<()> {
+    // SAFETY: free cells of the caller's block.
+    unsafe {
+        handles::bind(cells(base, class), |hdr, next| {
+            Header::bind_free(hdr, next, 0)
+        })
+    }
+}
+
+/// Unbinds every cell of the free block at `base`, laid out for `class`:
+/// their handle indices go back to the pool.
+///
+/// # Safety
+/// The block is the caller's, and every cell in it is free and bound.
+unsafe fn unbind_block(base: usize, class: u8) {
+    handles::unbind(cells(base, class).map(|hdr| {
+        // SAFETY: a free cell of the caller's block.
+        unsafe { Header::next_handle(hdr) }
+    }));
 }
 
 /// The live-object counter of the block holding the small object at `hdr`.
@@ -132,22 +170,28 @@ pub(super) struct Inner {
 // touched under the heap lock or by the protocol in the module docs.
 unsafe impl Send for Inner {}
 
-static HEAP: Mutex<Inner> = Mutex::new(Inner {
-    blocks: Vec::new(),
-    partial: [const { Vec::new() }; CLASSES],
-    unswept: [const { Vec::new() }; CLASSES],
-    free: Vec::new(),
-    free_low: 0,
-    past_lows: VecDeque::new(),
-    released: Vec::new(),
-    arena_next: 0,
-    arena_end: 0,
-    large: Vec::new(),
-    pending_large: Vec::new(),
-    block_bytes: 0,
-    large_bytes: 0,
-    lazy_sweep: true,
-});
+impl Inner {
+    const fn new() -> Inner {
+        Inner {
+            blocks: Vec::new(),
+            partial: [const { Vec::new() }; CLASSES],
+            unswept: [const { Vec::new() }; CLASSES],
+            free: Vec::new(),
+            free_low: 0,
+            past_lows: VecDeque::new(),
+            released: Vec::new(),
+            arena_next: 0,
+            arena_end: 0,
+            large: Vec::new(),
+            pending_large: Vec::new(),
+            block_bytes: 0,
+            large_bytes: 0,
+            lazy_sweep: true,
+        }
+    }
+}
+
+static HEAP: Mutex<Inner> = Mutex::new(Inner::new());
 
 pub(super) fn heap() -> MutexGuard<'static, Inner> {
     HEAP.lock().unwrap_or_else(|e| e.into_inner())
@@ -191,31 +235,43 @@ impl Inner {
 
     /// A wholly free block for `class`: from the free list, or carved anew
     /// within the heap limit. Every cell is free (handle word 0), laid out
-    /// for `class`.
+    /// for `class` and bound to a handle index (see `object.rs`).
     pub(super) fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
             self.free_low = self.free_low.min(self.free.len());
-            let block = &mut self.blocks[id as usize];
-            if block.class != class {
-                // Its free cells are laid out for another size class, and
-                // only their handle words are cleared: the new class's
-                // cell headers would fall on old payloads. Start from zero
-                // (atomically: a thread validating a stale handle may read
-                // an old handle word meanwhile).
-                let words = (block.base + BLOCK_HEADER) as *const AtomicU64;
+            let block = &self.blocks[id as usize];
+            let (base, old) = (block.base, block.class);
+            if old != class {
+                // Its free cells are laid out for another size class: the
+                // new class's cell headers would fall on old payloads.
+                // Unbind the old cells, start from zero (atomically: a
+                // thread validating a stale handle may read an old handle
+                // word meanwhile), and bind the new ones.
+                // SAFETY: a free block: every cell free and bound, no
+                // owner but us.
+                unsafe { unbind_block(base, old) };
+                let words = (base + BLOCK_HEADER) as *const AtomicU64;
                 for i in 0..(BLOCK - BLOCK_HEADER) / 8 {
                     // SAFETY: an aligned word of a free block: no object, no
                     // owner but us.
                     unsafe { &*words.add(i) }.store(0, Ordering::Relaxed);
                 }
+                // SAFETY: a zeroed block of ours.
+                if let Err(e) = unsafe { bind_block(base, class) } {
+                    self.give_back_unbound(id);
+                    return Err(e);
+                }
+                self.blocks[id as usize].class = class;
             }
-            block.class = class;
             return Ok(id);
         }
         if self.size().saturating_add(BLOCK) > LIMIT.load(Ordering::Relaxed) {
             return Err(Error::HeapLimit);
         }
-        if let Some(id) = self.released.pop() {
+        if let Some(&id) = self.released.last() {
+            // SAFETY: a released block reads as zeros and is ours.
+            unsafe { bind_block(self.blocks[id as usize].base, class) }?;
+            self.released.pop();
             self.block_bytes += BLOCK;
             PEAK.fetch_max(self.size(), Ordering::Relaxed);
             self.blocks[id as usize].class = class;
@@ -246,6 +302,8 @@ impl Inner {
             return Err(Error::OutOfMemory);
         }
         let base = self.arena_next;
+        // SAFETY: fresh zeroed memory of ours (taken below).
+        unsafe { bind_block(base, class) }?;
         self.arena_next += BLOCK;
         self.block_bytes += BLOCK;
         PEAK.fetch_max(self.size(), Ordering::Relaxed);
@@ -256,6 +314,18 @@ impl Inner {
             swept: 0,
         });
         Ok(self.blocks.len() as u32 - 1)
+    }
+
+    /// Gives a free block whose cells are not bound back to the system.
+    fn give_back_unbound(&mut self, id: u32) {
+        let block = &mut self.blocks[id as usize];
+        // SAFETY: the block is free and unbound (no object, no owner, no
+        // handle entry points into it) and inside one of our mappings; the
+        // range stays mapped and reads as zeros.
+        unsafe { libc::madvise(block.base as *mut libc::c_void, BLOCK, libc::MADV_DONTNEED) };
+        block.state = BlockState::Released;
+        self.block_bytes -= BLOCK;
+        self.released.push(id);
     }
 
     /// The end of a cycle: gives back free blocks that no allocation needed
@@ -292,13 +362,12 @@ impl Inner {
         let n = n.min(self.free.len());
         for i in 0..n {
             let id = self.free[i];
-            let block = &mut self.blocks[id as usize];
-            // SAFETY: the block is free (no object, no owner) and inside one
-            // of our mappings; the range stays mapped and reads as zeros.
-            unsafe { libc::madvise(block.base as *mut libc::c_void, BLOCK, libc::MADV_DONTNEED) };
-            block.state = BlockState::Released;
-            self.block_bytes -= BLOCK;
-            self.released.push(id);
+            let block = &self.blocks[id as usize];
+            // SAFETY: a free block: every cell free and bound, no owner but
+            // us. Its memory reads as zeros once given back, so its cells
+            // lose their handles first.
+            unsafe { unbind_block(block.base, block.class) };
+            self.give_back_unbound(id);
         }
         self.free.drain(..n);
         // Positions in the free list moved down by n.
@@ -340,5 +409,79 @@ impl Inner {
         } else {
             self.file_unswept(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::object::class_of;
+    use super::*;
+    use crate::precise::handles::{resolve, Handle};
+
+    /// The handle value each cell of block `id` is bound to; checks that
+    /// each one's entry points at its cell.
+    fn bound(heap: &Inner, id: u32) -> Vec<u64> {
+        let block = &heap.blocks[id as usize];
+        cells(block.base, block.class)
+            .map(|hdr| {
+                // SAFETY: a free cell of a block only this test uses.
+                let next = unsafe { Header::next_handle(hdr) };
+                assert!(handles::names(next, hdr), "{hdr:p} not bound to {next:#x}");
+                next
+            })
+            .collect()
+    }
+
+    fn stale(values: &[u64]) {
+        for &v in values {
+            let h = Handle::from_raw(v).unwrap();
+            assert_eq!(resolve(h), Err(Error::StaleHandle), "{h:?}");
+        }
+    }
+
+    #[test]
+    fn cells_are_bound_and_a_new_layout_or_giving_back_unbinds_them() {
+        let mut heap = Inner::new();
+        let (small, big) = (class_of(24), class_of(200));
+        let id = heap.take_free_block(small).unwrap();
+        let first = bound(&heap, id);
+        assert_eq!(first.len(), cells_per_block(CELL[small as usize] as usize));
+        let distinct: std::collections::HashSet<u64> =
+            first.iter().map(|v| v & handles::INDEX_MASK).collect();
+        assert_eq!(distinct.len(), first.len(), "an index bound twice");
+        stale(&first); // free cells name no object
+
+        // Laid out for another class: the old values no longer lead to
+        // the block's memory, the new cells are bound.
+        heap.file(id, true, false);
+        let again = heap.take_free_block(big).unwrap();
+        assert_eq!(again, id, "the free block was not reused");
+        let second = bound(&heap, id);
+        let base = heap.blocks[id as usize].base;
+        for &v in &first {
+            if let Some(hdr) = crate::precise::handles::entry_target(v) {
+                let inside = (base..base + BLOCK).contains(&(hdr as usize));
+                let rebound = second
+                    .iter()
+                    .any(|&n| n & handles::INDEX_MASK == v & handles::INDEX_MASK);
+                assert!(!inside || rebound, "{v:#x} still leads into the block");
+            }
+        }
+        stale(&first);
+
+        // Given back to the system: unbound, and bound anew when reused.
+        heap.file(id, true, false);
+        heap.release_oldest_free(usize::MAX);
+        assert_eq!(heap.blocks[id as usize].state, BlockState::Released);
+        for &v in &second {
+            let hdr = crate::precise::handles::entry_target(v);
+            assert!(
+                hdr.is_none_or(|h| !(base..base + BLOCK).contains(&(h as usize))),
+                "{v:#x} still leads into a block given back"
+            );
+        }
+        let third = heap.take_free_block(small).unwrap();
+        assert_eq!(third, id);
+        assert_eq!(bound(&heap, id).len(), first.len());
     }
 }

@@ -11,13 +11,19 @@
 //! at most [`MAX_SMALL_CELL`] live in blocks (`blocks.rs`); larger ones are
 //! allocated one by one ([`LARGE`]).
 //!
-//! Invariant: a free cell is recognised by its handle word 0. The sweep
-//! frees a dead cell by clearing only that word ([`free_cell`]); allocation
-//! zeroes the payload it hands out ([`zero_payload`]). Debug builds also
-//! poison a freed cell's payload and stamp its size word, and check both
-//! when the cell is reused ([`check_and_clear_poison`]): a write through a
-//! dangling pointer aborts with a `defergc:` message.
+//! Invariant: a free cell is recognised by its handle word 0, and is bound
+//! to the handle value its next object takes: its size word holds the
+//! handle's low bits (the table index plus one), its 24 type bits the
+//! generation ([`Header::next_handle`]), and the table entry of that index
+//! points at the cell (see `handles.rs`). The sweep frees a dead cell by
+//! clearing its handle word and writing the next generation of its handle
+//! there ([`free_cell`]); allocation zeroes the payload it hands out
+//! ([`zero_payload`]). Debug builds also poison a freed cell's payload and
+//! stamp its mark byte, and check both, and the binding, when the cell is
+//! reused ([`check_and_clear_poison`]): a write through a dangling pointer
+//! aborts with a `defergc:` message.
 
+use crate::precise::handles::{self, INDEX_BITS, INDEX_MASK};
 use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
@@ -98,7 +104,44 @@ impl Header {
             (*hdr).handle.store(handle, Ordering::Release);
         }
     }
+
+    /// Writes the header of a free cell bound to the handle value `next`
+    /// (see [`next_handle`](Header::next_handle)): handle word 0, the
+    /// rest naming `next`.
+    ///
+    /// # Safety
+    /// `hdr` is a free cell owned by the caller. Other threads may only
+    /// read its handle word (validating a stale handle).
+    #[inline(always)]
+    pub(super) unsafe fn bind_free(hdr: *mut Header, next: u64, mark: u8) {
+        // SAFETY: the cell is the caller's.
+        unsafe {
+            (*hdr).handle.store(0, Ordering::Relaxed);
+            ptr::addr_of_mut!((*hdr).size).write((next & INDEX_MASK) as u32);
+            ptr::addr_of_mut!((*hdr).type_lo).write((next >> INDEX_BITS) as u16);
+            ptr::addr_of_mut!((*hdr).type_hi).write((next >> (INDEX_BITS + 16)) as u8);
+            (*hdr).mark.store(mark, Ordering::Relaxed);
+        }
+    }
+
+    /// The handle value the free cell at `hdr` is bound to: the one its
+    /// next object takes. A free cell keeps its table index for the life
+    /// of its block's layout; its size word holds the index (plus one:
+    /// the handle's low bits) and its type bits the next generation.
+    ///
+    /// # Safety
+    /// `hdr` is a free cell owned by the caller.
+    #[inline(always)]
+    pub(super) unsafe fn next_handle(hdr: *mut Header) -> u64 {
+        // SAFETY: the cell is the caller's.
+        unsafe { u64::from((*hdr).size) | u64::from((*hdr).type_id()) << INDEX_BITS }
+    }
 }
+
+// A free cell keeps a handle's index (plus one) in its 32-bit size word.
+const _: () = assert!(crate::precise::handles::MAX_INDEX < u32::MAX as usize);
+// And its generation in the 24 type bits.
+const _: () = assert!(64 - INDEX_BITS == 24);
 
 /// Type ids fit in the header's 24 bits.
 pub(crate) const MAX_TYPE_ID: u32 = (1 << 24) - 1;
@@ -162,28 +205,31 @@ pub(crate) fn class_of(size: usize) -> u8 {
 
 /// Written over the payload of freed cells in debug builds.
 const POISON: u8 = 0xDB;
-/// Written in the size word of freed cells in debug builds.
-const FREED_STAMP: u32 = 0xF4EE_D0DE;
+/// Written in the mark byte of freed cells in debug builds (a free cell's
+/// mark is read by nobody; a freshly bound one's is 0).
+const FREED_MARK: u8 = 0xF4;
 
-/// Debug builds: before a cell is reused, checks that nobody wrote to it
-/// since it was freed (its payload still all poison, its stamp intact, or
-/// all zero if never used), then zeroes it. A write through a dangling
-/// pointer is reported here instead of corrupting the new object.
+/// Debug builds: before a cell is reused, checks that it is bound to its
+/// handle's entry and that nobody wrote to it since it was freed (its
+/// payload still all poison, or all zero if never used), then zeroes it. A
+/// write through a dangling pointer is reported here instead of corrupting
+/// the new object.
 ///
 /// # Safety
-/// `hdr` is a free cell (or fresh large allocation) of at least
-/// `HEADER + size` bytes owned by the caller.
+/// `hdr` is a free cell of at least `HEADER + size` bytes owned by the
+/// caller.
 pub(super) unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
     // SAFETY: forwarded from the caller.
     unsafe {
-        let stamp = (*hdr).size;
-        let payload = std::slice::from_raw_parts_mut(Header::payload(hdr), size);
-        let fill = if stamp == FREED_STAMP { POISON } else { 0 };
-        if stamp != 0 && stamp != FREED_STAMP {
+        let next = Header::next_handle(hdr);
+        if !handles::names(next, hdr) {
             crate::abort(&format!(
-                "defergc: precise: heap corruption: free cell {hdr:p} has size word {stamp:#x}"
+                "defergc: precise: heap corruption: free cell {hdr:p} is not bound to {next:#x}"
             ));
         }
+        let stamp = (*hdr).mark.load(Ordering::Relaxed);
+        let payload = std::slice::from_raw_parts_mut(Header::payload(hdr), size);
+        let fill = if stamp == FREED_MARK { POISON } else { 0 };
         if let Some(i) = payload.iter().position(|&b| b != fill) {
             crate::abort(&format!(
                 "defergc: precise: use after free: byte {i} of freed cell {hdr:p} was written ({:#x})",
@@ -196,28 +242,30 @@ pub(super) unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
     }
 }
 
-/// Frees a dead cell: its handle word becomes 0, which makes it free and
-/// its handle stale. The rest is left as it is (allocation zeroes the
-/// payload it uses, see [`zero_payload`]); debug builds poison the first
-/// `used` bytes after the header and stamp the size word instead.
+/// Frees the cell of the dead object whose handle is `handle`: its handle
+/// word becomes 0, which makes it free and the handle stale, and the cell
+/// stays bound to the handle's index with the next generation (see
+/// [`Header::next_handle`]). The payload is left as it is (allocation
+/// zeroes the payload it uses, see [`zero_payload`]); debug builds poison
+/// the first `used` bytes after the header and stamp the mark instead.
 ///
 /// # Safety
 /// `hdr` is a dead object's cell of at least `used` bytes, owned by the
-/// caller. Other threads may only read its handle word and, if that still
-/// matched, its mark (validating a stale handle): both are atomics; nothing
-/// else of a dead object is read by anyone.
+/// caller, and `handle` its handle. Other threads may only read its handle
+/// word and, if that still matched, its mark (validating a stale handle):
+/// both are atomics; nothing else of a dead object is read by anyone.
 #[inline(always)]
-pub(super) unsafe fn free_cell(hdr: *mut Header, used: usize) {
+pub(super) unsafe fn free_cell(hdr: *mut Header, handle: u64, used: usize) {
+    let next = handles::next_generation(handle);
     // SAFETY: forwarded from the caller.
     unsafe {
-        (*hdr).handle.store(0, Ordering::Relaxed);
         if cfg!(debug_assertions) {
             // Poisoned and stamped, checked when the cell is reused.
-            (*hdr).mark.store(0, Ordering::Relaxed);
-            ptr::addr_of_mut!((*hdr).type_lo).write(0);
-            ptr::addr_of_mut!((*hdr).type_hi).write(0);
-            ptr::addr_of_mut!((*hdr).size).write(FREED_STAMP);
+            Header::bind_free(hdr, next, FREED_MARK);
             ptr::write_bytes(Header::payload(hdr), POISON, used - HEADER);
+        } else {
+            let mark = (*hdr).mark.load(Ordering::Relaxed);
+            Header::bind_free(hdr, next, mark);
         }
     }
 }

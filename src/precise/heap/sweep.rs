@@ -11,8 +11,10 @@
 //! blocks ([`sweep_all_unswept`]), concurrently with the mutators; a thread
 //! that finds no swept block to allocate in may take an unswept one and
 //! sweep it itself (`alloc.rs`). A sweep frees the cells of objects whose
-//! mark is not the last completed cycle's (clears their handle word) and
-//! their handles (next generation). The mutator's share stays small: it
+//! mark is not the last completed cycle's: it clears their handle word,
+//! and each cell keeps its handle's index with the next generation for
+//! the next object allocated in it, so neither the sweep nor allocation
+//! touches the handle table. The mutator's share stays small: it
 //! prefers blocks the collector has swept already. Until its cell is
 //! swept, a dead object's handle is rejected by validation through its
 //! stale mark (see `handles.rs`).
@@ -39,19 +41,15 @@ pub(super) struct Cells {
 }
 
 /// Frees every object in the block at `base` (cells of `cell` bytes) whose
-/// mark is not `live_mark`, giving each one's handle (next generation) to
-/// `freed`; returns how many cells are free afterwards.
+/// mark is not `live_mark`; each freed cell keeps its handle's index, with
+/// the next generation, for the next object in it. Returns how many cells
+/// are free afterwards.
 ///
 /// # Safety
 /// The caller owns the block (no thread allocates in it, and no collection
 /// marks meanwhile), every object in it was marked by the cycle whose mark
 /// is `live_mark` if reachable, and that cycle has completed marking.
-pub(super) unsafe fn sweep_cells(
-    base: usize,
-    cell: usize,
-    live_mark: u8,
-    mut freed: impl FnMut(u64),
-) -> Cells {
+pub(super) unsafe fn sweep_cells(base: usize, cell: usize, live_mark: u8) -> Cells {
     let cells = cells_per_block(cell);
     let mut out = Cells::default();
     for i in 0..cells {
@@ -71,10 +69,9 @@ pub(super) unsafe fn sweep_cells(
                 handles::names(handle, hdr),
                 "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
             );
-            freed(handles::next_generation(handle));
             // SAFETY: a dead object's cell; once its handle word is 0 the
             // handle is stale. Debug builds poison the whole cell.
-            unsafe { free_cell(hdr, cell) };
+            unsafe { free_cell(hdr, handle, cell) };
             out.free += 1;
         }
     }
@@ -85,7 +82,7 @@ pub(super) unsafe fn sweep_cells(
 /// swept), freeing the objects that cycle `cycle` (completed) did not mark,
 /// and files it as free, partly free or full. Stops (leaving the rest
 /// unswept) if a marking starts meanwhile.
-pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut impl FnMut(u64)) {
+pub(crate) fn sweep_all_unswept(cycle: u32) {
     let mut class = 0;
     while class < CLASSES {
         let mut heap = heap();
@@ -105,7 +102,7 @@ pub(crate) fn sweep_all_unswept(cycle: u32, freed: &mut impl FnMut(u64)) {
         // (lazy_sweep was on when we took it, and a marking only starts
         // tracing once every thread, the collector included, is done
         // sweeping what it took), and `cycle`'s marking is complete.
-        let cells = unsafe { sweep_cells(base, cell, cycle as u8, &mut *freed) };
+        let cells = unsafe { sweep_cells(base, cell, cycle as u8) };
         let mut heap = self::heap();
         heap.blocks[id as usize].swept = cycle;
         heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
