@@ -17,9 +17,10 @@
 //! index, so a stale handle kept that long could alias a new object. That
 //! is the only way a stale handle escapes detection.
 //!
-//! Freeing an object therefore does not touch the table: the sweep clears
-//! the header's handle word (which it reads anyway) and the entry goes on
-//! pointing at the cell, whose header no longer matches. Between the end
+//! Freeing an object therefore does not touch the table: the sweep
+//! rewrites the header's handle word (which it reads anyway) as a free
+//! cell's, and the entry goes on pointing at the cell, whose header no
+//! longer matches. Between the end
 //! of the marking that found an object dead and the (lazy) sweep of its
 //! cell, its header still holds its handle; validation also requires the
 //! object's mark to be the last completed cycle's or the running one's
@@ -175,7 +176,8 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     }
     // SAFETY: a non-null entry points to a small-object cell (never
     // unmapped), a live large object, or the tombstone. The mark is read
-    // only once the handle matches, so it is this object's.
+    // only once the handle matches (which a free cell's word, with its
+    // free bit, never does), so it is this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
             && marking::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
@@ -193,8 +195,8 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
 #[cfg(test)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
     let hdr = entry(raw)?.load(Ordering::Acquire);
-    // SAFETY: as in resolve; raw is non-zero here (0 has no entry), so a
-    // free cell (handle 0) never matches.
+    // SAFETY: as in resolve; a value that has an entry has neither the
+    // free bit nor is 0, so a free cell or a tombstone never matches.
     (!hdr.is_null() && unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
 }
 
@@ -210,8 +212,8 @@ pub(crate) fn entry_target(raw: u64) -> Option<*mut Header> {
 /// Whether `hdr` (from [`entry_target`]) is the live object of `raw`.
 #[inline(always)]
 pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
-    // SAFETY: as in resolve; raw is non-zero (0 has no entry), so a free
-    // cell (handle 0) never matches.
+    // SAFETY: as in resolve; a value that has an entry has neither the
+    // free bit nor is 0, so a free cell or a tombstone never matches.
     unsafe { (*hdr).handle.load(Ordering::Acquire) == raw }
 }
 

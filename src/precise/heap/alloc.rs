@@ -29,7 +29,8 @@ use super::blocks::{
     cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
 };
 use super::object::{
-    check_and_clear_poison, class_of, zero_payload, Header, CELL, CLASSES, GRANULE, HEADER, LARGE,
+    check_and_clear_poison, class_of, is_free, zero_payload, Header, CELL, CLASSES, GRANULE,
+    HEADER, LARGE,
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
@@ -404,7 +405,7 @@ enum Fresh {
 fn next_run(buf: &mut Bump, cell: usize) -> bool {
     let is_free = |p: usize| {
         // SAFETY: a cell of an owned block: free (zero) or an object.
-        unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) == 0 }
+        is_free(unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) })
     };
     let mut p = buf.scan;
     while p < buf.end && !is_free(p) {
@@ -461,11 +462,11 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
 
 /// In a forked child, for a thread that did not come along: the fork may
 /// have caught it allocating. The cell just below each of its bump cursors
-/// is where that object would be. If its header names a handle, the object
-/// is whole (the handle word is written last) and its cell's entry points
-/// at it: an ordinary object, unreachable. If not, the header may be half
-/// written, its binding lost: the cell is cleared and bound to a new index
-/// (the old one stays unused).
+/// is where that object would be. If the cell is not free, the object is
+/// whole (its handle word is written last) and its cell's entry points at
+/// it: an ordinary object, unreachable. If it is free, the handle word
+/// still binds it, but the rest may be half written: it is cleared, as a
+/// cell never used (debug builds check that when it is reused).
 pub(crate) fn finish_interrupted(local: &LocalHeap) {
     for (class, buf) in local.bufs.iter().enumerate() {
         let cell = CELL[class] as usize;
@@ -475,18 +476,12 @@ pub(crate) fn finish_interrupted(local: &LocalHeap) {
         let hdr = (buf.cursor - cell) as *mut Header;
         // SAFETY: a cell of the block the thread owned, below its cursor
         // (allocated, or being allocated when the process forked); no other
-        // thread touches it, and no cycle runs in the child yet.
+        // thread touches it, and no cycle runs in the child yet. Only the
+        // bytes after the handle word are written.
         unsafe {
-            if (*hdr).handle.load(Ordering::Acquire) == 0 {
-                std::ptr::write_bytes(hdr.cast::<u8>(), 0, cell);
-                let bound = handles::bind(std::iter::once(hdr), |hdr, next| {
-                    Header::bind_free(hdr, next, 0)
-                });
-                if let Err(e) = bound {
-                    crate::abort(&format!(
-                        "defergc: precise: cannot bind a cell in the forked child: {e}"
-                    ));
-                }
+            if is_free((*hdr).handle.load(Ordering::Acquire)) {
+                let rest = hdr.cast::<u8>().add(8);
+                std::ptr::write_bytes(rest, 0, cell - 8);
             }
         }
     }

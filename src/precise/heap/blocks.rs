@@ -69,11 +69,7 @@ fn cells(base: usize, class: u8) -> impl ExactSizeIterator<Item = *mut Header> {
 /// The block is the caller's and reads as zeros.
 unsafe fn bind_block(base: usize, class: u8) -> Result<()> {
     // SAFETY: free cells of the caller's block.
-    unsafe {
-        handles::bind(cells(base, class), |hdr, next| {
-            Header::bind_free(hdr, next, 0)
-        })
-    }
+    unsafe { handles::bind(cells(base, class), |hdr, next| Header::bind_free(hdr, next)) }
 }
 
 /// Unbinds every cell of the free block at `base`, laid out for `class`:
@@ -234,8 +230,8 @@ impl Inner {
     }
 
     /// A wholly free block for `class`: from the free list, or carved anew
-    /// within the heap limit. Every cell is free (handle word 0), laid out
-    /// for `class` and bound to a handle index (see `object.rs`).
+    /// within the heap limit. Every cell is free, laid out for `class` and
+    /// bound to a handle index (see `object.rs`).
     pub(super) fn take_free_block(&mut self, class: u8) -> Result<u32> {
         if let Some(id) = self.free.pop() {
             self.free_low = self.free_low.min(self.free.len());

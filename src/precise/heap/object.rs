@@ -11,19 +11,18 @@
 //! at most [`MAX_SMALL_CELL`] live in blocks (`blocks.rs`); larger ones are
 //! allocated one by one ([`LARGE`]).
 //!
-//! Invariant: a free cell is recognised by its handle word 0, and is bound
-//! to the handle value its next object takes: its size word holds the
-//! handle's low bits (the table index plus one), its 24 type bits the
-//! generation ([`Header::next_handle`]), and the table entry of that index
-//! points at the cell (see `handles.rs`). The sweep frees a dead cell by
-//! clearing its handle word and writing the next generation of its handle
-//! there ([`free_cell`]); allocation zeroes the payload it hands out
-//! ([`zero_payload`]). Debug builds also poison a freed cell's payload and
-//! stamp its mark byte, and check both, and the binding, when the cell is
-//! reused ([`check_and_clear_poison`]): a write through a dangling pointer
-//! aborts with a `defergc:` message.
+//! Invariant: a free cell is bound to the handle value its next object
+//! takes: its handle word is that value with the [`FREE`] bit, and the
+//! table entry of its index points at the cell (see `handles.rs`). The
+//! sweep frees a dead cell by writing only that word, the dead object's
+//! handle with the next generation ([`free_cell`]); allocation takes the
+//! value and zeroes the payload it hands out ([`zero_payload`]). Debug
+//! builds also poison a freed cell's payload and stamp its size word, and
+//! check both, and the binding, when the cell is reused
+//! ([`check_and_clear_poison`]): a write through a dangling pointer aborts
+//! with a `defergc:` message.
 
-use crate::precise::handles::{self, INDEX_BITS, INDEX_MASK};
+use crate::precise::handles::{self, INDEX_BITS};
 use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
@@ -41,11 +40,13 @@ pub(crate) const MAX_SMALL_CELL: usize = 8192;
 /// The size class of large objects.
 pub(crate) const LARGE: u8 = u8::MAX;
 
-/// The header in front of every object's payload. All zero in a free cell.
+/// The header in front of every object's payload.
 #[repr(C)]
 pub(crate) struct Header {
-    /// The object's handle (index and generation); 0 in a free cell. The
-    /// handle table validates handles against this.
+    /// The object's handle (index and generation); in a free cell, the
+    /// handle its next object takes with the [`FREE`] bit; 0 in a large
+    /// object being allocated. The handle table validates handles against
+    /// this.
     pub(crate) handle: AtomicU64,
     /// Payload bytes.
     pub(crate) size: u32,
@@ -62,7 +63,7 @@ pub(crate) struct Header {
 const _: () = assert!(std::mem::size_of::<Header>() == HEADER);
 
 impl Header {
-    /// A free cell's header.
+    /// A header that matches no handle (all zero).
     pub(crate) const fn free() -> Header {
         Header {
             handle: AtomicU64::new(0),
@@ -105,43 +106,47 @@ impl Header {
         }
     }
 
-    /// Writes the header of a free cell bound to the handle value `next`
-    /// (see [`next_handle`](Header::next_handle)): handle word 0, the
-    /// rest naming `next`.
+    /// Makes the cell at `hdr` a free cell bound to the handle value
+    /// `next`, the one its next object takes (see [`FREE`]). Only the
+    /// handle word is written.
     ///
     /// # Safety
-    /// `hdr` is a free cell owned by the caller. Other threads may only
-    /// read its handle word (validating a stale handle).
+    /// `hdr` is a free cell, or a dead object's cell, owned by the caller.
+    /// Other threads may only read its handle word (validating a stale
+    /// handle).
     #[inline(always)]
-    pub(super) unsafe fn bind_free(hdr: *mut Header, next: u64, mark: u8) {
+    pub(super) unsafe fn bind_free(hdr: *mut Header, next: u64) {
         // SAFETY: the cell is the caller's.
-        unsafe {
-            (*hdr).handle.store(0, Ordering::Relaxed);
-            ptr::addr_of_mut!((*hdr).size).write((next & INDEX_MASK) as u32);
-            ptr::addr_of_mut!((*hdr).type_lo).write((next >> INDEX_BITS) as u16);
-            ptr::addr_of_mut!((*hdr).type_hi).write((next >> (INDEX_BITS + 16)) as u8);
-            (*hdr).mark.store(mark, Ordering::Relaxed);
-        }
+        unsafe { (*hdr).handle.store(next | FREE, Ordering::Relaxed) };
     }
 
     /// The handle value the free cell at `hdr` is bound to: the one its
-    /// next object takes. A free cell keeps its table index for the life
-    /// of its block's layout; its size word holds the index (plus one:
-    /// the handle's low bits) and its type bits the next generation.
+    /// next object takes.
     ///
     /// # Safety
     /// `hdr` is a free cell owned by the caller.
     #[inline(always)]
     pub(super) unsafe fn next_handle(hdr: *mut Header) -> u64 {
         // SAFETY: the cell is the caller's.
-        unsafe { u64::from((*hdr).size) | u64::from((*hdr).type_id()) << INDEX_BITS }
+        unsafe { (*hdr).handle.load(Ordering::Relaxed) & !FREE }
     }
 }
 
-// A free cell keeps a handle's index (plus one) in its 32-bit size word.
-const _: () = assert!(crate::precise::handles::MAX_INDEX < u32::MAX as usize);
-// And its generation in the 24 type bits.
-const _: () = assert!(64 - INDEX_BITS == 24);
+/// Set in the handle word of a free cell, whose other bits are the handle
+/// value the cell is bound to (its table index, and the generation its
+/// next object takes). No handle has this bit: it is an index bit above
+/// the table's capacity. So a free cell's word never equals a handle that
+/// resolves to it, and it is recognised with one test.
+pub(crate) const FREE: u64 = 1 << (INDEX_BITS - 1);
+
+// Index plus one stays below the free bit.
+const _: () = assert!((handles::MAX_INDEX as u64) < FREE);
+
+/// Whether a cell's handle word is a free cell's.
+#[inline(always)]
+pub(super) fn is_free(word: u64) -> bool {
+    word & FREE != 0
+}
 
 /// Type ids fit in the header's 24 bits.
 pub(crate) const MAX_TYPE_ID: u32 = (1 << 24) - 1;
@@ -205,15 +210,14 @@ pub(crate) fn class_of(size: usize) -> u8 {
 
 /// Written over the payload of freed cells in debug builds.
 const POISON: u8 = 0xDB;
-/// Written in the mark byte of freed cells in debug builds (a free cell's
-/// mark is read by nobody; a freshly bound one's is 0).
-const FREED_MARK: u8 = 0xF4;
+/// Written in the size word of freed cells in debug builds.
+const FREED_STAMP: u32 = 0xF4EE_D0DE;
 
 /// Debug builds: before a cell is reused, checks that it is bound to its
 /// handle's entry and that nobody wrote to it since it was freed (its
-/// payload still all poison, or all zero if never used), then zeroes it. A
-/// write through a dangling pointer is reported here instead of corrupting
-/// the new object.
+/// payload still all poison, its stamp intact, or all zero if never used),
+/// then zeroes it. A write through a dangling pointer is reported here
+/// instead of corrupting the new object.
 ///
 /// # Safety
 /// `hdr` is a free cell of at least `HEADER + size` bytes owned by the
@@ -227,9 +231,14 @@ pub(super) unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
                 "defergc: precise: heap corruption: free cell {hdr:p} is not bound to {next:#x}"
             ));
         }
-        let stamp = (*hdr).mark.load(Ordering::Relaxed);
+        let stamp = (*hdr).size;
         let payload = std::slice::from_raw_parts_mut(Header::payload(hdr), size);
-        let fill = if stamp == FREED_MARK { POISON } else { 0 };
+        let fill = if stamp == FREED_STAMP { POISON } else { 0 };
+        if stamp != 0 && stamp != FREED_STAMP {
+            crate::abort(&format!(
+                "defergc: precise: heap corruption: free cell {hdr:p} has size word {stamp:#x}"
+            ));
+        }
         if let Some(i) = payload.iter().position(|&b| b != fill) {
             crate::abort(&format!(
                 "defergc: precise: use after free: byte {i} of freed cell {hdr:p} was written ({:#x})",
@@ -243,11 +252,11 @@ pub(super) unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
 }
 
 /// Frees the cell of the dead object whose handle is `handle`: its handle
-/// word becomes 0, which makes it free and the handle stale, and the cell
-/// stays bound to the handle's index with the next generation (see
-/// [`Header::next_handle`]). The payload is left as it is (allocation
-/// zeroes the payload it uses, see [`zero_payload`]); debug builds poison
-/// the first `used` bytes after the header and stamp the mark instead.
+/// word becomes a free cell's, bound to the same index with the next
+/// generation (see [`FREE`]), which also makes `handle` stale. The rest is
+/// left as it is (allocation zeroes the payload it uses, see
+/// [`zero_payload`]); debug builds poison the first `used` bytes after the
+/// header and stamp the size word instead.
 ///
 /// # Safety
 /// `hdr` is a dead object's cell of at least `used` bytes, owned by the
@@ -256,16 +265,16 @@ pub(super) unsafe fn check_and_clear_poison(hdr: *mut Header, size: usize) {
 /// both are atomics; nothing else of a dead object is read by anyone.
 #[inline(always)]
 pub(super) unsafe fn free_cell(hdr: *mut Header, handle: u64, used: usize) {
-    let next = handles::next_generation(handle);
     // SAFETY: forwarded from the caller.
     unsafe {
+        Header::bind_free(hdr, handles::next_generation(handle));
         if cfg!(debug_assertions) {
             // Poisoned and stamped, checked when the cell is reused.
-            Header::bind_free(hdr, next, FREED_MARK);
+            (*hdr).mark.store(0, Ordering::Relaxed);
+            ptr::addr_of_mut!((*hdr).type_lo).write(0);
+            ptr::addr_of_mut!((*hdr).type_hi).write(0);
+            ptr::addr_of_mut!((*hdr).size).write(FREED_STAMP);
             ptr::write_bytes(Header::payload(hdr), POISON, used - HEADER);
-        } else {
-            let mark = (*hdr).mark.load(Ordering::Relaxed);
-            Header::bind_free(hdr, next, mark);
         }
     }
 }

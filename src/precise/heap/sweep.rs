@@ -11,10 +11,10 @@
 //! blocks ([`sweep_all_unswept`]), concurrently with the mutators; a thread
 //! that finds no swept block to allocate in may take an unswept one and
 //! sweep it itself (`alloc.rs`). A sweep frees the cells of objects whose
-//! mark is not the last completed cycle's: it clears their handle word,
-//! and each cell keeps its handle's index with the next generation for
-//! the next object allocated in it, so neither the sweep nor allocation
-//! touches the handle table. The mutator's share stays small: it
+//! mark is not the last completed cycle's: it writes one word per dead
+//! object, which makes the cell free and keeps its handle's index, with
+//! the next generation, for the next object allocated in it; neither the
+//! sweep nor allocation touches the handle table. The mutator's share stays small: it
 //! prefers blocks the collector has swept already. Until its cell is
 //! swept, a dead object's handle is rejected by validation through its
 //! stale mark (see `handles.rs`).
@@ -29,7 +29,7 @@
 //! [`Block::swept`]: super::blocks::Block::swept
 
 use super::blocks::{cells_per_block, first_cell, heap, BlockState};
-use super::object::{free_cell, Header, CELL, CLASSES};
+use super::object::{free_cell, is_free, Header, CELL, CLASSES};
 use crate::cache::prefetch;
 use crate::precise::handles::{self, Freed};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -62,15 +62,16 @@ pub(super) unsafe fn sweep_cells(base: usize, cell: usize, live_mark: u8) -> Cel
                 (*hdr).mark.load(Ordering::Relaxed),
             )
         };
-        if handle == 0 {
+        if is_free(handle) {
             out.free += 1;
         } else if mark != live_mark {
             debug_assert!(
                 handles::names(handle, hdr),
                 "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
             );
-            // SAFETY: a dead object's cell; once its handle word is 0 the
-            // handle is stale. Debug builds poison the whole cell.
+            // SAFETY: a dead object's cell; once its handle word is a free
+            // cell's the handle is stale. Debug builds poison the whole
+            // cell.
             unsafe { free_cell(hdr, handle, cell) };
             out.free += 1;
         }
