@@ -22,11 +22,13 @@ fn s_type() -> TypeId {
 fn null_invalid_and_stale_handles_are_told_apart() {
     on_thread(|| {
         assert_eq!(Handle::from_raw(0), Err(Error::NullHandle));
-        // Index beyond the table, and a never-allocated index inside it.
+        // An index beyond every one there can be, and one of a block that
+        // was never laid out (the last block id; an index is the block id
+        // times 2^13 plus the cell, plus one).
         let beyond = Handle::from_raw(0xFF_FFFF_FFFF).unwrap();
         assert_eq!(precise::deref(beyond), Err(Error::InvalidHandle));
         let live = precise::alloc(s_type()).unwrap();
-        let never = precise::stats().handle_capacity as u64 + 10;
+        let never = (((1u64 << 24) - 1) << 13) + 1 + (1 << 40);
         let unused = Handle::from_raw(never).unwrap();
         assert_eq!(precise::deref(unused), Err(Error::InvalidHandle));
         // A wrong generation on a live index.

@@ -224,8 +224,12 @@ fn a_soft_memory_limit_alone_keeps_the_heap_near_it() {
             s.collections > before,
             "no collection started with only the soft limit set"
         );
+        // The pacer's bound: the live size (nearly nothing) plus three goal
+        // distances (each at most the limit), plus blocks in flight, when
+        // the collector falls behind (heap/pacer.rs). Without collections
+        // started by the limit, the heap would reach 20 times the limit.
         assert!(
-            s.peak_heap_size <= 3 * limit,
+            s.peak_heap_size <= 4 * limit,
             "the heap grew to {} MiB under a {} MiB soft limit",
             s.peak_heap_size >> 20,
             limit >> 20

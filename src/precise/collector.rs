@@ -822,7 +822,7 @@ impl<T: Copy, const N: usize> Fifo<T, N> {
 /// The marking state of one cycle.
 ///
 /// Marking is a pipeline that hides the two cache misses of each visit (the
-/// handle's table entry, then the object): handle values wait on an
+/// large object's table entry, then the object): handle values wait on an
 /// explicit, growable stack (roots and fields are pushed unresolved, so
 /// that no object graph can make it recurse); a value taken off the stack
 /// has its entry prefetched and waits in a short queue; once resolved, its

@@ -1,73 +1,71 @@
-//! The handle table: what a [`Handle`] is and how it resolves to an object.
+//! Handles: what a [`Handle`] is and how it resolves to an object.
 //!
 //! # Format
 //!
 //! A handle is a non-zero `u64`; 0 is null. The low [`INDEX_BITS`] (40)
-//! bits hold the table index plus one, the high 24 bits a generation,
-//! which starts at 1 and skips 0 when it wraps: every handle is at least
-//! 2^40, so the small integers that fill root memory (flags, counts,
-//! lengths), read there as candidate handles, never name an object. The
-//! table entry at an index holds the address of the object's header (null
-//! if the index was never used), and the header holds the object's full
-//! handle value. Validating a handle is: index in range, chunk allocated,
-//! entry non-null, `header.handle == handle` (one compare), cheap enough for
-//! every access in release builds. A handle that fails only the compare is
-//! stale ([`Error::StaleHandle`]): its object was freed, and its cell may
-//! hold another object by now. A generation wraps after 2^24 reuses of one
-//! index, so a stale handle kept that long could alias a new object. That
+//! bits hold an index plus one, the high 24 bits a generation, which
+//! starts at 1 and skips 0 when it wraps: every handle is at least 2^40,
+//! so the small integers that fill root memory (flags, counts, lengths),
+//! read there as candidate handles, never name an object. The index of a
+//! small object is its block's id times 2^13 plus its cell's number in the
+//! block; a large object's index lies above all of those and numbers an
+//! entry of the large-object table.
+//!
+//! Resolving a handle finds a header: for a small object, from its block's
+//! *layout* (one word per block: the block's address and cell size, kept
+//! in [`LAYOUTS`]), the cell its number names; for a large one, the
+//! address its table entry holds. A header holds its object's full handle
+//! value. Validating a handle is: a header found (the block laid out and
+//! the cell number inside it, or the table entry set), then
+//! `header.handle == handle` (one compare) and a live mark, cheap enough
+//! for every access in release builds. A handle that finds no header is
+//! invalid ([`Error::InvalidHandle`]); one that fails the compare is stale
+//! ([`Error::StaleHandle`]): its object was freed, and its cell may hold
+//! another object by now. A generation wraps after 2^24 reuses of one
+//! cell, so a stale handle kept that long could alias a new object. That
 //! is the only way a stale handle escapes detection.
 //!
-//! Freeing an object therefore does not touch the table: the sweep
-//! rewrites the header's handle word (which it reads anyway) as a free
-//! cell's, and the entry goes on pointing at the cell, whose header no
-//! longer matches. Between the end
-//! of the marking that found an object dead and the (lazy) sweep of its
-//! cell, its header still holds its handle; validation also requires the
-//! object's mark to be the last completed cycle's or the running one's
-//! ([`marking::is_live_mark`]), which a dead object's is not, so its
-//! handle is stale from the end of marking on. Small-object cells stay
-//! mapped for the life of the process, so the entry can always be read
-//! through. A large object's memory is returned to the allocator, so its
-//! entry is pointed at a static tombstone header first.
+//! # Small objects: handles bound to cells
 //!
-//! # Storage
-//!
-//! Entries live in a [`Segmented`] array: 2^13 chunks of 2^17 entries
-//! (1 MiB each), allocated on demand and never moved or freed, so a reader
-//! on any thread can never see freed table memory. Capacity: 2^30 handles.
-//!
-//! # Handles bound to cells
-//!
-//! Every cell of a small-object block is *bound* to an index of its own
-//! ([`bind`], when the block is laid out for its size class): the entry
-//! points at the cell for as long as the layout lasts, and a free cell's
-//! header holds the handle value its next object takes (see
-//! `heap/object.rs`). An allocation takes the value its cell holds; the
-//! sweep that frees the cell leaves the next generation there. So neither
-//! allocating nor freeing a small object touches the table or any list of
-//! handles, and a freed handle is reused only by the next object in the
-//! same cell, after the cycle that freed it (cells are swept only then).
-//! A free block laid out for another class, or given back to the system,
-//! is unbound first ([`unbind`]): its entries point at the tombstone, and
-//! the values (never handed out) go to the pool.
+//! A cell keeps its index for as long as its block keeps its layout, and a
+//! free cell's header holds the handle its next object takes (see
+//! `heap/object.rs`). An allocation takes that value; the sweep that frees
+//! the cell writes the next generation there, in the word it reads anyway.
+//! So neither allocating nor freeing a small object touches any table or
+//! list of handles, and a freed handle's index is reused only by the next
+//! object in the same cell, after the cycle that freed it (cells are swept
+//! only then). Between the end of the marking that found an object dead
+//! and the (lazy) sweep of its cell, its header still holds its handle;
+//! validation also requires the object's mark to be the last completed
+//! cycle's or the running one's ([`marking::is_live_mark`]), which a dead
+//! object's is not, so its handle is stale from the end of marking on.
+//! Blocks stay mapped for the life of the process, so a layout can always
+//! be read through. A free block laid out for another size class, or given
+//! back to the system, loses its layout first ([`clear_layout`]); its next
+//! layout binds its cells to generations above any the old one reached
+//! (`heap/blocks.rs`).
 //!
 //! # Large objects
 //!
 //! A large object takes a handle value from its thread's cache
 //! ([`LocalHandles`]: a `Vec` pop, no atomics), refilled in batches of
 //! [`BATCH`] from the global pool or, when the pool is empty, from
-//! never-used indices. Its handle, freed by a collection, goes with its
-//! generation advanced to that cycle's pending list ([`Freed`]) and reaches
-//! the pool only through [`release`], which the collector calls when the
-//! cycle that freed it has completed.
+//! never-used table indices. Its handle, freed by a collection, goes with
+//! its generation advanced to that cycle's pending list ([`Freed`]) and
+//! reaches the pool only through [`release`], which the collector calls
+//! when the cycle that freed it has completed. Its memory is returned to
+//! the allocator, so its entry is pointed at a static tombstone header
+//! first. Table entries live in a [`Segmented`] array (2^13 chunks of 2^17
+//! entries, 1 MiB each, allocated on demand and never moved or freed, so a
+//! reader on any thread can never see freed table memory); so do layouts.
 //!
 //! Publication: an allocating thread writes the header (the handle last,
 //! release); a large object's entry is written after it (release), a
-//! cell's was written when the cell was bound, before its header named any
-//! handle. Readers load the entry, then the header's handle (both acquire).
+//! block's layout after its cells' free headers (release). Readers load the
+//! layout or entry, then the header's handle (both acquire).
 
 use super::error::{Error, Result};
-use super::heap::Header;
+use super::heap::{Header, BLOCK, BLOCK_HEADER, MAX_SMALL_CELL};
 use super::marking;
 use crate::cache::{prefetch, CachePadded};
 use crate::segmented::Segmented;
@@ -76,7 +74,7 @@ use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Bits of a handle that hold the table index plus one.
+/// Bits of a handle that hold the index plus one.
 pub(crate) const INDEX_BITS: u32 = 40;
 pub(crate) const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 /// Added to a handle to advance its generation (wrapping, index intact).
@@ -86,8 +84,23 @@ const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 pub(crate) const BATCH: usize = 4096;
 
 type Table = Segmented<AtomicPtr<Header>, 17, { 1 << 13 }>;
-/// The number of table indices there can be.
-pub(crate) const MAX_INDEX: usize = Table::CAPACITY;
+
+/// Bits of a small object's index that number its cell in its block.
+const CELL_BITS: u32 = 13;
+/// Indices below this name small objects: block id and cell number.
+/// Large objects' indices follow, their table index added.
+const SMALL_SPACE: u64 = (MAX_BLOCKS as u64) << CELL_BITS;
+/// The most blocks there can be (2 TiB of them).
+pub(crate) const MAX_BLOCKS: usize = 1 << 24;
+/// The largest index plus one.
+pub(crate) const MAX_INDEX: usize = SMALL_SPACE as usize + Table::CAPACITY;
+
+/// The layout of each block: its base address and cell size (base + cell),
+/// 0 while it has none (never laid out, or given back).
+type Layouts = Segmented<AtomicUsize, 12, { MAX_BLOCKS >> 12 }>;
+static LAYOUTS: CachePadded<Layouts> = CachePadded(Layouts::new());
+
+const _: () = assert!(MAX_SMALL_CELL < BLOCK && (BLOCK - BLOCK_HEADER) / 16 < 1 << CELL_BITS);
 static TABLE: CachePadded<Table> = CachePadded(Table::new());
 
 /// Where the entry of a freed large object points: a header that matches
@@ -138,7 +151,7 @@ impl Handle {
         handle.map_or(0, Handle::to_raw)
     }
 
-    /// The table index this handle names.
+    /// The index this handle names (see the module docs).
     pub const fn index(self) -> u64 {
         (self.0.get() & INDEX_MASK).wrapping_sub(1)
     }
@@ -156,25 +169,99 @@ impl fmt::Debug for Handle {
     }
 }
 
-/// The entry for a raw handle value, if the value can name one.
+/// The table entry of a raw handle value of a large object, if the value
+/// can name one.
 #[inline(always)]
 fn entry(raw: u64) -> Option<&'static AtomicPtr<Header>> {
     // A value with index bits 0 wraps to an index far above the capacity.
-    TABLE.get((raw & INDEX_MASK).wrapping_sub(1) as usize)
+    let index = (raw & INDEX_MASK)
+        .wrapping_sub(1)
+        .checked_sub(SMALL_SPACE)?;
+    TABLE.get(index as usize)
+}
+
+/// The header a raw handle value leads to, unchecked: for a small object,
+/// the cell its index numbers in its block's layout; for a large one, what
+/// its table entry points to. `None` if no cell or entry has that index.
+#[inline(always)]
+fn locate(raw: u64) -> Option<*mut Header> {
+    let index = (raw & INDEX_MASK).wrapping_sub(1);
+    if index < SMALL_SPACE {
+        let layout = LAYOUTS
+            .get((index >> CELL_BITS) as usize)?
+            .load(Ordering::Acquire);
+        let cell = layout & (BLOCK - 1);
+        let offset = (index as usize & ((1 << CELL_BITS) - 1)) * cell;
+        if layout == 0 || offset + cell > BLOCK - BLOCK_HEADER {
+            return None;
+        }
+        Some(((layout - cell) + BLOCK_HEADER + offset) as *mut Header)
+    } else {
+        let hdr = entry(raw)?.load(Ordering::Acquire);
+        (!hdr.is_null()).then_some(hdr)
+    }
+}
+
+/// The handle value of cell `cell` of block `block`, with generation
+/// `generation` (1 to 2^24 - 1).
+#[inline]
+pub(crate) fn small_handle(block: u32, cell: usize, generation: u32) -> u64 {
+    let index = (u64::from(block) << CELL_BITS | cell as u64) + 1;
+    index | u64::from(generation) << INDEX_BITS
+}
+
+/// The generation of a handle value.
+#[inline]
+pub(crate) fn generation_of(raw: u64) -> u32 {
+    (raw >> INDEX_BITS) as u32
+}
+
+/// Lays out block `block` at `base` in cells of `cell` bytes for handle
+/// lookups (after its cells' headers are written). False if the layout
+/// table could not grow.
+pub(crate) fn set_layout(block: u32, base: usize, cell: usize) -> bool {
+    debug_assert!(base.is_multiple_of(BLOCK) && cell < BLOCK);
+    if !LAYOUTS.ensure(block as usize) {
+        return false;
+    }
+    // SAFETY: ensured just above, on this thread.
+    let old = unsafe { LAYOUTS.get_unchecked(block as usize) }.swap(base + cell, Ordering::AcqRel);
+    count_cells(old, base + cell);
+    true
+}
+
+/// Block `block` has no layout any more: no handle leads into it (until
+/// [`set_layout`] again).
+pub(crate) fn clear_layout(block: u32) {
+    if let Some(layout) = LAYOUTS.get(block as usize) {
+        count_cells(layout.swap(0, Ordering::AcqRel), 0);
+    }
+}
+
+/// Cells of all block layouts, and the most there have been.
+static CELLS: AtomicUsize = AtomicUsize::new(0);
+static CELLS_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a block's change from layout `old` to `new` (0: none).
+fn count_cells(old: usize, new: usize) {
+    let cells = |layout: usize| match layout & (BLOCK - 1) {
+        0 => 0,
+        cell => (BLOCK - BLOCK_HEADER) / cell,
+    };
+    // Layouts change under the heap lock: no two at once.
+    let n = CELLS.load(Ordering::Relaxed) + cells(new) - cells(old);
+    CELLS.store(n, Ordering::Relaxed);
+    CELLS_PEAK.fetch_max(n, Ordering::Relaxed);
 }
 
 /// Resolves a handle to its object's header, or says exactly why not.
 #[inline(always)]
 pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     let raw = handle.to_raw();
-    let Some(e) = entry(raw) else {
+    let Some(hdr) = locate(raw) else {
         return Err(Error::InvalidHandle);
     };
-    let hdr = e.load(Ordering::Acquire);
-    if hdr.is_null() {
-        return Err(Error::InvalidHandle);
-    }
-    // SAFETY: a non-null entry points to a small-object cell (never
+    // SAFETY: a located header is a small-object cell (blocks are never
     // unmapped), a live large object, or the tombstone. The mark is read
     // only once the handle matches (which a free cell's word, with its
     // free bit, never does), so it is this object's.
@@ -194,10 +281,10 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
 /// marker does the same in two steps ([`entry_target`], [`names_object`]).
 #[cfg(test)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
-    let hdr = entry(raw)?.load(Ordering::Acquire);
-    // SAFETY: as in resolve; a value that has an entry has neither the
+    let hdr = locate(raw)?;
+    // SAFETY: as in resolve; a value that locates a header has neither the
     // free bit nor is 0, so a free cell or a tombstone never matches.
-    (!hdr.is_null() && unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
+    (unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
 }
 
 /// The header the entry of `raw` points to, unchecked: the first half of
@@ -205,23 +292,22 @@ pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
 /// finishing with [`names_object`].
 #[inline(always)]
 pub(crate) fn entry_target(raw: u64) -> Option<*mut Header> {
-    let hdr = entry(raw)?.load(Ordering::Acquire);
-    (!hdr.is_null()).then_some(hdr)
+    locate(raw)
 }
 
 /// Whether `hdr` (from [`entry_target`]) is the live object of `raw`.
 #[inline(always)]
 pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
-    // SAFETY: as in resolve; a value that has an entry has neither the
+    // SAFETY: as in resolve; a value that locates a header has neither the
     // free bit nor is 0, so a free cell or a tombstone never matches.
     unsafe { (*hdr).handle.load(Ordering::Acquire) == raw }
 }
 
-/// Starts loading the table entry `raw` would resolve through (a hint).
+/// Starts loading the table entry `raw` would resolve through, if it is a
+/// large object's (a hint; a small object's layout is hot in cache).
 #[inline(always)]
 pub(crate) fn prefetch_entry(raw: u64) {
-    let index = (raw & INDEX_MASK).wrapping_sub(1) as usize;
-    if let Some(e) = TABLE.get(index) {
+    if let Some(e) = entry(raw) {
         prefetch(e);
     }
 }
@@ -234,7 +320,7 @@ pub(crate) fn prefetch_entry(raw: u64) {
 /// published since; `hdr` is an initialised header.
 #[inline(always)]
 pub(crate) unsafe fn publish(handle: u64, hdr: *mut Header) -> Handle {
-    let index = ((handle & INDEX_MASK) - 1) as usize;
+    let index = ((handle & INDEX_MASK) - 1 - SMALL_SPACE) as usize;
     // SAFETY: indices in a cache were ensured by refill (through the pool
     // mutex or this thread's own refill, so happens-before holds).
     unsafe { TABLE.get_unchecked(index) }.store(hdr, Ordering::Release);
@@ -245,98 +331,7 @@ pub(crate) unsafe fn publish(handle: u64, hdr: *mut Header) -> Handle {
 /// Whether the entry of `handle` points at `hdr` (a consistency check for
 /// debug builds).
 pub(crate) fn names(handle: u64, hdr: *mut Header) -> bool {
-    entry(handle).is_some_and(|e| e.load(Ordering::Relaxed) == hdr)
-}
-
-/// Binds `cells.len()` handle values (next generation, never handed out)
-/// to the free cells `cells` (whose headers do not name them yet), one each,
-/// from the pool or never-used indices: `init(cell, value)` writes the
-/// cell's free header, then the entry of the value is pointed at the cell.
-/// On an error no cell is bound.
-///
-/// # Safety
-/// Every cell is a free cell owned by the caller.
-pub(crate) unsafe fn bind(
-    cells: impl ExactSizeIterator<Item = *mut Header>,
-    mut init: impl FnMut(*mut Header, u64),
-) -> Result<()> {
-    let n = cells.len();
-    let mut values = take(n)?;
-    for (cell, value) in cells.zip(values.drain(..)) {
-        init(cell, value);
-        let index = ((value & INDEX_MASK) - 1) as usize;
-        // SAFETY: `take` ensured the index's chunk.
-        unsafe { TABLE.get_unchecked(index) }.store(cell, Ordering::Release);
-    }
-    give_back_spare(values);
-    Ok(())
-}
-
-/// Unbinds the free cells of a block about to be laid out anew or given
-/// back to the system: the entry of each value (what the cell would have
-/// handed out next) points at the tombstone, and the values go back to the
-/// pool. Nobody holds them: they were never handed out.
-pub(crate) fn unbind(values: impl Iterator<Item = u64>) {
-    let mut batch = Vec::new();
-    for value in values {
-        if let Some(e) = entry(value) {
-            e.store(std::ptr::addr_of!(TOMBSTONE).cast_mut(), Ordering::Release);
-        }
-        batch.push(value);
-    }
-    release(Freed { handles: batch });
-}
-
-/// `n` handle values that nobody holds (next generation), from the pool's
-/// batches or never-used indices (their table chunks ensured).
-fn take(n: usize) -> Result<Vec<u64>> {
-    let mut pool = pool();
-    let mut out = pool.spare.pop().unwrap_or_default();
-    while out.len() < n {
-        let Some(mut batch) = pool.batches.pop() else {
-            break;
-        };
-        let want = n - out.len();
-        if batch.len() > want {
-            out.extend(batch.drain(batch.len() - want..));
-            pool.batches.push(batch);
-        } else {
-            out.append(&mut batch);
-            if pool.spare.len() < MAX_SPARE {
-                pool.spare.push(batch);
-            }
-        }
-    }
-    if out.len() < n {
-        let start = FRESH.load(Ordering::Relaxed);
-        let end = start + (n - out.len());
-        let failed = if end > Table::CAPACITY {
-            Some(Error::OutOfHandles)
-        } else if !TABLE.ensure(start) || !TABLE.ensure(end - 1) {
-            Some(Error::OutOfMemory)
-        } else {
-            None
-        };
-        if let Some(e) = failed {
-            if !out.is_empty() {
-                pool.batches.push(out);
-            }
-            return Err(e);
-        }
-        FRESH.store(end, Ordering::Relaxed);
-        out.extend((start as u64 + 1..end as u64 + 1).map(|i| i + NEXT_GENERATION));
-    }
-    Ok(out)
-}
-
-/// Keeps an emptied vector for the next [`take`].
-fn give_back_spare(values: Vec<u64>) {
-    if values.capacity() >= BATCH {
-        let mut pool = pool();
-        if pool.spare.len() < MAX_SPARE {
-            pool.spare.push(values);
-        }
-    }
+    locate(handle) == Some(hdr)
 }
 
 /// Handles freed by one cycle, waiting for it to complete.
@@ -382,18 +377,10 @@ pub(crate) fn free_large(handle: u64, freed: &mut Freed) {
 
 struct Pool {
     batches: Vec<Vec<u64>>,
-    /// Emptied batch vectors, kept for [`take`] to fill again: a batch is
-    /// filled on one thread and emptied on another, and freeing it there
-    /// would make the allocator trim and refault the first one's arena.
-    spare: Vec<Vec<u64>>,
 }
-
-/// Emptied batch vectors kept at most.
-const MAX_SPARE: usize = 256;
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     batches: Vec::new(),
-    spare: Vec::new(),
 });
 /// Indices below this have been handed out at least once.
 static FRESH: AtomicUsize = AtomicUsize::new(0);
@@ -423,10 +410,11 @@ pub(crate) fn release(freed: Freed) {
     pool.batches.push(handles);
 }
 
-/// How many table indices have ever been handed out (the table's high-water
-/// mark: reuse keeps it flat).
+/// How many handles there have been at most at once: cells of block
+/// layouts at their peak, and table indices ever handed out to large
+/// objects (reuse keeps both flat).
 pub(crate) fn capacity_used() -> usize {
-    FRESH.load(Ordering::Relaxed)
+    CELLS_PEAK.load(Ordering::Relaxed) + FRESH.load(Ordering::Relaxed)
 }
 
 /// How many allocations ahead [`LocalHandles::pop`] prefetches.
@@ -446,12 +434,12 @@ impl LocalHandles {
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<u64> {
         let h = self.free.pop();
-        // An allocation writes its handle's table entry. Freed handles come
-        // back in no particular index order, so that is often a miss: start
-        // fetching the line of the handle PREFETCH_AHEAD allocations ahead
-        // (one ahead is too close to hide a miss behind ~10 ns allocations).
+        // A large allocation writes its handle's table entry. Freed handles
+        // come back in no particular index order, so that is often a miss:
+        // start fetching the line of the handle PREFETCH_AHEAD allocations
+        // ahead.
         if let Some(&next) = self.free.get(self.free.len().wrapping_sub(PREFETCH_AHEAD)) {
-            let index = ((next & INDEX_MASK) - 1) as usize;
+            let index = ((next & INDEX_MASK) - 1 - SMALL_SPACE) as usize;
             // SAFETY: every index in a cache was ensured by refill (through
             // the pool mutex or this thread's own refill), as in publish.
             prefetch(unsafe { TABLE.get_unchecked(index) });
@@ -469,10 +457,7 @@ impl LocalHandles {
         debug_assert!(self.free.is_empty());
         let mut pool = pool();
         if let Some(batch) = pool.batches.pop() {
-            let empty = std::mem::replace(&mut self.free, batch);
-            if pool.spare.len() < MAX_SPARE && empty.capacity() >= BATCH {
-                pool.spare.push(empty);
-            }
+            self.free = batch;
             return Ok(());
         }
         let start = FRESH.load(Ordering::Relaxed);
@@ -486,8 +471,9 @@ impl LocalHandles {
         FRESH.store(end, Ordering::Relaxed);
         drop(pool);
         // Popped from the back: hand out ascending indices, generation 1.
+        let first = SMALL_SPACE + start as u64 + 1;
         self.free.extend(
-            (start as u64 + 1..end as u64 + 1)
+            (first..first + (end - start) as u64)
                 .rev()
                 .map(|i| i + NEXT_GENERATION),
         );

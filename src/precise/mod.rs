@@ -1,8 +1,8 @@
 //! The precise collector: a handle-based heap with per-thread shadow
 //! stacks and exact tracing (feature `precise`).
 //!
-//! Objects are reached only through [`Handle`]s, indices into a handle
-//! table. Every thread keeps the handles it needs on its shadow stack, in
+//! Objects are reached only through [`Handle`]s: a cell of a block, or an
+//! entry of the large-object table, and a generation. Every thread keeps the handles it needs on its shadow stack, in
 //! frames; the collector traces from those, from global roots and from
 //! root memory, through the handle fields that each object's registered
 //! type declares. Collection is concurrent: a dedicated collector thread
@@ -74,12 +74,12 @@
 //! [`set_root`], [`Frame::root`] and [`Frame::set`] (a stale or invalid one
 //! is an error there; in release it is stored, ignored by the marker, and
 //! reported when used), heap consistency checks in the sweep (each freed
-//! header must be the one its table entry points to), and freed cells
+//! header must be the one its handle leads to), and freed cells
 //! poisoned and stamped, checked when reused (a write after free aborts).
 //!
 //! # Layout
 //!
-//! `handles.rs` (the table), `heap/` (object layout and size classes,
+//! `handles.rs` (handle format, lookup, the large-object table), `heap/` (object layout and size classes,
 //! blocks, allocation, sweeping, the pacer), `types.rs`, `shadow.rs`,
 //! `threads.rs` (registry, handshake rounds, safepoints, native code),
 //! `roots.rs` (global roots, root memory), `marking.rs` (what mutators

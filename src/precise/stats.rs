@@ -40,7 +40,9 @@ pub struct Stats {
     pub peak_heap_size: usize,
     /// Handles naming an object now: allocated and not yet freed.
     pub handles_in_use: u64,
-    /// Handle-table indices ever handed out (reuse keeps this flat).
+    /// The most handles there have been at once: cells of laid-out blocks
+    /// at their peak, plus large-object table indices ever handed out
+    /// (reuse keeps this flat).
     pub handle_capacity: usize,
     /// Objects allocated since the process started.
     pub objects_allocated: u64,

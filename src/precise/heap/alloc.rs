@@ -8,7 +8,7 @@
 //! takes (under the heap lock) a partly free block, a wholly free one, an
 //! unswept one (which it sweeps), or a new one. A small object takes the
 //! handle its cell is bound to (see `object.rs`), so neither the fast path
-//! nor the slow one touches the handle table. Large objects are
+//! nor the slow one touches a handle table or list. Large objects are
 //! `calloc`'d one by one, take a handle from the thread's cache and are
 //! listed for the sweep.
 //!
@@ -133,9 +133,8 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
 }
 
 /// Writes the header of a new small object in the free cell at `hdr`,
-/// which gives it its handle: the table entry of the cell's index points
-/// at the cell already (see `object.rs`). One of the two places that write
-/// a birth mark.
+/// which gives it its handle: the one the cell is bound to (see
+/// `object.rs`). One of the two places that write a birth mark.
 ///
 /// # Safety
 /// `hdr` is a free cell of at least `HEADER + size` bytes owned by this

@@ -10,10 +10,12 @@
 //! `sweep.rs`) or full; [`Inner`] keeps the lists, under one lock
 //! ([`heap`]). Large objects are listed here too, for the sweep.
 //!
-//! Every cell of a block that is not given back is bound to a handle index
-//! of its own (see `handles.rs`): binding happens when a block is laid out
-//! for a size class, unbinding when a free block is laid out for another
-//! or given back.
+//! A block that is not given back has a *layout*: the cell size that
+//! handle lookups use to find cell `i` of block `id` (the handle index
+//! `id << 13 | i`, see `handles.rs`). A free cell holds the handle its next
+//! object takes. Laying a free block out for another class, or giving it
+//! back, takes its layout away first; its next layout starts its cells at
+//! a generation above any the old one reached.
 //!
 //! Free blocks that no allocation needed for [`IDLE_RELEASE`], beyond the
 //! next cycle's allocation budget, are given back to the system at the end
@@ -42,7 +44,7 @@ pub(crate) const BLOCK: usize = 128 << 10;
 const ARENA: usize = 64 * BLOCK;
 /// Bytes at the start of each block (which is `BLOCK`-aligned) before its
 /// first cell: the count of objects the running marking found live in it.
-pub(super) const BLOCK_HEADER: usize = 16;
+pub(crate) const BLOCK_HEADER: usize = 16;
 
 /// The first cell of the block at `base`.
 #[inline(always)]
@@ -62,26 +64,50 @@ fn cells(base: usize, class: u8) -> impl ExactSizeIterator<Item = *mut Header> {
     (0..cells_per_block(cell)).map(move |i| (first_cell(base) + i * cell) as *mut Header)
 }
 
-/// Binds every cell of the block at `base`, laid out for `class`, to a
-/// handle index of its own (see `object.rs`).
-///
-/// # Safety
-/// The block is the caller's and reads as zeros.
-unsafe fn bind_block(base: usize, class: u8) -> Result<()> {
-    // SAFETY: free cells of the caller's block.
-    unsafe { handles::bind(cells(base, class), |hdr, next| Header::bind_free(hdr, next)) }
+/// The generation after `generation`, skipping 0 when it wraps.
+fn generation_after(generation: u32) -> u32 {
+    if generation + 1 >= 1 << (64 - handles::INDEX_BITS) {
+        1
+    } else {
+        generation + 1
+    }
 }
 
-/// Unbinds every cell of the free block at `base`, laid out for `class`:
-/// their handle indices go back to the pool.
+/// Lays out block `id` (at `base`) for `class`: each cell becomes a free
+/// cell bound to its handle (block id and cell number) with the generation
+/// after `floor`, and handles lead into the block from then on.
 ///
 /// # Safety
-/// The block is the caller's, and every cell in it is free and bound.
-unsafe fn unbind_block(base: usize, class: u8) {
-    handles::unbind(cells(base, class).map(|hdr| {
+/// The block is the caller's, has no layout, and reads as zeros.
+unsafe fn lay_out(id: u32, base: usize, class: u8, floor: u32) -> Result<()> {
+    let generation = generation_after(floor);
+    for (i, hdr) in cells(base, class).enumerate() {
         // SAFETY: a free cell of the caller's block.
-        unsafe { Header::next_handle(hdr) }
-    }));
+        unsafe { Header::bind_free(hdr, handles::small_handle(id, i, generation)) };
+    }
+    if handles::set_layout(id, base, CELL[class as usize] as usize) {
+        Ok(())
+    } else {
+        Err(Error::OutOfMemory)
+    }
+}
+
+/// Takes the layout of the free block `id` (at `base`, laid out for
+/// `class`) away: no handle leads into it any more. Returns the highest
+/// generation its cells were bound to: a later layout starts above it, so
+/// that no handle of this one names an object of the next.
+///
+/// # Safety
+/// The block is the caller's, and every cell in it is free.
+unsafe fn take_layout(id: u32, base: usize, class: u8) -> u32 {
+    handles::clear_layout(id);
+    cells(base, class)
+        .map(|hdr| {
+            // SAFETY: a free cell of the caller's block.
+            handles::generation_of(unsafe { Header::next_handle(hdr) })
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The live-object counter of the block holding the small object at `hdr`.
@@ -123,6 +149,9 @@ pub(super) struct Block {
     /// this block freed (or that found every cell live). A block retired
     /// or exhausted with an older one may hold dead objects: unswept.
     pub(super) swept: u32,
+    /// The highest generation a cell of an earlier layout of this block was
+    /// bound to: its next layout's cells start above it.
+    pub(super) generation: u32,
 }
 
 pub(super) struct Large {
@@ -240,21 +269,23 @@ impl Inner {
             if old != class {
                 // Its free cells are laid out for another size class: the
                 // new class's cell headers would fall on old payloads.
-                // Unbind the old cells, start from zero (atomically: a
+                // Take the old layout away, start from zero (atomically: a
                 // thread validating a stale handle may read an old handle
-                // word meanwhile), and bind the new ones.
-                // SAFETY: a free block: every cell free and bound, no
-                // owner but us.
-                unsafe { unbind_block(base, old) };
+                // word meanwhile), and lay the block out anew.
+                // SAFETY: a free block: every cell free, no owner but us.
+                let top = unsafe { take_layout(id, base, old) };
+                let block = &mut self.blocks[id as usize];
+                block.generation = block.generation.max(top);
+                let floor = block.generation;
                 let words = (base + BLOCK_HEADER) as *const AtomicU64;
                 for i in 0..(BLOCK - BLOCK_HEADER) / 8 {
                     // SAFETY: an aligned word of a free block: no object, no
                     // owner but us.
                     unsafe { &*words.add(i) }.store(0, Ordering::Relaxed);
                 }
-                // SAFETY: a zeroed block of ours.
-                if let Err(e) = unsafe { bind_block(base, class) } {
-                    self.give_back_unbound(id);
+                // SAFETY: a zeroed block of ours, without a layout.
+                if let Err(e) = unsafe { lay_out(id, base, class, floor) } {
+                    self.give_back_unlaid(id);
                     return Err(e);
                 }
                 self.blocks[id as usize].class = class;
@@ -265,8 +296,10 @@ impl Inner {
             return Err(Error::HeapLimit);
         }
         if let Some(&id) = self.released.last() {
-            // SAFETY: a released block reads as zeros and is ours.
-            unsafe { bind_block(self.blocks[id as usize].base, class) }?;
+            let block = &self.blocks[id as usize];
+            // SAFETY: a released block reads as zeros, has no layout and is
+            // ours.
+            unsafe { lay_out(id, block.base, class, block.generation) }?;
             self.released.pop();
             self.block_bytes += BLOCK;
             PEAK.fetch_max(self.size(), Ordering::Relaxed);
@@ -294,12 +327,13 @@ impl Inner {
             self.arena_next = (p as usize).next_multiple_of(BLOCK);
             self.arena_end = self.arena_next + ARENA;
         }
-        if self.blocks.len() >= NO_BLOCK as usize {
+        if self.blocks.len() >= handles::MAX_BLOCKS {
             return Err(Error::OutOfMemory);
         }
         let base = self.arena_next;
-        // SAFETY: fresh zeroed memory of ours (taken below).
-        unsafe { bind_block(base, class) }?;
+        let id = self.blocks.len() as u32;
+        // SAFETY: fresh zeroed memory of ours (taken below), never laid out.
+        unsafe { lay_out(id, base, class, 0) }?;
         self.arena_next += BLOCK;
         self.block_bytes += BLOCK;
         PEAK.fetch_max(self.size(), Ordering::Relaxed);
@@ -308,15 +342,16 @@ impl Inner {
             class,
             state: BlockState::Free,
             swept: 0,
+            generation: 0,
         });
-        Ok(self.blocks.len() as u32 - 1)
+        Ok(id)
     }
 
-    /// Gives a free block whose cells are not bound back to the system.
-    fn give_back_unbound(&mut self, id: u32) {
+    /// Gives a free block without a layout back to the system.
+    fn give_back_unlaid(&mut self, id: u32) {
         let block = &mut self.blocks[id as usize];
-        // SAFETY: the block is free and unbound (no object, no owner, no
-        // handle entry points into it) and inside one of our mappings; the
+        // SAFETY: the block is free and has no layout (no object, no owner,
+        // no handle leads into it) and is inside one of our mappings; the
         // range stays mapped and reads as zeros.
         unsafe { libc::madvise(block.base as *mut libc::c_void, BLOCK, libc::MADV_DONTNEED) };
         block.state = BlockState::Released;
@@ -358,12 +393,13 @@ impl Inner {
         let n = n.min(self.free.len());
         for i in 0..n {
             let id = self.free[i];
-            let block = &self.blocks[id as usize];
-            // SAFETY: a free block: every cell free and bound, no owner but
-            // us. Its memory reads as zeros once given back, so its cells
-            // lose their handles first.
-            unsafe { unbind_block(block.base, block.class) };
-            self.give_back_unbound(id);
+            let block = &mut self.blocks[id as usize];
+            // SAFETY: a free block: every cell free, no owner but us. Its
+            // memory reads as zeros once given back, so its layout (and the
+            // generations its cells reached) goes first.
+            let top = unsafe { take_layout(id, block.base, block.class) };
+            block.generation = block.generation.max(top);
+            self.give_back_unlaid(id);
         }
         self.free.drain(..n);
         // Positions in the free list moved down by n.
@@ -414,8 +450,8 @@ mod tests {
     use super::*;
     use crate::precise::handles::{resolve, Handle};
 
-    /// The handle value each cell of block `id` is bound to; checks that
-    /// each one's entry points at its cell.
+    /// The handle each cell of block `id` hands out next; checks that each
+    /// one leads to its cell.
     fn bound(heap: &Inner, id: u32) -> Vec<u64> {
         let block = &heap.blocks[id as usize];
         cells(block.base, block.class)
@@ -428,56 +464,73 @@ mod tests {
             .collect()
     }
 
-    fn stale(values: &[u64]) {
+    /// Whether any of `values` names an object (`wanted`: which error).
+    fn refused(values: &[u64], wanted: Error) {
         for &v in values {
             let h = Handle::from_raw(v).unwrap();
-            assert_eq!(resolve(h), Err(Error::StaleHandle), "{h:?}");
+            assert_eq!(resolve(h), Err(wanted), "{h:?}");
         }
     }
 
     #[test]
-    fn cells_are_bound_and_a_new_layout_or_giving_back_unbinds_them() {
-        let mut heap = Inner::new();
+    #[serial_test::serial(precise)]
+    fn a_new_layout_or_giving_back_leaves_no_old_handle_valid() {
+        // The heap's own lock, held throughout: the block is ours alone.
+        let mut heap = heap();
         let (small, big) = (class_of(24), class_of(200));
         let id = heap.take_free_block(small).unwrap();
+        heap.blocks[id as usize].state = BlockState::Owned;
         let first = bound(&heap, id);
         assert_eq!(first.len(), cells_per_block(CELL[small as usize] as usize));
-        let distinct: std::collections::HashSet<u64> =
+        let indices: std::collections::HashSet<u64> =
             first.iter().map(|v| v & handles::INDEX_MASK).collect();
-        assert_eq!(distinct.len(), first.len(), "an index bound twice");
-        stale(&first); // free cells name no object
+        assert_eq!(indices.len(), first.len(), "two cells share an index");
+        refused(&first, Error::StaleHandle); // free cells name no object
+        let top = first
+            .iter()
+            .map(|&v| handles::generation_of(v))
+            .max()
+            .unwrap();
 
-        // Laid out for another class: the old values no longer lead to
-        // the block's memory, the new cells are bound.
+        // Laid out for another class: the same indices lead to other
+        // cells now, bound to generations none of the old ones had.
         heap.file(id, true, false);
-        let again = heap.take_free_block(big).unwrap();
-        assert_eq!(again, id, "the free block was not reused");
+        let free_at = heap.free.iter().position(|&b| b == id).unwrap();
+        let last = heap.free.len() - 1;
+        heap.free.swap(free_at, last);
+        assert_eq!(heap.take_free_block(big).unwrap(), id);
+        heap.blocks[id as usize].state = BlockState::Owned;
         let second = bound(&heap, id);
-        let base = heap.blocks[id as usize].base;
+        assert!(second.iter().all(|&v| handles::generation_of(v) > top));
         for &v in &first {
-            if let Some(hdr) = crate::precise::handles::entry_target(v) {
-                let inside = (base..base + BLOCK).contains(&(hdr as usize));
-                let rebound = second
-                    .iter()
-                    .any(|&n| n & handles::INDEX_MASK == v & handles::INDEX_MASK);
-                assert!(!inside || rebound, "{v:#x} still leads into the block");
-            }
+            let h = Handle::from_raw(v).unwrap();
+            assert!(resolve(h).is_err(), "{h:?} survived a new layout");
         }
-        stale(&first);
 
-        // Given back to the system: unbound, and bound anew when reused.
+        // Given back to the system: no handle leads into it; laid out
+        // again, its cells start above every generation they had.
         heap.file(id, true, false);
-        heap.release_oldest_free(usize::MAX);
+        let free_at = heap.free.iter().position(|&b| b == id).unwrap();
+        let moved = heap.free.remove(free_at);
+        heap.free.insert(0, moved);
+        heap.release_oldest_free(1);
         assert_eq!(heap.blocks[id as usize].state, BlockState::Released);
-        for &v in &second {
-            let hdr = crate::precise::handles::entry_target(v);
-            assert!(
-                hdr.is_none_or(|h| !(base..base + BLOCK).contains(&(h as usize))),
-                "{v:#x} still leads into a block given back"
-            );
-        }
-        let third = heap.take_free_block(small).unwrap();
-        assert_eq!(third, id);
-        assert_eq!(bound(&heap, id).len(), first.len());
+        refused(&second, Error::InvalidHandle);
+        let top = second
+            .iter()
+            .map(|&v| handles::generation_of(v))
+            .max()
+            .unwrap();
+        let released = heap.released.iter().position(|&b| b == id).unwrap();
+        let last = heap.released.len() - 1;
+        heap.released.swap(released, last);
+        let free = std::mem::take(&mut heap.free);
+        let again = heap.take_free_block(small);
+        heap.free = free;
+        assert_eq!(again.unwrap(), id);
+        let third = bound(&heap, id);
+        assert!(third.iter().all(|&v| handles::generation_of(v) > top));
+        refused(&first, Error::StaleHandle);
+        heap.file(id, true, false);
     }
 }

@@ -21,7 +21,7 @@ mod sweep;
 
 pub use alloc::{alloc, alloc_array};
 pub(crate) use alloc::{finish_interrupted, finish_interrupted_large, retire, LocalHeap};
-pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size};
+pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
 pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
 pub(crate) use pacer::{
     configure, cycle_started, end_marking, end_sweep, memory_limit, set_gc_percent,

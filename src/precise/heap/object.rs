@@ -13,7 +13,7 @@
 //!
 //! Invariant: a free cell is bound to the handle value its next object
 //! takes: its handle word is that value with the [`FREE`] bit, and the
-//! table entry of its index points at the cell (see `handles.rs`). The
+//! cell's index leads to the cell (see `handles.rs`). The
 //! sweep frees a dead cell by writing only that word, the dead object's
 //! handle with the next generation ([`free_cell`]); allocation takes the
 //! value and zeroes the payload it hands out ([`zero_payload`]). Debug
@@ -45,7 +45,7 @@ pub(crate) const LARGE: u8 = u8::MAX;
 pub(crate) struct Header {
     /// The object's handle (index and generation); in a free cell, the
     /// handle its next object takes with the [`FREE`] bit; 0 in a large
-    /// object being allocated. The handle table validates handles against
+    /// object being allocated. Validation compares handles with
     /// this.
     pub(crate) handle: AtomicU64,
     /// Payload bytes.
@@ -133,9 +133,9 @@ impl Header {
 }
 
 /// Set in the handle word of a free cell, whose other bits are the handle
-/// value the cell is bound to (its table index, and the generation its
-/// next object takes). No handle has this bit: it is an index bit above
-/// the table's capacity. So a free cell's word never equals a handle that
+/// value the cell is bound to (its index, and the generation its next
+/// object takes). No handle has this bit: it is an index bit above every
+/// index there can be. So a free cell's word never equals a handle that
 /// resolves to it, and it is recognised with one test.
 pub(crate) const FREE: u64 = 1 << (INDEX_BITS - 1);
 

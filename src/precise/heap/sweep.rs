@@ -14,7 +14,7 @@
 //! mark is not the last completed cycle's: it writes one word per dead
 //! object, which makes the cell free and keeps its handle's index, with
 //! the next generation, for the next object allocated in it; neither the
-//! sweep nor allocation touches the handle table. The mutator's share stays small: it
+//! sweep nor allocation touches a handle table or list. The mutator's share stays small: it
 //! prefers blocks the collector has swept already. Until its cell is
 //! swept, a dead object's handle is rejected by validation through its
 //! stale mark (see `handles.rs`).
