@@ -821,21 +821,20 @@ impl<T: Copy, const N: usize> Fifo<T, N> {
 
 /// The marking state of one cycle.
 ///
-/// Marking is a pipeline that hides the two cache misses of each visit (the
-/// large object's table entry, then the object): handle values wait on an
-/// explicit, growable stack (roots and fields are pushed unresolved, so
-/// that no object graph can make it recurse); a value taken off the stack
-/// has its entry prefetched and waits in a short queue; once resolved, its
-/// header is prefetched and waits in a second queue; then it is validated
-/// against the handle, marked, and its handle fields are pushed. Any value is accepted: one that is not a
-/// live handle is dropped when resolved.
+/// Marking is a pipeline that hides the cache miss of each visit (the
+/// object's header): handle values wait on an explicit, growable stack
+/// (roots and fields are pushed unresolved, so that no object graph can
+/// make it recurse); a value taken off the stack is resolved to the header
+/// it would name (a small object's from its block's layout, hot in cache),
+/// which is prefetched while the value waits in a short queue; then it is
+/// validated against the handle, marked, and its handle fields are pushed.
+/// Any value is accepted: one that is not a live handle is dropped.
 struct Marker {
     cycle: u8,
     /// The mark of the last completed cycle: objects to mark carry it.
     prev: u8,
     stack: Vec<u64>,
-    entries: Fifo<u64, 8>,
-    headers: Fifo<(u64, *mut Header), 8>,
+    headers: Fifo<(u64, *mut Header), 16>,
     /// The type of the last object traced (objects of one type cluster).
     last_type: (u32, &'static TypeInfo),
     objects: u64,
@@ -908,7 +907,6 @@ impl Marker {
             cycle,
             prev: cycle.wrapping_sub(1),
             stack: Vec::with_capacity(1024),
-            entries: Fifo::new(0),
             headers: Fifo::new((0, std::ptr::null_mut())),
             last_type: (0, types::unregistered()),
             objects: 0,
@@ -925,13 +923,8 @@ impl Marker {
     /// Marks everything reachable from the queued values.
     fn drain(&mut self) {
         loop {
-            while !self.entries.is_full() {
-                let Some(raw) = self.stack.pop() else { break };
-                handles::prefetch_entry(raw);
-                self.entries.push(raw);
-            }
             while !self.headers.is_full() {
-                let Some(raw) = self.entries.pop() else { break };
+                let Some(raw) = self.stack.pop() else { break };
                 if let Some(hdr) = handles::entry_target(raw) {
                     prefetch(hdr);
                     self.headers.push((raw, hdr));
@@ -940,7 +933,7 @@ impl Marker {
             match self.headers.pop() {
                 Some((raw, hdr)) if handles::names_object(raw, hdr) => self.mark(hdr),
                 Some(_) => {}
-                None if self.entries.len == 0 && self.stack.is_empty() => break,
+                None if self.stack.is_empty() => break,
                 None => {}
             }
             self.until_check -= 1;
@@ -980,9 +973,6 @@ impl Marker {
     /// in its pipeline.
     fn hand_back(&mut self) {
         let mut rest = std::mem::take(&mut self.stack);
-        while let Some(raw) = self.entries.pop() {
-            rest.push(raw);
-        }
         while let Some((raw, _)) = self.headers.pop() {
             rest.push(raw);
         }

@@ -303,15 +303,6 @@ pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
     unsafe { (*hdr).handle.load(Ordering::Acquire) == raw }
 }
 
-/// Starts loading the table entry `raw` would resolve through, if it is a
-/// large object's (a hint; a small object's layout is hot in cache).
-#[inline(always)]
-pub(crate) fn prefetch_entry(raw: u64) {
-    if let Some(e) = entry(raw) {
-        prefetch(e);
-    }
-}
-
 /// Points the entry of `handle` (taken from a [`LocalHandles`]) at `hdr`,
 /// whose header already holds `handle`.
 ///
