@@ -502,6 +502,9 @@ mod tests {
         heap.blocks[id as usize].state = BlockState::Owned;
         let second = bound(&heap, id);
         assert!(second.iter().all(|&v| handles::generation_of(v) > top));
+        // Cell numbers past the new layout's last cell name nothing.
+        let past = handles::small_handle(id, second.len(), 1);
+        refused(&[past], Error::InvalidHandle);
         for &v in &first {
             let h = Handle::from_raw(v).unwrap();
             assert!(resolve(h).is_err(), "{h:?} survived a new layout");
