@@ -165,7 +165,7 @@
 //! retired at every snapshot), so no object is ever more than a few cycles
 //! old and ids can wrap around freely.
 
-use super::handles::{self, Freed};
+use super::handles::{self, Found, Freed};
 use super::heap::{self, Header};
 use super::marking;
 use super::roots;
@@ -834,7 +834,7 @@ struct Marker {
     /// The mark of the last completed cycle: objects to mark carry it.
     prev: u8,
     stack: Vec<u64>,
-    headers: Fifo<(u64, *mut Header), 16>,
+    headers: Fifo<(u64, Found), 16>,
     /// The type of the last object traced (objects of one type cluster).
     last_type: (u32, &'static TypeInfo),
     objects: u64,
@@ -907,7 +907,7 @@ impl Marker {
             cycle,
             prev: cycle.wrapping_sub(1),
             stack: Vec::with_capacity(1024),
-            headers: Fifo::new((0, std::ptr::null_mut())),
+            headers: Fifo::new((0, Found::NONE)),
             last_type: (0, types::unregistered()),
             objects: 0,
             bytes: 0,
@@ -925,13 +925,13 @@ impl Marker {
         loop {
             while !self.headers.is_full() {
                 let Some(raw) = self.stack.pop() else { break };
-                if let Some(hdr) = handles::entry_target(raw) {
-                    prefetch(hdr);
-                    self.headers.push((raw, hdr));
+                if let Some(found) = handles::entry_target(raw) {
+                    prefetch(found.hdr);
+                    self.headers.push((raw, found));
                 }
             }
             match self.headers.pop() {
-                Some((raw, hdr)) if handles::names_object(raw, hdr) => self.mark(hdr),
+                Some((raw, found)) if handles::names_object(raw, found) => self.mark(found.hdr),
                 Some(_) => {}
                 None if self.stack.is_empty() => break,
                 None => {}

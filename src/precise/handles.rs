@@ -180,25 +180,55 @@ fn entry(raw: u64) -> Option<&'static AtomicPtr<Header>> {
     TABLE.get(index as usize)
 }
 
+/// Where a raw handle value leads, unchecked: a header, and for a small
+/// object the layout it was found through.
+#[derive(Clone, Copy)]
+pub(crate) struct Found {
+    pub(crate) hdr: *mut Header,
+    /// The block's layout word and where it is (`None`: a large object).
+    layout: Option<(&'static AtomicUsize, usize)>,
+}
+
+impl Found {
+    /// A placeholder (fills the marker's queue).
+    pub(crate) const NONE: Found = Found {
+        hdr: std::ptr::null_mut(),
+        layout: None,
+    };
+
+    /// Whether the header, read after [`locate`], is `raw`'s object: its
+    /// handle word is `raw`, and the block was not laid out anew meanwhile
+    /// (then the word may have been read in the middle of a new cell).
+    /// Call after loading the handle word with acquire, which orders the
+    /// layout's load after it.
+    #[inline(always)]
+    fn same_layout(&self) -> bool {
+        self.layout
+            .is_none_or(|(slot, word)| slot.load(Ordering::Relaxed) == word)
+    }
+}
+
 /// The header a raw handle value leads to, unchecked: for a small object,
-/// the cell its index numbers in its block's layout; for a large one, what
+/// the cell its number names in its block's layout; for a large one, what
 /// its table entry points to. `None` if no cell or entry has that index.
 #[inline(always)]
-fn locate(raw: u64) -> Option<*mut Header> {
+fn locate(raw: u64) -> Option<Found> {
     let index = (raw & INDEX_MASK).wrapping_sub(1);
     if index < SMALL_SPACE {
-        let layout = LAYOUTS
-            .get((index >> CELL_BITS) as usize)?
-            .load(Ordering::Acquire);
+        let slot = LAYOUTS.get((index >> CELL_BITS) as usize)?;
+        let layout = slot.load(Ordering::Acquire);
         let cell = layout & (BLOCK - 1);
         let offset = (index as usize & ((1 << CELL_BITS) - 1)) * cell;
         if layout == 0 || offset + cell > BLOCK - BLOCK_HEADER {
             return None;
         }
-        Some(((layout - cell) + BLOCK_HEADER + offset) as *mut Header)
+        Some(Found {
+            hdr: ((layout - cell) + BLOCK_HEADER + offset) as *mut Header,
+            layout: Some((slot, layout)),
+        })
     } else {
         let hdr = entry(raw)?.load(Ordering::Acquire);
-        (!hdr.is_null()).then_some(hdr)
+        (!hdr.is_null()).then_some(Found { hdr, layout: None })
     }
 }
 
@@ -258,15 +288,18 @@ fn count_cells(old: usize, new: usize) {
 #[inline(always)]
 pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     let raw = handle.to_raw();
-    let Some(hdr) = locate(raw) else {
+    let Some(found) = locate(raw) else {
         return Err(Error::InvalidHandle);
     };
+    let hdr = found.hdr;
     // SAFETY: a located header is a small-object cell (blocks are never
     // unmapped), a live large object, or the tombstone. The mark is read
     // only once the handle matches (which a free cell's word, with its
-    // free bit, never does), so it is this object's.
+    // free bit, never does) in the layout it was found through, so it is
+    // this object's.
     let live = unsafe {
         (*hdr).handle.load(Ordering::Acquire) == raw
+            && found.same_layout()
             && marking::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
     };
     if live {
@@ -281,26 +314,25 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
 /// marker does the same in two steps ([`entry_target`], [`names_object`]).
 #[cfg(test)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
-    let hdr = locate(raw)?;
-    // SAFETY: as in resolve; a value that locates a header has neither the
-    // free bit nor is 0, so a free cell or a tombstone never matches.
-    (unsafe { (*hdr).handle.load(Ordering::Acquire) } == raw).then_some(hdr)
+    let found = entry_target(raw)?;
+    names_object(raw, found).then_some(found.hdr)
 }
 
-/// The header the entry of `raw` points to, unchecked: the first half of
-/// [`resolve_candidate`], for callers that prefetch the header before
-/// finishing with [`names_object`].
+/// Where `raw` leads, unchecked: the first half of [`resolve_candidate`],
+/// for callers that prefetch the header before finishing with
+/// [`names_object`].
 #[inline(always)]
-pub(crate) fn entry_target(raw: u64) -> Option<*mut Header> {
+pub(crate) fn entry_target(raw: u64) -> Option<Found> {
     locate(raw)
 }
 
-/// Whether `hdr` (from [`entry_target`]) is the live object of `raw`.
+/// Whether the header `found` (from [`entry_target`]) is the object of
+/// `raw`.
 #[inline(always)]
-pub(crate) fn names_object(raw: u64, hdr: *mut Header) -> bool {
+pub(crate) fn names_object(raw: u64, found: Found) -> bool {
     // SAFETY: as in resolve; a value that locates a header has neither the
     // free bit nor is 0, so a free cell or a tombstone never matches.
-    unsafe { (*hdr).handle.load(Ordering::Acquire) == raw }
+    unsafe { (*found.hdr).handle.load(Ordering::Acquire) == raw && found.same_layout() }
 }
 
 /// Points the entry of `handle` (taken from a [`LocalHandles`]) at `hdr`,
@@ -322,7 +354,7 @@ pub(crate) unsafe fn publish(handle: u64, hdr: *mut Header) -> Handle {
 /// Whether the entry of `handle` points at `hdr` (a consistency check for
 /// debug builds).
 pub(crate) fn names(handle: u64, hdr: *mut Header) -> bool {
-    locate(handle) == Some(hdr)
+    locate(handle).is_some_and(|found| found.hdr == hdr)
 }
 
 /// Handles freed by one cycle, waiting for it to complete.

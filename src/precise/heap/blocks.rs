@@ -446,7 +446,7 @@ impl Inner {
 
 #[cfg(test)]
 mod tests {
-    use super::super::object::class_of;
+    use super::super::object::{class_of, HEADER as HEADER_BYTES};
     use super::*;
     use crate::precise::handles::{resolve, Handle};
 
@@ -494,11 +494,37 @@ mod tests {
 
         // Laid out for another class: the same indices lead to other
         // cells now, bound to generations none of the old ones had.
+        // A lookup that read the old layout just before it changed.
+        let found = handles::entry_target(first[1]).unwrap();
         heap.file(id, true, false);
         let free_at = heap.free.iter().position(|&b| b == id).unwrap();
         let last = heap.free.len() - 1;
         heap.free.swap(free_at, last);
         assert_eq!(heap.take_free_block(big).unwrap(), id);
+        {
+            // The old cell's place is now inside a new cell's payload,
+            // which may hold anything: here, the old handle and a live
+            // mark. The lookup must notice the layout changed under it.
+            let word = found.hdr.cast::<u64>();
+            let first_new = first_cell(heap.blocks[id as usize].base);
+            let payload = first_new + HEADER_BYTES..first_new + CELL[big as usize] as usize;
+            assert!(payload.contains(&(word as usize)) && payload.contains(&(word as usize + 15)));
+            // SAFETY: inside the free payload of a cell of our block.
+            unsafe {
+                word.write(first[1]);
+                found
+                    .hdr
+                    .cast::<u8>()
+                    .add(15)
+                    .write(crate::precise::marking::live_mark());
+            }
+            assert!(
+                !handles::names_object(first[1], found),
+                "a lookup across a new layout matched bytes of a new cell"
+            );
+            // SAFETY: as above; the payload of a cell never used is zero.
+            unsafe { word.cast::<[u8; 16]>().write([0; 16]) };
+        }
         heap.blocks[id as usize].state = BlockState::Owned;
         let second = bound(&heap, id);
         assert!(second.iter().all(|&v| handles::generation_of(v) > top));
