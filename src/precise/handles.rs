@@ -62,7 +62,11 @@
 //! Publication: an allocating thread writes the header (the handle last,
 //! release); a large object's entry is written after it (release), a
 //! block's layout after its cells' free headers (release). Readers load the
-//! layout or entry, then the header's handle (both acquire).
+//! layout or entry, then the header's handle (both acquire), then for a
+//! small object the layout again: if it changed, the block was laid out
+//! anew in between and the word read may lie inside a new cell, so the
+//! lookup fails (a layout that changes and comes back binds its cells to
+//! higher generations, so the word cannot match then).
 
 use super::error::{Error, Result};
 use super::heap::{Header, BLOCK, BLOCK_HEADER, MAX_SMALL_CELL};
@@ -108,7 +112,8 @@ static TABLE: CachePadded<Table> = CachePadded(Table::new());
 static TOMBSTONE: Header = Header::free();
 
 /// A reference to an object of the precise heap: a non-zero 64-bit value
-/// (table index and generation), valid until the object is collected.
+/// (an index naming a small object's block and cell, or a large object's
+/// table entry, and a generation), valid until the object is collected.
 ///
 /// A handle says nothing about liveness by itself: keep it rooted (on the
 /// shadow stack with [`root`](crate::precise::root), in a
