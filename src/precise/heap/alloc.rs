@@ -134,7 +134,7 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
 
 /// Writes the header of a new small object in the free cell at `hdr`,
 /// which gives it its handle: the one the cell is bound to (see
-/// `object.rs`). One of the two places that write a birth mark.
+/// `object.rs`).
 ///
 /// # Safety
 /// `hdr` is a free cell of at least `HEADER + size` bytes owned by this
@@ -161,9 +161,9 @@ unsafe fn init_small(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32
     unsafe { Handle::from_raw_unchecked(handle) }
 }
 
-/// Writes a new object's header, birth mark included, and counts it;
-/// whether it is born grey (to be logged by the caller once its handle
-/// resolves: see `collector.rs`).
+/// Writes a new object's header, birth mark included (the only place that
+/// writes one), and counts it; whether it is born grey (to be logged by
+/// the caller once its handle resolves: see `collector.rs`).
 ///
 /// # Safety
 /// `hdr` is the caller's, with room for the header, and nobody else has
@@ -194,7 +194,7 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
         unreachable!("defergc: precise: handle cache emptied by a collection")
     };
     // SAFETY: hdr is a zeroed large allocation of ours, handle a fresh
-    // handle from our cache (the other place that writes a birth mark).
+    // handle from our cache.
     let grey = unsafe { born(ts, hdr, type_id, size, handle) };
     // SAFETY: as above; the header names the handle already.
     let h = unsafe { handles::publish(handle, hdr) };
