@@ -925,7 +925,7 @@ impl Marker {
         loop {
             while !self.headers.is_full() {
                 let Some(raw) = self.stack.pop() else { break };
-                if let Some(found) = handles::entry_target(raw) {
+                if let Some(found) = handles::locate(raw) {
                     prefetch(found.hdr);
                     self.headers.push((raw, found));
                 }

@@ -71,7 +71,7 @@
 use super::error::{Error, Result};
 use super::heap::{Header, BLOCK, BLOCK_HEADER, MAX_SMALL_CELL};
 use super::marking;
-use crate::cache::{prefetch, CachePadded};
+use crate::cache::CachePadded;
 use crate::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
@@ -217,7 +217,7 @@ impl Found {
 /// the cell its number names in its block's layout; for a large one, what
 /// its table entry points to. `None` if no cell or entry has that index.
 #[inline(always)]
-fn locate(raw: u64) -> Option<Found> {
+pub(crate) fn locate(raw: u64) -> Option<Found> {
     let index = (raw & INDEX_MASK).wrapping_sub(1);
     if index < SMALL_SPACE {
         let slot = LAYOUTS.get((index >> CELL_BITS) as usize)?;
@@ -238,7 +238,8 @@ fn locate(raw: u64) -> Option<Found> {
 }
 
 /// The handle value of cell `cell` of block `block`, with generation
-/// `generation` (1 to 2^24 - 1).
+/// `generation` (1 to 2^24 - 1 for a handle; 0 only as the floor that
+/// [`next_generation`] starts a fresh cell above).
 #[inline]
 pub(crate) fn small_handle(block: u32, cell: usize, generation: u32) -> u64 {
     let index = (u64::from(block) << CELL_BITS | cell as u64) + 1;
@@ -316,23 +317,15 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
 
 /// Resolves an arbitrary word that may or may not be a live handle (root
 /// memory, fields written through raw pointers): any value is safe. The
-/// marker does the same in two steps ([`entry_target`], [`names_object`]).
+/// marker does the same in two steps ([`locate`], then, once it has
+/// prefetched the header, [`names_object`]).
 #[cfg(test)]
 pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
-    let found = entry_target(raw)?;
+    let found = locate(raw)?;
     names_object(raw, found).then_some(found.hdr)
 }
 
-/// Where `raw` leads, unchecked: the first half of [`resolve_candidate`],
-/// for callers that prefetch the header before finishing with
-/// [`names_object`].
-#[inline(always)]
-pub(crate) fn entry_target(raw: u64) -> Option<Found> {
-    locate(raw)
-}
-
-/// Whether the header `found` (from [`entry_target`]) is the object of
-/// `raw`.
+/// Whether the header `found` (from [`locate`]) is the object of `raw`.
 #[inline(always)]
 pub(crate) fn names_object(raw: u64, found: Found) -> bool {
     // SAFETY: as in resolve; a value that locates a header has neither the
@@ -445,9 +438,6 @@ pub(crate) fn capacity_used() -> usize {
     CELLS_PEAK.load(Ordering::Relaxed) + FRESH.load(Ordering::Relaxed)
 }
 
-/// How many allocations ahead [`LocalHandles::pop`] prefetches.
-const PREFETCH_AHEAD: usize = 8;
-
 /// A thread's cache of free handle values (next generation included).
 pub(crate) struct LocalHandles {
     free: Vec<u64>,
@@ -461,18 +451,7 @@ impl LocalHandles {
     /// A free handle value, if the cache has one.
     #[inline(always)]
     pub(crate) fn pop(&mut self) -> Option<u64> {
-        let h = self.free.pop();
-        // A large allocation writes its handle's table entry. Freed handles
-        // come back in no particular index order, so that is often a miss:
-        // start fetching the line of the handle PREFETCH_AHEAD allocations
-        // ahead.
-        if let Some(&next) = self.free.get(self.free.len().wrapping_sub(PREFETCH_AHEAD)) {
-            let index = ((next & INDEX_MASK) - 1 - SMALL_SPACE) as usize;
-            // SAFETY: every index in a cache was ensured by refill (through
-            // the pool mutex or this thread's own refill), as in publish.
-            prefetch(unsafe { TABLE.get_unchecked(index) });
-        }
-        h
+        self.free.pop()
     }
 
     pub(crate) fn is_empty(&self) -> bool {

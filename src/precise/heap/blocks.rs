@@ -64,15 +64,6 @@ fn cells(base: usize, class: u8) -> impl ExactSizeIterator<Item = *mut Header> {
     (0..cells_per_block(cell)).map(move |i| (first_cell(base) + i * cell) as *mut Header)
 }
 
-/// The generation after `generation`, skipping 0 when it wraps.
-fn generation_after(generation: u32) -> u32 {
-    if generation + 1 >= 1 << (64 - handles::INDEX_BITS) {
-        1
-    } else {
-        generation + 1
-    }
-}
-
 /// Lays out block `id` (at `base`) for `class`: each cell becomes a free
 /// cell bound to its handle (block id and cell number) with the generation
 /// after `floor`, and handles lead into the block from then on.
@@ -80,10 +71,10 @@ fn generation_after(generation: u32) -> u32 {
 /// # Safety
 /// The block is the caller's, has no layout, and reads as zeros.
 unsafe fn lay_out(id: u32, base: usize, class: u8, floor: u32) -> Result<()> {
-    let generation = generation_after(floor);
     for (i, hdr) in cells(base, class).enumerate() {
+        let next = handles::next_generation(handles::small_handle(id, i, floor));
         // SAFETY: a free cell of the caller's block.
-        unsafe { Header::bind_free(hdr, handles::small_handle(id, i, generation)) };
+        unsafe { Header::bind_free(hdr, next) };
     }
     if handles::set_layout(id, base, CELL[class as usize] as usize) {
         Ok(())
@@ -92,22 +83,20 @@ unsafe fn lay_out(id: u32, base: usize, class: u8, floor: u32) -> Result<()> {
     }
 }
 
-/// Takes the layout of the free block `id` (at `base`, laid out for
-/// `class`) away: no handle leads into it any more. Returns the highest
-/// generation its cells were bound to: a later layout starts above it, so
-/// that no handle of this one names an object of the next.
+/// Takes the layout of the free block `id` away: no handle leads into it
+/// any more. Its generation floor rises to the highest generation its
+/// cells were bound to: a later layout starts above it, so that no handle
+/// of this one names an object of the next.
 ///
 /// # Safety
 /// The block is the caller's, and every cell in it is free.
-unsafe fn take_layout(id: u32, base: usize, class: u8) -> u32 {
+unsafe fn take_layout(id: u32, block: &mut Block) {
     handles::clear_layout(id);
-    cells(base, class)
-        .map(|hdr| {
-            // SAFETY: a free cell of the caller's block.
-            handles::generation_of(unsafe { Header::next_handle(hdr) })
-        })
-        .max()
-        .unwrap_or(0)
+    let top = cells(block.base, block.class).map(|hdr| {
+        // SAFETY: a free cell of the caller's block.
+        handles::generation_of(unsafe { Header::next_handle(hdr) })
+    });
+    block.generation = top.fold(block.generation, u32::max);
 }
 
 /// The live-object counter of the block holding the small object at `hdr`.
@@ -273,10 +262,8 @@ impl Inner {
                 // thread validating a stale handle may read an old handle
                 // word meanwhile), and lay the block out anew.
                 // SAFETY: a free block: every cell free, no owner but us.
-                let top = unsafe { take_layout(id, base, old) };
-                let block = &mut self.blocks[id as usize];
-                block.generation = block.generation.max(top);
-                let floor = block.generation;
+                unsafe { take_layout(id, &mut self.blocks[id as usize]) };
+                let floor = self.blocks[id as usize].generation;
                 let words = (base + BLOCK_HEADER) as *const AtomicU64;
                 for i in 0..(BLOCK - BLOCK_HEADER) / 8 {
                     // SAFETY: an aligned word of a free block: no object, no
@@ -397,8 +384,7 @@ impl Inner {
             // SAFETY: a free block: every cell free, no owner but us. Its
             // memory reads as zeros once given back, so its layout (and the
             // generations its cells reached) goes first.
-            let top = unsafe { take_layout(id, block.base, block.class) };
-            block.generation = block.generation.max(top);
+            unsafe { take_layout(id, block) };
             self.give_back_unlaid(id);
         }
         self.free.drain(..n);
@@ -495,7 +481,7 @@ mod tests {
         // Laid out for another class: the same indices lead to other
         // cells now, bound to generations none of the old ones had.
         // A lookup that read the old layout just before it changed.
-        let found = handles::entry_target(first[1]).unwrap();
+        let found = handles::locate(first[1]).unwrap();
         heap.file(id, true, false);
         let free_at = heap.free.iter().position(|&b| b == id).unwrap();
         let last = heap.free.len() - 1;
