@@ -75,7 +75,7 @@ use crate::cache::CachePadded;
 use crate::segmented::Segmented;
 use std::fmt;
 use std::num::NonZeroU64;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Bits of a handle that hold the index plus one.
@@ -297,21 +297,32 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     let Some(found) = locate(raw) else {
         return Err(Error::InvalidHandle);
     };
-    let hdr = found.hdr;
     // SAFETY: a located header is a small-object cell (blocks are never
-    // unmapped), a live large object, or the tombstone. The mark is read
-    // only once the handle matches (which a free cell's word, with its
-    // free bit, never does) in the layout it was found through, so it is
-    // this object's.
-    let live = unsafe {
-        (*hdr).handle.load(Ordering::Acquire) == raw
-            && found.same_layout()
-            && marking::is_live_mark((*hdr).mark.load(Ordering::Relaxed))
-    };
-    if live {
-        Ok(hdr)
+    // unmapped), a live large object, or the tombstone.
+    let matched = unsafe { (*found.hdr).handle.load(Ordering::Acquire) } == raw;
+    if matched && still_live(raw, found) {
+        Ok(found.hdr)
     } else {
         Err(Error::StaleHandle)
+    }
+}
+
+/// The rest of [`resolve`] once the handle word at `found` matched `raw`
+/// (loaded with acquire): the block was not laid out anew meanwhile, the
+/// object's mark is live, and the word still matches. The mark is read
+/// only once the handle matched (which a free cell's word, with its free
+/// bit, never does) in the layout it was found through, but it is this
+/// object's only if the cell was not freed and reused since the word was
+/// read. Freeing a cell changes its word before any new mark is written
+/// there (see `Header::init`), so a word read again after the mark tells.
+#[inline(always)]
+pub(crate) fn still_live(raw: u64, found: Found) -> bool {
+    // SAFETY: as in resolve.
+    unsafe {
+        found.same_layout() && marking::is_live_mark((*found.hdr).mark.load(Ordering::Relaxed)) && {
+            fence(Ordering::Acquire);
+            (*found.hdr).handle.load(Ordering::Relaxed) == raw
+        }
     }
 }
 

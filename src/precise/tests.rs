@@ -171,3 +171,51 @@ fn a_stale_handle_to_a_reused_cell_names_nothing() {
     .join()
     .unwrap();
 }
+
+#[test]
+#[serial(precise)]
+fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
+    std::thread::spawn(|| {
+        const N: usize = 64;
+        // A validator reads each handle word and matches it; then the
+        // objects die, and new objects take their cells before the
+        // validator reads the marks, which are live marks again.
+        let old: Vec<(Handle, handles::Found)> = (0..N)
+            .map(|_| {
+                let h = alloc_array(bytes_type(), 8).unwrap();
+                let found = handles::locate(h.to_raw()).unwrap();
+                // SAFETY: the cell of a live object of ours.
+                let word = unsafe { (*found.hdr).handle.load(Ordering::Acquire) };
+                assert_eq!(word, h.to_raw());
+                (h, found)
+            })
+            .collect();
+        let by_index: std::collections::HashMap<u64, usize> = old
+            .iter()
+            .enumerate()
+            .map(|(i, (h, _))| (h.index(), i))
+            .collect();
+        collect().unwrap();
+        let frame = Frame::new().unwrap();
+        let mut reused = [false; N];
+        for _ in 0..10_000_000 {
+            let h = alloc_array(bytes_type(), 8).unwrap();
+            if let Some(&i) = by_index.get(&h.index()) {
+                frame.root(h).unwrap();
+                reused[i] = true;
+                if reused.iter().all(|&r| r) {
+                    break;
+                }
+            }
+        }
+        for (i, &(h, found)) in old.iter().enumerate() {
+            assert!(reused[i], "the cell of {h:?} was not reused");
+            assert!(
+                !handles::still_live(h.to_raw(), found),
+                "{h:?} validated as the object now in its cell"
+            );
+        }
+    })
+    .join()
+    .unwrap();
+}

@@ -24,7 +24,7 @@
 
 use crate::precise::handles::{self, INDEX_BITS};
 use std::ptr;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{fence, AtomicU64, AtomicU8, Ordering};
 
 /// Bytes of an object header.
 pub(crate) const HEADER: usize = 16;
@@ -88,8 +88,11 @@ impl Header {
 
     /// Writes a new object's header: size, type and birth mark, then its
     /// handle (with release, last: nobody reads the other fields before
-    /// the handle matches; a validator holding a stale handle reads only
-    /// the handle word).
+    /// the handle matches). A reader that matched a stale handle to this
+    /// cell's last object before the cell was freed may read the new birth
+    /// mark: a release fence orders the mark after the cell's free word,
+    /// so a validator that reads the handle word again after the mark
+    /// (with an acquire fence) rejects the stale handle.
     ///
     /// # Safety
     /// `hdr` is a free cell (or zeroed large allocation) owned by the
@@ -101,6 +104,7 @@ impl Header {
             ptr::addr_of_mut!((*hdr).size).write(size);
             ptr::addr_of_mut!((*hdr).type_lo).write(type_id as u16);
             ptr::addr_of_mut!((*hdr).type_hi).write((type_id >> 16) as u8);
+            fence(Ordering::Release);
             (*hdr).mark.store(mark, Ordering::Relaxed);
             (*hdr).handle.store(handle, Ordering::Release);
         }
