@@ -342,3 +342,36 @@ fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
     .join()
     .unwrap();
 }
+
+#[test]
+#[serial(precise)]
+fn dead_objects_left_in_a_free_block_stay_stale_when_mark_bytes_come_round() {
+    std::thread::spawn(|| {
+        let old: Vec<Handle> = (0..1_500)
+            .map(|_| alloc_array(bytes_type(), 200).unwrap())
+            .collect();
+        collect().unwrap();
+        let left = old
+            .iter()
+            .filter(|h| heap::in_free_block(handles::locate(h.to_raw()).unwrap().hdr))
+            .count();
+        assert!(
+            left >= 500,
+            "only {left} dead objects were left in free blocks"
+        );
+        // Mark bytes repeat every 256 cycles: a dead object's mark would
+        // read as live again if its cell were left as it is.
+        for cycle in 0..300 {
+            collect().unwrap();
+            for &o in &old {
+                assert_eq!(
+                    deref(o),
+                    Err(Error::StaleHandle),
+                    "{o:?} came back {cycle} cycles on"
+                );
+            }
+        }
+    })
+    .join()
+    .unwrap();
+}
