@@ -32,6 +32,30 @@ fn install_scanner() {
     ONCE.call_once(|| add_root_memory_scanner(test_scanner));
 }
 
+/// How many of `objects` are in blocks filed free.
+fn in_free_blocks<'a>(objects: impl IntoIterator<Item = &'a Handle>) -> usize {
+    objects
+        .into_iter()
+        .filter(|h| heap::in_free_block(handles::locate(h.to_raw()).unwrap().hdr))
+        .count()
+}
+
+/// Allocates `n` objects of 200 bytes (cells of 224) and lets a
+/// collection find them dead; returns them and how many are left in
+/// blocks filed free (a third at least, checked).
+fn dead_in_free_blocks(n: usize) -> (Vec<Handle>, usize) {
+    let old: Vec<Handle> = (0..n)
+        .map(|_| alloc_array(bytes_type(), 200).unwrap())
+        .collect();
+    collect().unwrap();
+    let left = in_free_blocks(&old);
+    assert!(
+        left >= n / 3,
+        "only {left} of {n} dead objects are in blocks filed free"
+    );
+    (old, left)
+}
+
 fn bytes_type() -> TypeId {
     static T: std::sync::OnceLock<TypeId> = std::sync::OnceLock::new();
     *T.get_or_init(|| register_bytes_type().unwrap())
@@ -184,19 +208,9 @@ fn a_block_of_dead_objects_is_freed_without_a_sweep_and_its_handles_stay_stale()
     std::thread::spawn(|| {
         // A whole block's worth and more of one size class, none rooted.
         const N: u64 = 1_500;
-        let old: std::collections::HashMap<u64, Handle> = (0..N)
-            .map(|_| alloc_array(bytes_type(), 200).unwrap())
-            .map(|h| (h.index(), h))
-            .collect();
-        collect().unwrap();
-        let free = old
-            .values()
-            .filter(|h| heap::in_free_block(handles::locate(h.to_raw()).unwrap().hdr))
-            .count();
-        assert!(
-            free >= 500,
-            "only {free} of {N} dead objects are in blocks filed free"
-        );
+        let (old, free) = dead_in_free_blocks(N as usize);
+        let old: std::collections::HashMap<u64, Handle> =
+            old.into_iter().map(|h| (h.index(), h)).collect();
         for &o in old.values() {
             assert_eq!(
                 deref(o),
@@ -258,10 +272,7 @@ fn a_block_filled_by_objects_born_black_is_not_freed_with_the_dead() {
         enter_native().unwrap();
         done_rx.recv().unwrap();
         leave_native().unwrap();
-        let in_free = kept
-            .iter()
-            .filter(|h| heap::in_free_block(handles::locate(h.to_raw()).unwrap().hdr))
-            .count();
+        let in_free = in_free_blocks(&kept);
         // Reuse whatever is free in that class, then check every object.
         for _ in 0..20_000 {
             alloc_array(bytes_type(), 200).unwrap();
@@ -347,18 +358,7 @@ fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
 #[serial(precise)]
 fn dead_objects_left_in_a_free_block_stay_stale_when_mark_bytes_come_round() {
     std::thread::spawn(|| {
-        let old: Vec<Handle> = (0..1_500)
-            .map(|_| alloc_array(bytes_type(), 200).unwrap())
-            .collect();
-        collect().unwrap();
-        let left = old
-            .iter()
-            .filter(|h| heap::in_free_block(handles::locate(h.to_raw()).unwrap().hdr))
-            .count();
-        assert!(
-            left >= 500,
-            "only {left} dead objects were left in free blocks"
-        );
+        let (old, _) = dead_in_free_blocks(1_500);
         // Mark bytes repeat every 256 cycles: a dead object's mark would
         // read as live again if its cell were left as it is.
         for cycle in 0..300 {
