@@ -80,6 +80,29 @@ fn access(c: &mut Criterion) {
     c.bench_function("precise/read_u64", |b| {
         b.iter(|| black_box(precise::read_u64(black_box(a), 8).unwrap()))
     });
+    // Pointer chasing: each load needs the handle the previous one
+    // returned, so a lookup's whole chain of dependent loads is paid per
+    // hop (the loads above overlap from one iteration to the next). A ring
+    // of 4,096 nodes, each on a cache line of its own (garbage between
+    // them), over 8 blocks: 1 MiB, most of it in the L2 cache here.
+    let mut ring = vec![precise::alloc(node).unwrap()];
+    frame.root(ring[0]).unwrap();
+    for _ in 1..4096 {
+        let n = precise::alloc(node).unwrap();
+        frame.root(n).unwrap();
+        precise::store_field(*ring.last().unwrap(), next, n).unwrap();
+        ring.push(n);
+        for _ in 0..7 {
+            black_box(precise::alloc(node).unwrap());
+        }
+    }
+    precise::store_field(*ring.last().unwrap(), next, ring[0]).unwrap();
+    let mut at = ring[0];
+    c.bench_function("precise/chase_field", |b| {
+        b.iter(|| {
+            at = precise::load_field(at, next).unwrap().unwrap();
+        })
+    });
 }
 
 criterion_group!(benches, alloc, frames, access);

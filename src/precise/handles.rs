@@ -100,9 +100,50 @@ pub(crate) const MAX_BLOCKS: usize = 1 << 24;
 pub(crate) const MAX_INDEX: usize = SMALL_SPACE as usize + Table::CAPACITY;
 
 /// The layout of each block: its base address and cell size (base + cell),
-/// 0 while it has none (never laid out, or given back).
-type Layouts = Segmented<AtomicUsize, 12, { MAX_BLOCKS >> 12 }>;
-static LAYOUTS: CachePadded<Layouts> = CachePadded(Layouts::new());
+/// 0 while it has none (never laid out, or given back). One word per
+/// possible block id in one mapping, reserved when the first block is
+/// laid out ([`MAX_BLOCKS`] words: 128 MiB of address space, of which only
+/// the pages holding laid-out blocks' words are touched, one per 512
+/// blocks), so that finding a block's layout is one load after the block
+/// id. Every handle access and every marked object does it; a chunked
+/// array's chunk pointer was one more load in that chain.
+static LAYOUTS: CachePadded<AtomicPtr<AtomicUsize>> =
+    CachePadded(AtomicPtr::new(std::ptr::null_mut()));
+
+/// The layout word of block `block` (below [`MAX_BLOCKS`]), if the layout
+/// table is reserved yet.
+#[inline(always)]
+fn layout_slot(block: usize) -> Option<&'static AtomicUsize> {
+    debug_assert!(block < MAX_BLOCKS);
+    let table = LAYOUTS.load(Ordering::Acquire);
+    // SAFETY: a reserved table has MAX_BLOCKS words, mapped for the life
+    // of the process, zero until written, and only accessed atomically.
+    (!table.is_null()).then(|| unsafe { &*table.add(block) })
+}
+
+/// Reserves the layout table if it is not yet. Called under the heap lock,
+/// as every layout change is. False if the address space is not there.
+fn reserve_layouts() -> bool {
+    if !LAYOUTS.load(Ordering::Relaxed).is_null() {
+        return true;
+    }
+    // SAFETY: an anonymous private mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            MAX_BLOCKS * std::mem::size_of::<AtomicUsize>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return false;
+    }
+    LAYOUTS.store(p.cast(), Ordering::Release);
+    true
+}
 
 const _: () = assert!(MAX_SMALL_CELL < BLOCK && (BLOCK - BLOCK_HEADER) / 16 < 1 << CELL_BITS);
 static TABLE: CachePadded<Table> = CachePadded(Table::new());
@@ -220,7 +261,7 @@ impl Found {
 pub(crate) fn locate(raw: u64) -> Option<Found> {
     let index = (raw & INDEX_MASK).wrapping_sub(1);
     if index < SMALL_SPACE {
-        let slot = LAYOUTS.get((index >> CELL_BITS) as usize)?;
+        let slot = layout_slot((index >> CELL_BITS) as usize)?;
         let layout = slot.load(Ordering::Acquire);
         let cell = layout & (BLOCK - 1);
         let offset = (index as usize & ((1 << CELL_BITS) - 1)) * cell;
@@ -254,14 +295,16 @@ pub(crate) fn generation_of(raw: u64) -> u32 {
 
 /// Lays out block `block` at `base` in cells of `cell` bytes for handle
 /// lookups (after its cells' headers are written). False if the layout
-/// table could not grow.
+/// table could not be reserved.
 pub(crate) fn set_layout(block: u32, base: usize, cell: usize) -> bool {
     debug_assert!(base.is_multiple_of(BLOCK) && cell < BLOCK);
-    if !LAYOUTS.ensure(block as usize) {
+    if (block as usize) >= MAX_BLOCKS || !reserve_layouts() {
         return false;
     }
-    // SAFETY: ensured just above, on this thread.
-    let old = unsafe { LAYOUTS.get_unchecked(block as usize) }.swap(base + cell, Ordering::AcqRel);
+    let Some(slot) = layout_slot(block as usize) else {
+        return false;
+    };
+    let old = slot.swap(base + cell, Ordering::AcqRel);
     count_cells(old, base + cell);
     true
 }
@@ -269,7 +312,7 @@ pub(crate) fn set_layout(block: u32, base: usize, cell: usize) -> bool {
 /// Block `block` has no layout any more: no handle leads into it (until
 /// [`set_layout`] again).
 pub(crate) fn clear_layout(block: u32) {
-    if let Some(layout) = LAYOUTS.get(block as usize) {
+    if let Some(layout) = layout_slot(block as usize) {
         count_cells(layout.swap(0, Ordering::AcqRel), 0);
     }
 }
