@@ -692,6 +692,12 @@ int defergc_precise_register_bytes_type(defergc_type *out);
  * still needs must be rooted. */
 defergc_handle defergc_precise_alloc(defergc_type type, int *err);
 defergc_handle defergc_precise_alloc_array(defergc_type type, size_t len, int *err);
+/* Allocates an object of a struct type with its first n handle fields (in
+ * ascending offset order) set to fields[0..n] (0 for null; the others
+ * stay null): alloc and a store per field, without finding the new object
+ * again for each. The values must be live (and rooted: this may collect). */
+defergc_handle defergc_precise_alloc_with(defergc_type type, const defergc_handle *fields,
+                                          size_t n, int *err);
 
 /* The object's payload, valid while its handle is rooted. NULL on error.
  * Aligned to 16 bytes when the payload size is a multiple of 16, to 8

@@ -287,6 +287,41 @@ c_surface! {
         })
     }
 
+    /// Allocates an object of a struct type with its first `n` handle
+    /// fields (in ascending offset order) set to `fields` (0 for null); 0
+    /// (and `*err`) on failure.
+    ///
+    /// # Safety
+    /// `fields` points to `n` readable handles (or `n` is 0); `err` is
+    /// NULL or writable.
+    unsafe fn defergc_precise_alloc_with(
+        ty: u32,
+        fields: *const u64,
+        n: usize,
+        err: *mut c_int,
+    ) -> u64, err {
+        entry("defergc_precise_alloc_with", || {
+            if n > 0 && (fields.is_null() || n > isize::MAX as usize / 8) {
+                if !err.is_null() {
+                    // SAFETY: err is writable per the caller.
+                    unsafe { err.write(super::errors::EINVAL) };
+                }
+                return 0;
+            }
+            let values: &[Option<Handle>] = if n == 0 {
+                &[]
+            } else {
+                // SAFETY: `fields` has n readable handles per the caller;
+                // Option<Handle> has u64's layout (Handle is a transparent
+                // NonZeroU64) and every u64 is one: 0 is None.
+                unsafe { std::slice::from_raw_parts(fields.cast::<Option<Handle>>(), n) }
+            };
+            let r = TypeId::from_raw(ty).and_then(|ty| precise::alloc_with(ty, values));
+            // SAFETY: forwarded from the caller.
+            unsafe { reported(err, r) }.map_or(0, Handle::to_raw)
+        })
+    }
+
     /// Allocates a variable-length object with `len` elements (handles or
     /// bytes); 0 (and `*err`) on failure.
     ///

@@ -209,6 +209,47 @@ fn field_slot(hdr: *mut Header, field: Field) -> Result<&'static AtomicU64> {
     })
 }
 
+/// Allocates a zeroed object of the struct type `ty` (a safepoint) with
+/// its first handle fields set: `fields[i]` (a live handle, or null) goes
+/// into the type's `i`-th handle field in ascending offset order, and the
+/// fields past `fields` stay null. What [`alloc`](super::alloc) and a
+/// [`store_field`] per field do, without finding the new object again for
+/// each store: the form of `&T{a, b}` in compiled code.
+///
+/// Errors as `alloc`, [`Error::OutOfBounds`] for more values than the type
+/// has handle fields, and [`Error::StaleHandle`] / [`Error::InvalidHandle`]
+/// for a value that is not live (checked after the allocation, which may
+/// collect: the values must be rooted across it, as for any safepoint).
+#[inline(always)]
+pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
+    let offsets = types::info(ty).offsets();
+    if fields.len() > offsets.len() {
+        return Err(if types::info(ty).kind() == Kind::Struct {
+            Error::OutOfBounds
+        } else {
+            Error::WrongTypeKind
+        });
+    }
+    let obj = super::heap::alloc(ty)?;
+    // No safepoint from here on: the new object is reachable from nowhere
+    // yet, and no collection can start marking without this thread.
+    let ts = threads::current()?;
+    let Some(found) = handles::locate(obj.to_raw()) else {
+        unreachable!("defergc: precise: a new object's handle does not lead to it")
+    };
+    for (&offset, &value) in offsets.iter().zip(fields) {
+        // SAFETY: a registered handle offset of the new object's struct
+        // type, inside its payload.
+        let slot = unsafe {
+            &*Header::payload(found.hdr)
+                .add(offset as usize)
+                .cast::<AtomicU64>()
+        };
+        store_live(ts, slot, value)?;
+    }
+    Ok(obj)
+}
+
 /// Loads `field` of `obj` (null as `None`); [`Error::WrongType`] if `obj`
 /// is not of the field's type.
 #[inline(always)]

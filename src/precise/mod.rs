@@ -110,8 +110,8 @@ mod types;
 mod weak;
 
 pub use access::{
-    deref, load, load_field, read_bytes, read_u64, size_of, store, store_field, type_of,
-    write_bytes, write_u64, Field,
+    alloc_with, deref, load, load_field, read_bytes, read_u64, size_of, store, store_field,
+    type_of, write_bytes, write_u64, Field,
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};

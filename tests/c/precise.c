@@ -14,10 +14,17 @@ static defergc_type node_type;
 
 static defergc_handle new_node(defergc_handle next, long value) {
     int err = 0;
-    /* next must be rooted across the allocation: the caller roots it. */
-    defergc_handle n = defergc_precise_alloc(node_type, &err);
-    CHECK(n != 0 && err == 0);
-    CHECK(defergc_precise_store(n, 0, next) == 0);
+    /* next must be rooted across the allocation: the caller roots it.
+     * Every other node is allocated with its field set. */
+    defergc_handle n;
+    if (value % 2) {
+        n = defergc_precise_alloc_with(node_type, &next, 1, &err);
+        CHECK(n != 0 && err == 0);
+    } else {
+        n = defergc_precise_alloc(node_type, &err);
+        CHECK(n != 0 && err == 0);
+        CHECK(defergc_precise_store(n, 0, next) == 0);
+    }
     CHECK(defergc_precise_write(n, 8, &value, sizeof value) == 0);
     return n;
 }
@@ -32,6 +39,8 @@ static void not_built(void) {
     int err = 0;
     CHECK(defergc_precise_init() == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_alloc(1, &err) == 0 && err == DEFERGC_PRECISE_ENOTBUILT);
+    err = 0;
+    CHECK(defergc_precise_alloc_with(1, NULL, 0, &err) == 0 && err == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_collect() == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_gc_async() == DEFERGC_PRECISE_ENOTBUILT);
     CHECK(defergc_precise_store_global(NULL, 0) == DEFERGC_PRECISE_ENOTBUILT);
@@ -85,6 +94,12 @@ int main(void) {
     CHECK(defergc_precise_store(head, 8, head) == DEFERGC_PRECISE_ENOTAHANDLEFIELD);
     CHECK(defergc_precise_write(head, 0, &v, sizeof v) == DEFERGC_PRECISE_EHANDLEFIELDOVERLAP);
     CHECK(defergc_precise_deref(garbage, &err) == NULL && err == DEFERGC_PRECISE_ESTALEHANDLE);
+    defergc_handle two[] = {head, head};
+    CHECK(defergc_precise_alloc_with(node_type, two, 2, &err) == 0
+          && err == DEFERGC_PRECISE_EOUTOFBOUNDS);
+    CHECK(defergc_precise_alloc_with(node_type, &garbage, 1, &err) == 0
+          && err == DEFERGC_PRECISE_ESTALEHANDLE);
+    CHECK(defergc_precise_alloc_with(node_type, NULL, 1, &err) == 0 && err == DEFERGC_EINVAL);
     uint64_t inner;
     CHECK(defergc_precise_push_frame(&inner) == 0);
     CHECK(defergc_precise_pop_frame(frame) == DEFERGC_PRECISE_EFRAMENOTTOP);

@@ -470,10 +470,8 @@ mod precise_heap {
 
         #[inline(always)]
         fn node_with(&mut self, left: Handle, right: Handle) -> Handle {
-            let node = self.node();
-            self.set_left(node, left);
-            self.set_right(node, right);
-            node
+            precise::alloc_with(self.node, &[Some(left), Some(right)])
+                .unwrap_or_else(|e| fail("alloc_with", e))
         }
 
         #[inline(always)]
