@@ -35,9 +35,8 @@
 //! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
 //!    from now on, so a dead object's handle is stale), the barrier goes
 //!    off, allocation is white for the next cycle (mark `c`), and
-//!    [`heap::after_mark`] files the blocks (a block in which nothing
-//!    lives is free at once: its dead objects' cells are freed as
-//!    allocation reaches them) and unlinks the dead large objects. A [`Round::End`] handshake makes every thread see this.
+//!    [`heap::after_mark`] files the blocks and unlinks the dead large
+//!    objects. A [`Round::End`] handshake makes every thread see this.
 //! 5. **Sweep.** After the End round: the large objects unlinked in step 4
 //!    are freed (no thread can still be reading them: each has passed a
 //!    safepoint since), lazy sweeping is on again, and the collector sweeps
@@ -537,7 +536,6 @@ fn run_cycle() {
     let mut freed = Freed::new();
     // SAFETY: marking for `id` is complete and no sweep runs.
     let after = unsafe { heap::after_mark(id, &mut freed) };
-    marking::births_counted();
     threads::round(Round::End);
 
     // 5. Sweep.
@@ -558,7 +556,6 @@ fn run_cycle() {
     // cycle is complete: it may be reused at once); the handles of large
     // objects go back to the pool.
     heap::sweep_all_unswept(id);
-    heap::sweep_old_dead_blocks(id);
     handles::release(freed);
     heap::end_sweep();
     stats::record_cycle(stats::Cycle {
@@ -996,20 +993,13 @@ impl Marker {
         // was born since, white) is marked: one marked already is done, and
         // any other mark is a dead, not yet swept object, never revived.
         // With assists running, exactly one marker claims it.
-        //
-        // The handle matched a dead object's cell that a mutator is
-        // reusing only if the mark read is the new object's birth mark
-        // (dead objects never carry the previous cycle's mark), which is
-        // then a grey birth: tracing it now is what its log entry asks for.
-        // The acquire orders the reads of its size and type after the
-        // birth's release fence (see `Header::init`).
         if self.shared {
             let claimed =
-                mark.compare_exchange(self.prev, self.cycle, Ordering::Acquire, Ordering::Relaxed);
+                mark.compare_exchange(self.prev, self.cycle, Ordering::Relaxed, Ordering::Relaxed);
             if claimed.is_err() {
                 return;
             }
-        } else if mark.load(Ordering::Acquire) != self.prev {
+        } else if mark.load(Ordering::Relaxed) != self.prev {
             return;
         } else {
             mark.store(self.cycle, Ordering::Relaxed);
@@ -1020,17 +1010,14 @@ impl Marker {
         self.bytes += size as u64;
         if size + heap::HEADER <= heap::MAX_SMALL_CELL {
             // SAFETY: a small object lives in a block, whose header word
-            // only markers write while marking runs. The count must not be
-            // low: a block whose count is 0 at the end of marking is freed
-            // without a sweep (`heap::after_mark`). So while assists mark
-            // too, the increment is atomic; alone, the collector needs no
-            // read-modify-write.
+            // only markers write while marking runs. An assist and the
+            // collector may race here and lose an increment: a count can
+            // only be low, which costs a sweep of a full block and a
+            // smaller goal, never a dead object left unswept (each object
+            // is counted by the one marker that claimed it). The counts
+            // feed the live heap size (after_mark).
             let live = unsafe { &*heap::block_live_counter(hdr) };
-            if self.shared {
-                live.fetch_add(1, Ordering::Relaxed);
-            } else {
-                live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-            }
+            live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         } else {
             self.heap_bytes += heap::HEADER + size;
         }

@@ -24,7 +24,6 @@ global! {
     static ALLOC_MODE: CachePadded<AtomicU32> = CachePadded(AtomicU32::new(0));
 }
 const GREY: u32 = 1 << 8;
-const BLACK: u32 = 1 << 9;
 global! {
     /// The deletion barrier is on.
     static BARRIER: CachePadded<AtomicBool> = CachePadded(AtomicBool::new(false));
@@ -41,37 +40,11 @@ global! {
     static COMPLETED_ID: AtomicU32 = AtomicU32::new(0);
 }
 
-/// How a new object is born: its mark byte, whether it must be logged
-/// (grey), and whether it is born black (marked by the running cycle, which
-/// will not trace it).
-#[derive(Clone, Copy)]
-pub(crate) struct Birth(u32);
-
-impl Birth {
-    /// The new object's mark byte.
-    #[inline(always)]
-    pub(crate) fn mark(self) -> u8 {
-        self.0 as u8
-    }
-
-    /// Whether the new object must be logged, to be traced by the cycle.
-    #[inline(always)]
-    pub(crate) fn grey(self) -> bool {
-        self.0 & GREY != 0
-    }
-
-    /// Whether the new object is born black: live for the running cycle,
-    /// which does not trace it (nor count it in its block).
-    #[inline(always)]
-    pub(crate) fn black(self) -> bool {
-        self.0 & BLACK != 0
-    }
-}
-
-/// How an object allocated now is born: one load.
+/// The mark byte of a new object, and whether it must be logged (grey).
 #[inline(always)]
-pub(crate) fn birth_mode() -> Birth {
-    Birth(ALLOC_MODE.load(Ordering::Relaxed))
+pub(crate) fn birth_mode() -> (u8, bool) {
+    let m = ALLOC_MODE.load(Ordering::Relaxed);
+    (m as u8, m & GREY != 0)
 }
 
 /// Whether an object with mark `m` is live for validation: marked by the
@@ -114,8 +87,11 @@ pub(crate) fn registration_view() -> (bool, bool) {
     (BARRIER.load(Ordering::Acquire), marking)
 }
 
-fn set_alloc_mode(mark: u8, flags: u32) {
-    ALLOC_MODE.store(u32::from(mark) | flags, Ordering::SeqCst);
+fn set_alloc_mode(mark: u8, grey: bool) {
+    ALLOC_MODE.store(
+        u32::from(mark) | if grey { GREY } else { 0 },
+        Ordering::SeqCst,
+    );
 }
 
 /// Cycle step 1 (before the Prepare round): validation accepts both
@@ -127,9 +103,9 @@ pub(crate) fn prepare(prev_mark: u8, mark: u8) {
         Ordering::SeqCst,
     );
     if test_hooks::early_black() {
-        set_alloc_mode(mark, BLACK);
+        set_alloc_mode(mark, false);
     } else {
-        set_alloc_mode(prev_mark, GREY);
+        set_alloc_mode(prev_mark, true);
     }
     BARRIER.store(!test_hooks::no_barrier(), Ordering::SeqCst);
     // Copies between owners of root memory (a channel's) are barriered
@@ -167,30 +143,19 @@ pub(crate) fn snapshot_started() {
 /// Cycle step 2, after the Snapshot round: every thread has snapshotted
 /// its roots, so allocation turns black (born with `mark`).
 pub(crate) fn snapshot_taken(mark: u8) {
-    set_alloc_mode(mark, BLACK);
+    set_alloc_mode(mark, false);
 }
 
 /// Cycle step 4: marking of cycle `id` (mark `mark`) is complete. The
-/// barrier goes off, allocation gives the new mark (still counted as
-/// black until [`births_counted`]), and validation accepts only `mark`.
+/// barrier goes off, allocation is white for the next cycle, and
+/// validation accepts only `mark`.
 pub(crate) fn finish(id: u32, mark: u8) {
     BARRIER.store(false, Ordering::SeqCst);
     crate::roots::precise::log_moves(None, Ordering::SeqCst);
-    // Born with this cycle's mark from now on, and still counted as black
-    // until the blocks are filed (see `births_counted`).
-    set_alloc_mode(mark, BLACK);
+    set_alloc_mode(mark, false);
     MARKS.store(u32::from(mark) | u32::from(mark) << 8, Ordering::SeqCst);
     COMPLETED_ID.store(id, Ordering::SeqCst);
     PHASE.store(IDLE, Ordering::SeqCst);
-}
-
-/// After the end of marking, once the heap has filed its blocks by what
-/// they hold (`heap::after_mark`): allocation is white, its objects no
-/// longer counted as born black. Until then an object born since the end
-/// of marking must be counted: it carries the completed mark, so it is
-/// live, but the marking did not count it in its block.
-pub(crate) fn births_counted() {
-    set_alloc_mode(live_mark(), 0);
 }
 
 /// Entries of a thread's log handed over at once.

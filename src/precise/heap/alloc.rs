@@ -16,11 +16,7 @@
 //! ([`marking::birth_mode`]), in one place (`born`): the last
 //! completed cycle's (white) outside a marking, the same but logged for
 //! tracing (grey) while roots are being snapshotted, the running cycle's
-//! (black) after that (see `collector.rs`). Each bump buffer counts the
-//! objects it gives birth to black, and adds the count to its block when
-//! it gives the block up while a marking runs ([`give_up`]): the marking
-//! does not see them, and a block whose count of live objects is 0 at the
-//! end of marking is filed free without a sweep (see `sweep.rs`).
+//! (black) after that (see `collector.rs`).
 //!
 //! The heap grows on demand. A new block or large object that would take
 //! the heap past the configured limit makes the allocation first sweep
@@ -30,12 +26,11 @@
 //! are [`Retry`], written once for small and large objects.
 
 use super::blocks::{
-    black_births, cells_per_block, first_cell, heap, BlockState, Inner, Large, BLOCK, LIMIT,
-    NO_BLOCK, PEAK,
+    cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
 };
 use super::object::{
-    check_and_clear_poison, class_of, free_dead, is_free, zero_payload, Header, CELL, CLASSES,
-    FREE, GRANULE, HEADER, LARGE,
+    check_and_clear_poison, class_of, is_free, zero_payload, Header, CELL, CLASSES, GRANULE,
+    HEADER, LARGE,
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
@@ -60,8 +55,6 @@ struct Bump {
     end: usize,
     /// The owned block's id, or [`NO_BLOCK`].
     block: u32,
-    /// Objects born black in the owned block (see [`give_up`]).
-    black: u32,
 }
 
 impl Bump {
@@ -71,7 +64,6 @@ impl Bump {
         scan: 0,
         end: 0,
         block: NO_BLOCK,
-        black: 0,
     };
 }
 
@@ -133,53 +125,34 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
         if buf.limit - buf.cursor >= cell {
             let p = buf.cursor;
             buf.cursor = p + cell;
-            let birth = marking::birth_mode();
-            buf.black += u32::from(birth.black());
             // SAFETY: p is a free cell of this thread's run.
-            return Ok(unsafe { init_small(ts, p as *mut Header, type_id, size, birth) });
+            return Ok(unsafe { init_small(ts, p as *mut Header, type_id, size) });
         }
     }
     alloc_slow(ts, type_id, size, class)
 }
 
-/// Writes the header of a new small object, born as `birth` says, in the
-/// free cell at `hdr`, which gives it its handle: the one the cell is
-/// bound to, or the next generation of the dead object's that a block
-/// freed without a sweep still holds there (see `object.rs`).
+/// Writes the header of a new small object in the free cell at `hdr`,
+/// which gives it its handle: the one the cell is bound to (see
+/// `object.rs`).
 ///
 /// # Safety
-/// `hdr` is a free cell (or a dead object's, in a block filed free without
-/// a sweep) of at least `HEADER + size` bytes owned by this thread.
+/// `hdr` is a free cell of at least `HEADER + size` bytes owned by this
+/// thread.
 #[inline(always)]
-unsafe fn init_small(
-    ts: &ThreadState,
-    hdr: *mut Header,
-    type_id: u32,
-    size: u32,
-    birth: marking::Birth,
-) -> Handle {
+unsafe fn init_small(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32) -> Handle {
     // SAFETY: the cell is ours.
-    let word = unsafe { (*hdr).handle.load(Ordering::Relaxed) };
-    let handle = if is_free(word) {
-        if cfg!(debug_assertions) {
-            // SAFETY: as below.
-            unsafe { check_and_clear_poison(hdr, size as usize) };
-        } else {
-            // SAFETY: a free cell of ours with room for the payload rounded
-            // up to 8 (cells are multiples of 8).
-            unsafe { zero_payload(hdr, size as usize) };
-        }
-        word & !FREE
+    let handle = unsafe { Header::next_handle(hdr) };
+    if cfg!(debug_assertions) {
+        // SAFETY: as below.
+        unsafe { check_and_clear_poison(hdr, size as usize) };
     } else {
-        // SAFETY: a dead object's cell of ours, with room as above.
-        unsafe {
-            let next = free_dead(hdr, word);
-            zero_payload(hdr, size as usize);
-            next
-        }
-    };
+        // SAFETY: a free cell of ours with room for the payload rounded up
+        // to 8 (cells are multiples of 8).
+        unsafe { zero_payload(hdr, size as usize) };
+    }
     // SAFETY: the cell is ours; `handle` is the one it is bound to.
-    let grey = unsafe { born(ts, hdr, type_id, size, handle, birth) };
+    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
     if grey {
         // Born while roots are being snapshotted: traced by this cycle.
         marking::log(ts, handle);
@@ -196,18 +169,12 @@ unsafe fn init_small(
 /// `hdr` is the caller's, with room for the header, and nobody else has
 /// `handle` yet.
 #[inline(always)]
-unsafe fn born(
-    ts: &ThreadState,
-    hdr: *mut Header,
-    type_id: u32,
-    size: u32,
-    handle: u64,
-    birth: marking::Birth,
-) -> bool {
+unsafe fn born(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32, handle: u64) -> bool {
+    let (mark, grey) = marking::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough.
-    unsafe { Header::init(hdr, size, type_id, birth.mark(), handle) };
+    unsafe { Header::init(hdr, size, type_id, mark, handle) };
     ts.count_allocation();
-    birth.grey()
+    grey
 }
 
 #[cold]
@@ -215,12 +182,8 @@ unsafe fn born(
 fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
     if class != LARGE {
         let hdr = small_cell(ts, class)?;
-        let birth = marking::birth_mode();
-        // SAFETY: the calling thread is running and owns its state; the
-        // cell is in the block of this buffer.
-        unsafe { ts.local() }.heap.bufs[class as usize].black += u32::from(birth.black());
         // SAFETY: hdr is a free cell of ours.
-        return Ok(unsafe { init_small(ts, hdr, type_id, size, birth) });
+        return Ok(unsafe { init_small(ts, hdr, type_id, size) });
     }
     ensure_handles(ts)?;
     let hdr = large_cell(ts, size)?;
@@ -232,7 +195,7 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
     };
     // SAFETY: hdr is a zeroed large allocation of ours, handle a fresh
     // handle from our cache.
-    let grey = unsafe { born(ts, hdr, type_id, size, handle, marking::birth_mode()) };
+    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
     // SAFETY: as above; the header names the handle already.
     let h = unsafe { handles::publish(handle, hdr) };
     if grey {
@@ -363,7 +326,6 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             // SAFETY: as above.
             let buf = &mut unsafe { ts.local() }.heap.bufs[c];
             if buf.block != NO_BLOCK {
-                give_up(&heap, buf);
                 heap.file_exhausted(buf.block);
                 *buf = Bump::EMPTY;
             }
@@ -391,10 +353,6 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
-        if fresh == Fresh::Unswept {
-            // The sweep below frees every dead object.
-            block.dead = None;
-        }
         if fresh != Fresh::No {
             // Wholly free, or swept below: no dead object of the last cycle
             // (which cannot complete while this thread sweeps: it has not
@@ -420,7 +378,6 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             scan: start,
             end,
             block: id,
-            black: 0,
         };
         if whole {
             // A wholly free block is one run: no need to look at its cells.
@@ -429,19 +386,6 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             pacer::allocated(end - start);
         }
     }
-}
-
-/// A thread gives up the block of `buf` (the caller files it): if a
-/// marking runs, the objects born black in it are added to the block's
-/// count of them, which the end of marking reads (the marker does not see
-/// them, and without them a block could seem to hold nothing live; see
-/// `sweep.rs`). Objects born black in an earlier cycle need no count: the
-/// running one marks them if they are reachable.
-fn give_up(heap: &Inner, buf: &mut Bump) {
-    if buf.black != 0 && !heap.lazy_sweep {
-        black_births(heap.blocks[buf.block as usize].base).fetch_add(buf.black, Ordering::Relaxed);
-    }
-    buf.black = 0;
 }
 
 /// Where a block taken for allocation comes from.
@@ -569,7 +513,6 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     let mut heap = heap();
     for buf in &mut local.bufs {
         if buf.block != NO_BLOCK {
-            give_up(&heap, buf);
             let id = buf.block;
             if heap.blocks[id as usize].swept == marking::completed_id() {
                 let block = &mut heap.blocks[id as usize];

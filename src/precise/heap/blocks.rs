@@ -43,9 +43,7 @@ pub(crate) const BLOCK: usize = 128 << 10;
 /// Bytes mapped at a time and carved into blocks.
 const ARENA: usize = 64 * BLOCK;
 /// Bytes at the start of each block (which is `BLOCK`-aligned) before its
-/// first cell: the count of objects the running marking found live in it,
-/// and of objects born black in it that the marking does not see
-/// ([`black_births`]).
+/// first cell: the count of objects the running marking found live in it.
 pub(crate) const BLOCK_HEADER: usize = 16;
 
 /// The first cell of the block at `base`.
@@ -94,9 +92,6 @@ unsafe fn lay_out(id: u32, base: usize, class: u8, floor: u32) -> Result<()> {
 /// The block is the caller's, and every cell in it is free.
 unsafe fn take_layout(id: u32, block: &mut Block) {
     handles::clear_layout(id);
-    // Dead objects' words name their handles too: the floor rises above
-    // them as well, and the block is zeroed or laid out anew afterwards.
-    block.dead = None;
     let top = cells(block.base, block.class).map(|hdr| {
         // SAFETY: a free cell of the caller's block.
         handles::generation_of(unsafe { Header::next_handle(hdr) })
@@ -110,35 +105,14 @@ pub(crate) fn block_live_counter(hdr: *mut Header) -> *const AtomicU32 {
     (hdr as usize & !(BLOCK - 1)) as *const AtomicU32
 }
 
-/// The count of objects born black in the block at `base` by threads that
-/// gave it up while the running marking ran (see `sweep.rs`).
-#[inline(always)]
-pub(super) fn black_births(base: usize) -> &'static AtomicU32 {
-    // SAFETY: the second word of a block header, which lives as long as
-    // the heap (blocks are never unmapped) and is only accessed atomically.
-    unsafe { &*(base as *const AtomicU32).add(1) }
-}
-
 const _: () = assert!(MAX_SMALL_CELL <= BLOCK - BLOCK_HEADER);
-
-/// Whether the small object at `hdr` is in a block filed free (tests).
-#[cfg(test)]
-pub(crate) fn in_free_block(hdr: *mut Header) -> bool {
-    let base = hdr as usize & !(BLOCK - 1);
-    let heap = heap();
-    heap.blocks
-        .iter()
-        .any(|b| b.base == base && b.state == BlockState::Free)
-}
 
 /// No block (a bump buffer that owns none).
 pub(super) const NO_BLOCK: u32 = u32::MAX;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum BlockState {
-    /// Every cell free, or holding a dead object if the block was filed
-    /// free without a sweep ([`Block::dead`]); in `Inner::free`, usable by
-    /// any class.
+    /// Every cell free; in `Inner::free`, usable by any class.
     Free,
     /// Every cell free and its memory given back to the system (so all
     /// zero again when touched); in `Inner::released`, not counted in the
@@ -167,10 +141,6 @@ pub(super) struct Block {
     /// The highest generation a cell of an earlier layout of this block was
     /// bound to: its next layout's cells start above it.
     pub(super) generation: u32,
-    /// Set when the block was filed free without a sweep (see `sweep.rs`):
-    /// some cells may still hold dead objects, the oldest found dead by
-    /// this cycle. Cleared by the block's next sweep or layout.
-    pub(super) dead: Option<u32>,
 }
 
 pub(super) struct Large {
@@ -360,7 +330,6 @@ impl Inner {
             state: BlockState::Free,
             swept: 0,
             generation: 0,
-            dead: None,
         });
         Ok(id)
     }

@@ -21,14 +21,10 @@ mod sweep;
 
 pub use alloc::{alloc, alloc_array};
 pub(crate) use alloc::{finish_interrupted, finish_interrupted_large, retire, LocalHeap};
-#[cfg(test)]
-pub(crate) use blocks::in_free_block;
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
 pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
 pub(crate) use pacer::{
     configure, cycle_started, end_marking, end_sweep, memory_limit, set_gc_percent,
     set_memory_limit, snapshot_taken, DEFAULT_MIN_TRIGGER,
 };
-pub(crate) use sweep::{
-    after_mark, free_pending_large, set_lazy_sweep, sweep_all_unswept, sweep_old_dead_blocks,
-};
+pub(crate) use sweep::{after_mark, free_pending_large, set_lazy_sweep, sweep_all_unswept};

@@ -16,10 +16,7 @@
 //! cell's index leads to the cell (see `handles.rs`). The
 //! sweep frees a dead cell by writing only that word, the dead object's
 //! handle with the next generation ([`free_cell`]); allocation takes the
-//! value and zeroes the payload it hands out ([`zero_payload`]). A block
-//! in which nothing lives is filed free without a sweep (see `sweep.rs`):
-//! allocation frees each dead object's cell there as it reaches it, writing
-//! the same word first ([`free_dead`]). Debug
+//! value and zeroes the payload it hands out ([`zero_payload`]). Debug
 //! builds also poison a freed cell's payload and stamp its size word, and
 //! check both, and the binding, when the cell is reused
 //! ([`check_and_clear_poison`]): a write through a dangling pointer aborts
@@ -93,10 +90,9 @@ impl Header {
     /// handle (with release, last: nobody reads the other fields before
     /// the handle matches). A reader that matched a stale handle to this
     /// cell's last object before the cell was freed may read the new birth
-    /// mark: a release fence orders the mark after the cell's free word
-    /// and after size and type, so a validator that reads the handle word
-    /// again after the mark (with an acquire fence) rejects the stale
-    /// handle, and a marker that claims the mark reads this size and type.
+    /// mark: a release fence orders the mark after the cell's free word,
+    /// so a validator that reads the handle word again after the mark
+    /// (with an acquire fence) rejects the stale handle.
     ///
     /// # Safety
     /// `hdr` is a free cell (or zeroed large allocation) owned by the
@@ -285,31 +281,6 @@ pub(super) unsafe fn free_cell(hdr: *mut Header, handle: u64, used: usize) {
             ptr::write_bytes(Header::payload(hdr), POISON, used - HEADER);
         }
     }
-}
-
-/// Frees the cell of a dead object found in a block that was filed free
-/// without a sweep (see `sweep.rs`), as the sweep would have ([`free_cell`],
-/// without poison), and returns the handle it is bound to now. `word` is
-/// the dead object's handle, read from the cell.
-///
-/// # Safety
-/// `hdr` is a dead object's cell owned by the caller; other threads may
-/// only read its handle word and mark.
-#[inline(always)]
-pub(super) unsafe fn free_dead(hdr: *mut Header, word: u64) -> u64 {
-    if cfg!(debug_assertions) {
-        // SAFETY: the caller's cell; the mark is atomic.
-        let mark = unsafe { (*hdr).mark.load(Ordering::Relaxed) };
-        if !handles::names(word, hdr) || crate::precise::marking::is_live_mark(mark) {
-            crate::abort(&format!(
-                "defergc: precise: heap corruption: cell {hdr:p} of a free block holds {word:#x} (mark {mark})"
-            ));
-        }
-    }
-    let next = handles::next_generation(word);
-    // SAFETY: forwarded from the caller. From here on `word` is stale.
-    unsafe { Header::bind_free(hdr, next) };
-    next
 }
 
 /// Zeroes the first `bytes` (rounded up to 8) of a new object's payload.

@@ -19,22 +19,6 @@
 //! swept, a dead object's handle is rejected by validation through its
 //! stale mark (see `handles.rs`).
 //!
-//! A block in which marking found nothing live is not swept at all:
-//! [`after_mark`] files it free as it is, and its dead objects' cells are
-//! freed one by one as allocation reaches them (`object::free_dead`: the
-//! same one word the sweep would write). On GCBench nearly every block is
-//! such a block. Two counts make "nothing live" exact: the marker's count
-//! of objects it marked in the block (atomic while assists mark too), and
-//! the count of objects born black there, which the marking does not see:
-//! a thread adds the black births of its bump buffer to its block when it
-//! gives the block up while a marking runs (`alloc.rs`); a block it still
-//! owns at the end of marking is not filed at all. Until their cells are
-//! reused, the dead objects' handles are rejected by their stale marks, as
-//! in an unswept block; mark bytes repeat every 256 cycles, so a free block
-//! that keeps dead objects [`DEAD_SWEEP_AGE`] cycles is swept
-//! ([`sweep_old_dead_blocks`]), and one found dead again that long after is
-//! filed unswept instead.
-//!
 //! A block a thread owns when a cycle ends cannot be swept then; each
 //! block remembers the cycle it was last swept for ([`Block::swept`]), and
 //! one given up later (by its owner, at the latest at the next snapshot,
@@ -44,7 +28,7 @@
 //!
 //! [`Block::swept`]: super::blocks::Block::swept
 
-use super::blocks::{black_births, cells_per_block, first_cell, heap, BlockState};
+use super::blocks::{cells_per_block, first_cell, heap, BlockState};
 use super::object::{free_cell, is_free, Header, CELL, CLASSES};
 use crate::cache::prefetch;
 use crate::precise::handles::{self, Freed};
@@ -112,7 +96,6 @@ pub(crate) fn sweep_all_unswept(cycle: u32) {
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
-        block.dead = None;
         let base = block.base;
         drop(heap);
         let cell = CELL[class] as usize;
@@ -124,43 +107,6 @@ pub(crate) fn sweep_all_unswept(cycle: u32) {
         let mut heap = self::heap();
         heap.blocks[id as usize].swept = cycle;
         heap.file(id, cells.free == cells_per_block(cell), cells.free > 0);
-    }
-}
-
-/// A free block filed without a sweep is swept once it has sat unused this
-/// many cycles: a dead object's mark byte, 256 cycles on, would read as
-/// live again.
-const DEAD_SWEEP_AGE: u32 = 64;
-
-/// Sweeps the free blocks filed without a sweep [`DEAD_SWEEP_AGE`] or more
-/// cycles before `cycle` (completed), one at a time: each under the heap
-/// lock (which keeps it free), released in between. GCBench sweeps about
-/// 20 a run this way, up to 66 at one cycle's end, the blocks deepest in
-/// the free list.
-pub(crate) fn sweep_old_dead_blocks(cycle: u32) {
-    let due = |block: &super::blocks::Block| {
-        block.state == BlockState::Free
-            && block
-                .dead
-                .is_some_and(|dead| cycle.wrapping_sub(dead) >= DEAD_SWEEP_AGE)
-    };
-    let ids: Vec<u32> = {
-        let heap = heap();
-        let ids = heap.free.iter();
-        ids.filter(|&&id| due(&heap.blocks[id as usize]))
-            .copied()
-            .collect()
-    };
-    for id in ids {
-        let mut heap = heap();
-        let block = &mut heap.blocks[id as usize];
-        if due(block) {
-            // SAFETY: a free block, which nobody takes while we hold the
-            // lock; every object in it is dead (its cells are free or hold
-            // objects that a completed cycle found dead).
-            unsafe { sweep_cells(block.base, CELL[block.class as usize] as usize, cycle as u8) };
-            block.dead = None;
-        }
     }
 }
 
@@ -176,8 +122,6 @@ pub(crate) struct AfterMark {
     pub(crate) large_freed: u64,
     /// Bytes of the cells holding live small objects.
     pub(crate) small_live_bytes: usize,
-    /// Blocks found holding nothing live, filed free without a sweep.
-    pub(crate) dead_blocks: usize,
 }
 
 /// End of marking for `cycle`, mutators running: unlinks the large objects
@@ -185,8 +129,7 @@ pub(crate) struct AfterMark {
 /// handles go to `freed`, their memory is released by
 /// [`free_pending_large`] once every thread has passed a safepoint), and
 /// files every unowned small-object block that holds objects: full if
-/// every cell was marked, free if nothing in it lives (see the module
-/// docs), else unswept. Blocks owned by a thread stay
+/// every cell was marked, else unswept. Blocks owned by a thread stay
 /// owned: they were last swept before this cycle completed, so their owner
 /// files them unswept when it gives them up (at the latest at the next
 /// snapshot). Every block's live counter restarts at zero.
@@ -211,25 +154,10 @@ pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
         // SAFETY: the block's header word, which only the marker (finished)
         // and this function touch.
         let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
-        let black = black_births(block.base).swap(0, Ordering::Relaxed);
         let cell = CELL[block.class as usize] as usize;
         out.small_live_bytes += live as usize * cell;
         match block.state {
             BlockState::Owned => {}
-            _ if live == 0
-                && black == 0
-                && block
-                    .dead
-                    .is_none_or(|dead| cycle.wrapping_sub(dead) < DEAD_SWEEP_AGE) =>
-            {
-                // Nothing in it is live: free as it is. Its dead objects'
-                // cells are freed one by one as they are allocated.
-                block.state = BlockState::Free;
-                block.swept = cycle;
-                block.dead.get_or_insert(cycle);
-                heap.free.push(id as u32);
-                out.dead_blocks += 1;
-            }
             _ if live as usize == cells_per_block(cell) => {
                 // Every cell holds a live object: nothing to sweep.
                 block.state = BlockState::Full;
