@@ -159,11 +159,14 @@ def main():
     row("the same million defers from C vs the Rust API", "cargo bench -p defergc-cli --bench c_stress",
         f"{m.group(1)}×" if m else "n/a", "≤ 1.5×")
 
-    p = criterion("precise", ["precise/alloc_small", "precise/push_root_pop"], "--features precise")
+    p = criterion("precise", ["precise/alloc_small", "precise/push_root_pop", "precise/chase_field"],
+                  "--features precise")
     row("precise `alloc` (small struct)", "cargo bench --features precise --bench precise",
         ns(p.get("precise/alloc_small")), "≤ 20 ns")
     row("precise `push_frame` + `root` + `pop_frame`", "cargo bench --features precise --bench precise",
         ns(p.get("precise/push_root_pop")), "≤ 5 ns")
+    row("precise `load_field` chasing a list, per hop", "cargo bench --features precise --bench precise",
+        ns(p.get("precise/chase_field")), "—")
 
     sh("cargo build -q --release --features precise -p defergc-cli")
     both = last_json(sh(f"./target/release/defergc gcbench --backend both --runs {runs} --json"))
@@ -174,7 +177,8 @@ def main():
         f"/ {both.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB)", "≤ 0.9×")
     row("precise mutator pauses on GCBench", "the same",
         f"max {both.get('precise_pause_max_us', 0):.0f} µs, p99 {both.get('precise_pause_p99_us', 0):.1f} µs, "
-        f"{both.get('precise_pause_count', 0):.0f} a run (bdwgc max {both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms)",
+        f"{both.get('precise_pause_count', 0):.0f} in {runs} runs (bdwgc max "
+        f"{both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms)",
         "max ≤ 100 µs")
     live = last_json(sh("./target/release/defergc gcbench --backend both --workload live-heap --runs 3 --json"))
     row("precise mutator pauses, 100 MB live heap",
