@@ -470,8 +470,8 @@ fn alloc_with_sets_the_fields_in_offset_order_and_checks_its_values() {
             precise::alloc_with(tree_type(), &[Some(a), Some(dead)]),
             Err(Error::StaleHandle)
         );
-        // The fields keep their objects: `both` is the only path to b once
-        // the frame slot of b is overwritten.
+        // The fields keep their objects: once the frame that rooted a and
+        // b is popped, `both` is the only path to them.
         drop(frame);
         let frame = Frame::new().unwrap();
         frame.root(both).unwrap();

@@ -230,18 +230,14 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
             Error::WrongTypeKind
         });
     }
-    let obj = super::heap::alloc(ty)?;
+    let (ts, obj, hdr) = super::heap::alloc_struct(ty)?;
     // No safepoint from here on: the new object is reachable from nowhere
     // yet, and no collection can start marking without this thread.
-    let ts = threads::current()?;
-    let Some(found) = handles::locate(obj.to_raw()) else {
-        unreachable!("defergc: precise: a new object's handle does not lead to it")
-    };
     for (&offset, &value) in offsets.iter().zip(fields) {
         // SAFETY: a registered handle offset of the new object's struct
         // type, inside its payload.
         let slot = unsafe {
-            &*Header::payload(found.hdr)
+            &*Header::payload(hdr)
                 .add(offset as usize)
                 .cast::<AtomicU64>()
         };

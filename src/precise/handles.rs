@@ -57,7 +57,8 @@
 //! the allocator, so its entry is pointed at a static tombstone header
 //! first. Table entries live in a [`Segmented`] array (2^13 chunks of 2^17
 //! entries, 1 MiB each, allocated on demand and never moved or freed, so a
-//! reader on any thread can never see freed table memory); so do layouts.
+//! reader on any thread can never see freed table memory); block layouts
+//! in one mapping reserved once ([`LAYOUTS`]).
 //!
 //! Publication: an allocating thread writes the header (the handle last,
 //! release); a large object's entry is written after it (release), a

@@ -88,12 +88,21 @@ impl LocalHeap {
 /// [`Error::HeapLimit`] when the heap is full even after a collection.
 #[inline(always)]
 pub fn alloc(ty: TypeId) -> Result<Handle> {
+    alloc_struct(ty).map(|(_, obj, _)| obj)
+}
+
+/// [`alloc`], also returning the calling thread and the new object's
+/// header, for a caller that initialises the object before its next
+/// safepoint (`access::alloc_with`).
+#[inline(always)]
+pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, *mut Header)> {
     let Some((size, class)) = types::struct_size_class(ty) else {
         return Err(Error::WrongTypeKind);
     };
     let ts = threads::current()?;
     threads::poll(ts);
-    alloc_object(ts, ty.to_raw(), size, class)
+    let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, class)?;
+    Ok((ts, obj, hdr))
 }
 
 /// Allocates a zeroed object of the variable-length type `ty` (a
@@ -108,14 +117,19 @@ pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
     let size = types::array_size(types::info(ty), len)?;
     let ts = threads::current()?;
     threads::poll(ts);
-    alloc_object(ts, ty.to_raw(), size as u32, class_of(size))
+    alloc_object(ts, ty.to_raw(), size as u32, class_of(size)).map(|(obj, _)| obj)
 }
 
 /// Allocates an object of `size` payload bytes and type `type_id`, whose
-/// size class is `class` (from [`class_of`]). `ts` is the calling thread,
-/// which has just passed a safepoint poll.
+/// size class is `class` (from [`class_of`]), and its header. `ts` is the
+/// calling thread, which has just passed a safepoint poll.
 #[inline(always)]
-fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+fn alloc_object(
+    ts: &ThreadState,
+    type_id: u32,
+    size: u32,
+    class: u8,
+) -> Result<(Handle, *mut Header)> {
     if class != LARGE {
         // SAFETY: the calling thread is running and owns its state; the
         // borrow ends before anything else can touch it.
@@ -125,8 +139,9 @@ fn alloc_object(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<
         if buf.limit - buf.cursor >= cell {
             let p = buf.cursor;
             buf.cursor = p + cell;
+            let hdr = p as *mut Header;
             // SAFETY: p is a free cell of this thread's run.
-            return Ok(unsafe { init_small(ts, p as *mut Header, type_id, size) });
+            return Ok((unsafe { init_small(ts, hdr, type_id, size) }, hdr));
         }
     }
     alloc_slow(ts, type_id, size, class)
@@ -179,11 +194,16 @@ unsafe fn born(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32, hand
 
 #[cold]
 #[inline(never)]
-fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Handle> {
+fn alloc_slow(
+    ts: &ThreadState,
+    type_id: u32,
+    size: u32,
+    class: u8,
+) -> Result<(Handle, *mut Header)> {
     if class != LARGE {
         let hdr = small_cell(ts, class)?;
         // SAFETY: hdr is a free cell of ours.
-        return Ok(unsafe { init_small(ts, hdr, type_id, size) });
+        return Ok((unsafe { init_small(ts, hdr, type_id, size) }, hdr));
     }
     ensure_handles(ts)?;
     let hdr = large_cell(ts, size)?;
@@ -202,7 +222,7 @@ fn alloc_slow(ts: &ThreadState, type_id: u32, size: u32, class: u8) -> Result<Ha
         // Logged once published, so that the marker can resolve it.
         marking::log(ts, handle);
     }
-    Ok(h)
+    Ok((h, hdr))
 }
 
 /// Makes sure this thread's handle cache is not empty.
@@ -403,7 +423,7 @@ enum Fresh {
 /// block has none left.
 fn next_run(buf: &mut Bump, cell: usize) -> bool {
     let is_free = |p: usize| {
-        // SAFETY: a cell of an owned block: free (zero) or an object.
+        // SAFETY: a cell of an owned block: free or an object.
         is_free(unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) })
     };
     let mut p = buf.scan;
@@ -462,8 +482,8 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
 /// In a forked child, for a thread that did not come along: the fork may
 /// have caught it allocating. The cell just below each of its bump cursors
 /// is where that object would be. If the cell is not free, the object is
-/// whole (its handle word is written last) and its cell's entry points at
-/// it: an ordinary object, unreachable. If it is free, the handle word
+/// whole (its handle word is written last) and its handle leads to it: an
+/// ordinary object, unreachable. If it is free, the handle word
 /// still binds it, but the rest may be half written: it is cleared, as a
 /// cell never used (debug builds check that when it is reused).
 pub(crate) fn finish_interrupted(local: &LocalHeap) {

@@ -20,7 +20,9 @@ mod pacer;
 mod sweep;
 
 pub use alloc::{alloc, alloc_array};
-pub(crate) use alloc::{finish_interrupted, finish_interrupted_large, retire, LocalHeap};
+pub(crate) use alloc::{
+    alloc_struct, finish_interrupted, finish_interrupted_large, retire, LocalHeap,
+};
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
 pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
 pub(crate) use pacer::{

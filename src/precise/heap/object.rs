@@ -13,14 +13,13 @@
 //!
 //! Invariant: a free cell is bound to the handle value its next object
 //! takes: its handle word is that value with the [`FREE`] bit, and the
-//! cell's index leads to the cell (see `handles.rs`). The
-//! sweep frees a dead cell by writing only that word, the dead object's
-//! handle with the next generation ([`free_cell`]); allocation takes the
-//! value and zeroes the payload it hands out ([`zero_payload`]). Debug
-//! builds also poison a freed cell's payload and stamp its size word, and
-//! check both, and the binding, when the cell is reused
-//! ([`check_and_clear_poison`]): a write through a dangling pointer aborts
-//! with a `defergc:` message.
+//! cell's index leads to the cell (see `handles.rs`). The sweep frees a
+//! dead cell by writing only that word, the dead object's handle with the
+//! next generation ([`free_cell`]); allocation takes the value and zeroes
+//! the payload it hands out ([`zero_payload`]). Debug builds also poison a
+//! freed cell's payload and stamp its size word, and check both, and the
+//! binding, when the cell is reused ([`check_and_clear_poison`]): a write
+//! through a dangling pointer aborts with a `defergc:` message.
 
 use crate::precise::handles::{self, INDEX_BITS};
 use std::ptr;
@@ -217,8 +216,8 @@ const POISON: u8 = 0xDB;
 /// Written in the size word of freed cells in debug builds.
 const FREED_STAMP: u32 = 0xF4EE_D0DE;
 
-/// Debug builds: before a cell is reused, checks that it is bound to its
-/// handle's entry and that nobody wrote to it since it was freed (its
+/// Debug builds: before a cell is reused, checks that the handle it is
+/// bound to leads to it and that nobody wrote to it since it was freed (its
 /// payload still all poison, its stamp intact, or all zero if never used),
 /// then zeroes it. A write through a dangling pointer is reported here
 /// instead of corrupting the new object.

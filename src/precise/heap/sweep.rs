@@ -14,10 +14,10 @@
 //! mark is not the last completed cycle's: it writes one word per dead
 //! object, which makes the cell free and keeps its handle's index, with
 //! the next generation, for the next object allocated in it; neither the
-//! sweep nor allocation touches a handle table or list. The mutator's share stays small: it
-//! prefers blocks the collector has swept already. Until its cell is
-//! swept, a dead object's handle is rejected by validation through its
-//! stale mark (see `handles.rs`).
+//! sweep nor allocation touches a handle table or list. The mutator's
+//! share stays small: it prefers blocks the collector has swept already.
+//! Until its cell is swept, a dead object's handle is rejected by
+//! validation through its stale mark (see `handles.rs`).
 //!
 //! A block a thread owns when a cycle ends cannot be swept then; each
 //! block remembers the cycle it was last swept for ([`Block::swept`]), and
