@@ -700,8 +700,8 @@ defergc_handle defergc_precise_alloc_with(defergc_type type, const defergc_handl
                                           size_t n, int *err);
 
 /* The object's payload, valid while its handle is rooted. NULL on error.
- * Aligned to 16 bytes when the payload size is a multiple of 16, to 8
- * otherwise. */
+ * Aligned to 8 bytes (the largest alignment of a Go type on 64-bit
+ * platforms). */
 void *defergc_precise_deref(defergc_handle obj, int *err);
 
 /* Handle fields: load into *out (0 for null), store (0 for null). */

@@ -56,28 +56,49 @@ fn type_of_header(hdr: *mut Header) -> &'static TypeInfo {
     }
 }
 
-/// Payload size of a live object.
+/// The payload of a live object.
 #[inline(always)]
-fn size_of_header(hdr: *mut Header) -> usize {
+fn payload(hdr: *mut Header) -> *mut u8 {
     // SAFETY: a live object's header is initialised.
-    unsafe { (*hdr).size as usize }
+    if unsafe { (*hdr).is_array() } {
+        Header::array_payload(hdr)
+    } else {
+        Header::body(hdr)
+    }
+}
+
+/// The payload and payload size of a live object: a struct's size is its
+/// type's, an array's is in its length word.
+#[inline(always)]
+fn payload_and_size(hdr: *mut Header) -> (*mut u8, usize) {
+    // SAFETY: a live object's header is initialised.
+    if unsafe { (*hdr).is_array() } {
+        // SAFETY: a live array's header.
+        (Header::array_payload(hdr), unsafe {
+            Header::array_len(hdr)
+        })
+    } else {
+        // SAFETY: as above.
+        let ty = unsafe { (*hdr).type_id() };
+        (Header::body(hdr), types::struct_size_raw(ty))
+    }
 }
 
 /// A pointer to the payload of `obj`'s object. It stays valid while the
 /// object is reachable (rooted or referenced from a reachable object);
 /// after that, using it is undefined behaviour. Objects never move. The
-/// payload is aligned to 16 bytes when its size is a multiple of 16, to 8
-/// otherwise (as much as any type of that size can need).
+/// payload is aligned to 8 bytes, the largest alignment of a Go type on
+/// 64-bit platforms.
 #[inline]
 pub fn deref(obj: Handle) -> Result<NonNull<u8>> {
     let hdr = object(obj)?;
-    // SAFETY: the header of a live object is non-null.
-    Ok(unsafe { NonNull::new_unchecked(Header::payload(hdr)) })
+    // SAFETY: inside a live object, so non-null.
+    Ok(unsafe { NonNull::new_unchecked(payload(hdr)) })
 }
 
 /// The payload size of `obj`'s object, in bytes.
 pub fn size_of(obj: Handle) -> Result<usize> {
-    Ok(size_of_header(object(obj)?))
+    Ok(payload_and_size(object(obj)?).1)
 }
 
 /// The type of `obj`'s object.
@@ -90,11 +111,19 @@ pub fn type_of(obj: Handle) -> Result<TypeId> {
 /// The handle field at byte `offset` of the object at `hdr`, checked.
 #[inline(always)]
 fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
-    let size = size_of_header(hdr);
+    let info = type_of_header(hdr);
+    // SAFETY: a live object's header is initialised.
+    let (payload, size) = if unsafe { (*hdr).is_array() } {
+        // SAFETY: a live array's header.
+        (Header::array_payload(hdr), unsafe {
+            Header::array_len(hdr)
+        })
+    } else {
+        (Header::body(hdr), info.size() as usize)
+    };
     if offset > size || size - offset < 8 {
         return Err(Error::OutOfBounds);
     }
-    let info = type_of_header(hdr);
     let ok = offset.is_multiple_of(8)
         && match info.kind() {
             Kind::HandleArray => true,
@@ -106,7 +135,7 @@ fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
     }
     // SAFETY: an aligned word inside a live object's payload, which stays
     // allocated for the rest of this (safepoint-free) call.
-    Ok(unsafe { &*Header::payload(hdr).add(offset).cast::<AtomicU64>() })
+    Ok(unsafe { &*payload.add(offset).cast::<AtomicU64>() })
 }
 
 /// Loads the handle field at byte `offset` of `obj` (null as `None`).
@@ -173,7 +202,7 @@ impl Field {
         }
         Ok(Field {
             type_id: ty.to_raw(),
-            // A struct's size fits in 32 bits (the header's size word).
+            // A struct's size fits in 32 bits (MAX_OBJECT_SIZE).
             offset: offset as u32,
         })
     }
@@ -196,14 +225,15 @@ impl Field {
 /// the object is not of the field's type.
 #[inline(always)]
 fn field_slot(hdr: *mut Header, field: Field) -> Result<&'static AtomicU64> {
-    // SAFETY: a live object's header is initialised.
-    if unsafe { (*hdr).type_id() } != field.type_id {
+    // SAFETY: a live object's header is initialised. An array's type word
+    // has the ARRAY bit, so it is never a struct's id.
+    if unsafe { (*hdr).type_word() } != field.type_id {
         return Err(Error::WrongType);
     }
     // SAFETY: the object is of the field's struct type, whose size holds
     // the (aligned) field; it stays allocated for this safepoint-free call.
     Ok(unsafe {
-        &*Header::payload(hdr)
+        &*Header::body(hdr)
             .add(field.offset as usize)
             .cast::<AtomicU64>()
     })
@@ -236,11 +266,7 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
     for (&offset, &value) in offsets.iter().zip(fields) {
         // SAFETY: a registered handle offset of the new object's struct
         // type, inside its payload.
-        let slot = unsafe {
-            &*Header::payload(hdr)
-                .add(offset as usize)
-                .cast::<AtomicU64>()
-        };
+        let slot = unsafe { &*Header::body(hdr).add(offset as usize).cast::<AtomicU64>() };
         store_live(ts, slot, value)?;
     }
     Ok(obj)
@@ -366,11 +392,11 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
 /// The checked byte range `offset..offset + len` of the object at `hdr`.
 #[inline(always)]
 fn byte_range(hdr: *mut Header, offset: usize, len: usize) -> Result<*mut u8> {
-    let size = size_of_header(hdr);
+    let (payload, size) = payload_and_size(hdr);
     if offset > size || size - offset < len {
         return Err(Error::OutOfBounds);
     }
-    Ok(Header::payload(hdr).wrapping_add(offset))
+    Ok(payload.wrapping_add(offset))
 }
 
 /// Copies `buf.len()` bytes from `obj` at byte `offset` into `buf`.

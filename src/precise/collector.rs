@@ -1004,23 +1004,8 @@ impl Marker {
         } else {
             mark.store(self.cycle, Ordering::Relaxed);
         }
-        // SAFETY: as above; type and size never change after allocation.
-        let (type_id, size) = unsafe { ((*hdr).type_id(), (*hdr).size as usize) };
-        self.objects += 1;
-        self.bytes += size as u64;
-        if size + heap::HEADER <= heap::MAX_SMALL_CELL {
-            // SAFETY: a small object lives in a block, whose header word
-            // only markers write while marking runs. An assist and the
-            // collector may race here and lose an increment: a count can
-            // only be low, which costs a sweep of a full block and a
-            // smaller goal, never a dead object left unswept (each object
-            // is counted by the one marker that claimed it). The counts
-            // feed the live heap size (after_mark).
-            let live = unsafe { &*heap::block_live_counter(hdr) };
-            live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        } else {
-            self.heap_bytes += heap::HEADER + size;
-        }
+        // SAFETY: as above; the type never changes after allocation.
+        let type_id = unsafe { (*hdr).type_id() };
         let info = if type_id == self.last_type.0 {
             self.last_type.1
         } else {
@@ -1031,7 +1016,35 @@ impl Marker {
             self.last_type = (type_id, info);
             info
         };
-        let words = Header::payload(hdr).cast::<AtomicU64>();
+        // A struct's body is its payload, of its type's size; an array's
+        // body is its length word and payload.
+        let (words, size, body) = match info.kind() {
+            Kind::Struct => {
+                let size = info.size() as usize;
+                (Header::body(hdr), size, size)
+            }
+            _ => {
+                // SAFETY: a live array's header.
+                let size = unsafe { Header::array_len(hdr) };
+                (Header::array_payload(hdr), size, size + heap::LENGTH_WORD)
+            }
+        };
+        self.objects += 1;
+        self.bytes += size as u64;
+        if body + heap::HEADER <= heap::MAX_SMALL_CELL {
+            // SAFETY: a small object lives in a block, whose header word
+            // only markers write while marking runs. An assist and the
+            // collector may race here and lose an increment: a count can
+            // only be low, which costs a sweep of a full block and a
+            // smaller goal, never a dead object left unswept (each object
+            // is counted by the one marker that claimed it). The counts
+            // feed the live heap size (after_mark).
+            let live = unsafe { &*heap::block_live_counter(hdr) };
+            live.store(live.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        } else {
+            self.heap_bytes += heap::HEADER + body;
+        }
+        let words = words.cast::<AtomicU64>();
         let field = |i: usize| {
             // SAFETY: the words read are inside the payload: registered
             // handle offsets are, and an array's slots are.

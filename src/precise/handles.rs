@@ -14,10 +14,12 @@
 //! Resolving a handle finds a header: for a small object, from its block's
 //! *layout* (one word per block: the block's address and cell size, kept
 //! in [`LAYOUTS`]), the cell its number names; for a large one, the
-//! address its table entry holds. A header holds its object's full handle
-//! value. Validating a handle is: a header found (the block laid out and
-//! the cell number inside it, or the table entry set), then
-//! `header.handle == handle` (one compare) and a live mark, cheap enough
+//! address its table entry holds. A header holds its object's generation:
+//! the index is where the header was found, so the generation is all that
+//! tells one object in a cell or entry from the next. Validating a handle
+//! is: a header found (the block laid out and the cell number inside it,
+//! or the table entry set), then `header.generation == handle.generation`
+//! (one compare) and a live mark, cheap enough
 //! for every access in release builds. A handle that finds no header is
 //! invalid ([`Error::InvalidHandle`]); one that fails the compare is stale
 //! ([`Error::StaleHandle`]): its object was freed, and its cell may hold
@@ -28,14 +30,15 @@
 //! # Small objects: handles bound to cells
 //!
 //! A cell keeps its index for as long as its block keeps its layout, and a
-//! free cell's header holds the handle its next object takes (see
-//! `heap/object.rs`). An allocation takes that value; the sweep that frees
+//! free cell's header holds the generation its next object takes (see
+//! `heap/object.rs`). An allocation takes it, with the index its allocator
+//! counts along the cells it hands out; the sweep that frees
 //! the cell writes the next generation there, in the word it reads anyway.
 //! So neither allocating nor freeing a small object touches any table or
 //! list of handles, and a freed handle's index is reused only by the next
 //! object in the same cell, after the cycle that freed it (cells are swept
 //! only then). Between the end of the marking that found an object dead
-//! and the (lazy) sweep of its cell, its header still holds its handle;
+//! and the (lazy) sweep of its cell, its header still holds its generation;
 //! validation also requires the object's mark to be the last completed
 //! cycle's or the running one's ([`marking::is_live_mark`]), which a dead
 //! object's is not, so its handle is stale from the end of marking on.
@@ -60,10 +63,10 @@
 //! reader on any thread can never see freed table memory); block layouts
 //! in one mapping reserved once ([`LAYOUTS`]).
 //!
-//! Publication: an allocating thread writes the header (the handle last,
+//! Publication: an allocating thread writes the header (the generation last,
 //! release); a large object's entry is written after it (release), a
 //! block's layout after its cells' free headers (release). Readers load the
-//! layout or entry, then the header's handle (both acquire), then for a
+//! layout or entry, then the header's generation (both acquire), then for a
 //! small object the layout again: if it changed, the block was laid out
 //! anew in between and the word read may lie inside a new cell, so the
 //! lookup fails (a layout that changes and comes back binds its cells to
@@ -84,6 +87,8 @@ pub(crate) const INDEX_BITS: u32 = 40;
 pub(crate) const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 /// Added to a handle to advance its generation (wrapping, index intact).
 const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
+/// The largest generation (they have 24 bits).
+pub(crate) const MAX_GENERATION: u32 = (1 << (64 - INDEX_BITS)) - 1;
 
 /// Handles moved between a thread cache and the pool at once.
 pub(crate) const BATCH: usize = 4096;
@@ -98,7 +103,9 @@ const SMALL_SPACE: u64 = (MAX_BLOCKS as u64) << CELL_BITS;
 /// The most blocks there can be (2 TiB of them).
 pub(crate) const MAX_BLOCKS: usize = 1 << 24;
 /// The largest index plus one.
-pub(crate) const MAX_INDEX: usize = SMALL_SPACE as usize + Table::CAPACITY;
+const MAX_INDEX: usize = SMALL_SPACE as usize + Table::CAPACITY;
+// Every index plus one fits in the index bits.
+const _: () = assert!((MAX_INDEX as u64) < INDEX_MASK);
 
 /// The layout of each block: its base address and cell size (base + cell),
 /// 0 while it has none (never laid out, or given back). One word per
@@ -244,9 +251,9 @@ impl Found {
     };
 
     /// Whether the header, read after [`locate`], is `raw`'s object: its
-    /// handle word is `raw`, and the block was not laid out anew meanwhile
+    /// generation is `raw`'s, and the block was not laid out anew meanwhile
     /// (then the word may have been read in the middle of a new cell).
-    /// Call after loading the handle word with acquire, which orders the
+    /// Call after loading the generation with acquire, which orders the
     /// layout's load after it.
     #[inline(always)]
     fn same_layout(&self) -> bool {
@@ -288,10 +295,26 @@ pub(crate) fn small_handle(block: u32, cell: usize, generation: u32) -> u64 {
     index | u64::from(generation) << INDEX_BITS
 }
 
+/// The handle with index bits `index` (index + 1, from [`small_handle`]
+/// with generation 0) and generation `generation`.
+#[inline(always)]
+pub(crate) fn with_generation(index: u64, generation: u32) -> u64 {
+    index | u64::from(generation) << INDEX_BITS
+}
+
 /// The generation of a handle value.
-#[inline]
+#[inline(always)]
 pub(crate) fn generation_of(raw: u64) -> u32 {
     (raw >> INDEX_BITS) as u32
+}
+
+/// The generation after `generation`, skipping 0 when it wraps.
+#[inline(always)]
+pub(crate) fn generation_after(generation: u32) -> u32 {
+    match generation.wrapping_add(1) & MAX_GENERATION {
+        0 => 1,
+        next => next,
+    }
 }
 
 /// Lays out block `block` at `base` in cells of `cell` bytes for handle
@@ -343,7 +366,7 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     };
     // SAFETY: a located header is a small-object cell (blocks are never
     // unmapped), a live large object, or the tombstone.
-    let matched = unsafe { (*found.hdr).handle.load(Ordering::Acquire) } == raw;
+    let matched = unsafe { (*found.hdr).generation.load(Ordering::Acquire) } == generation_of(raw);
     if matched && still_live(raw, found) {
         Ok(found.hdr)
     } else {
@@ -351,13 +374,13 @@ pub(crate) fn resolve(handle: Handle) -> Result<*mut Header> {
     }
 }
 
-/// The rest of [`resolve`] once the handle word at `found` matched `raw`
+/// The rest of [`resolve`] once the generation at `found` matched `raw`'s
 /// (loaded with acquire): the block was not laid out anew meanwhile, the
-/// object's mark is live, and the word still matches. The mark is read
-/// only once the handle matched (which a free cell's word, with its free
-/// bit, never does) in the layout it was found through, but it is this
-/// object's only if the cell was not freed and reused since the word was
-/// read. Freeing a cell changes its word before any new mark is written
+/// object's mark is live, and the generation still matches. The mark is
+/// read only once the generation matched (which a free cell's word, with
+/// its free bit, never does) in the layout it was found through, but it is
+/// this object's only if the cell was not freed and reused since the word
+/// was read. Freeing a cell changes its word before any new mark is written
 /// there (see `Header::init`), so a word read again after the mark tells.
 #[inline(always)]
 pub(crate) fn still_live(raw: u64, found: Found) -> bool {
@@ -365,7 +388,7 @@ pub(crate) fn still_live(raw: u64, found: Found) -> bool {
     unsafe {
         found.same_layout() && marking::is_live_mark((*found.hdr).mark.load(Ordering::Relaxed)) && {
             fence(Ordering::Acquire);
-            (*found.hdr).handle.load(Ordering::Relaxed) == raw
+            (*found.hdr).generation.load(Ordering::Relaxed) == generation_of(raw)
         }
     }
 }
@@ -385,11 +408,13 @@ pub(crate) fn resolve_candidate(raw: u64) -> Option<*mut Header> {
 pub(crate) fn names_object(raw: u64, found: Found) -> bool {
     // SAFETY: as in resolve; a value that locates a header has neither the
     // free bit nor is 0, so a free cell or a tombstone never matches.
-    unsafe { (*found.hdr).handle.load(Ordering::Acquire) == raw && found.same_layout() }
+    unsafe {
+        (*found.hdr).generation.load(Ordering::Acquire) == generation_of(raw) && found.same_layout()
+    }
 }
 
 /// Points the entry of `handle` (taken from a [`LocalHandles`]) at `hdr`,
-/// whose header already holds `handle`.
+/// whose header already holds `handle`'s generation.
 ///
 /// # Safety
 /// `handle` came from [`LocalHandles::pop`] on this thread and has not been
@@ -509,6 +534,11 @@ impl LocalHandles {
         self.free.pop()
     }
 
+    /// The value [`pop`](Self::pop) would return next.
+    pub(crate) fn peek(&self) -> Option<u64> {
+        self.free.last().copied()
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.free.is_empty()
     }
@@ -555,7 +585,7 @@ impl LocalHandles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, AtomicU8};
+    use std::sync::atomic::{AtomicU32, AtomicU8};
 
     #[test]
     fn null_and_garbage_values_never_resolve() {
@@ -568,10 +598,10 @@ mod tests {
         assert_eq!(resolve_candidate(0), None);
     }
 
-    /// A leaked header holding `handle`, as the heap would write it.
+    /// A leaked header of `handle`'s object, as the heap would write it.
     fn header(handle: u64) -> *mut Header {
         let h = Box::leak(Box::new(Header::free()));
-        h.handle = AtomicU64::new(handle);
+        h.generation = AtomicU32::new(generation_of(handle));
         h.mark = AtomicU8::new(marking::live_mark());
         h
     }
@@ -599,7 +629,7 @@ mod tests {
             assert_eq!(resolve(*h), Ok(*hdr));
             // What the sweep does: clear the header, pend the handle.
             // SAFETY: our own leaked header.
-            unsafe { (**hdr).handle.store(0, Ordering::Relaxed) };
+            unsafe { (**hdr).generation.store(0, Ordering::Relaxed) };
             freed.push(h.to_raw());
             assert_eq!(resolve(*h), Err(Error::StaleHandle));
         }
@@ -632,7 +662,7 @@ mod tests {
             assert_eq!(resolve(h), Ok(hdr));
             let mut f = Freed::new();
             // SAFETY: our own leaked header.
-            unsafe { (*hdr).handle.store(0, Ordering::Relaxed) };
+            unsafe { (*hdr).generation.store(0, Ordering::Relaxed) };
             f.push(raw);
             release(f);
         }

@@ -177,7 +177,7 @@ fn a_stale_handle_to_a_reused_cell_names_nothing() {
 fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
     std::thread::spawn(|| {
         const N: usize = 64;
-        // A validator reads each handle word and matches it; then the
+        // A validator reads each generation word and matches it; then the
         // objects die, and new objects take their cells before the
         // validator reads the marks, which are live marks again.
         let old: Vec<(Handle, handles::Found)> = (0..N)
@@ -185,8 +185,8 @@ fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
                 let h = alloc_array(bytes_type(), 8).unwrap();
                 let found = handles::locate(h.to_raw()).unwrap();
                 // SAFETY: the cell of a live object of ours.
-                let word = unsafe { (*found.hdr).handle.load(Ordering::Acquire) };
-                assert_eq!(word, h.to_raw());
+                let word = unsafe { (*found.hdr).generation.load(Ordering::Acquire) };
+                assert_eq!(word, h.generation());
                 (h, found)
             })
             .collect();

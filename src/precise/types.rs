@@ -24,8 +24,9 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The largest object payload, in bytes: the header keeps sizes in 32 bits.
-pub const MAX_OBJECT_SIZE: usize = u32::MAX as usize - heap::HEADER;
+/// The largest object payload, in bytes: an object (header, an array's
+/// length word, payload) is sized in 32 bits.
+pub const MAX_OBJECT_SIZE: usize = u32::MAX as usize - heap::HEADER - heap::LENGTH_WORD;
 
 /// A registered type. Cheap to copy; valid for the life of the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -189,6 +190,21 @@ pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
         None => TYPES.get(raw as usize)?,
     };
     (slot.meta.load(Ordering::Acquire) != 0).then_some(slot)
+}
+
+/// The payload size of struct type `raw` (0 for an id that is not
+/// registered, or not a struct's): the size check of an access by offset,
+/// one load of the type's slot.
+#[inline(always)]
+pub(crate) fn struct_size_raw(raw: u32) -> usize {
+    let slot = match FIRST.0.get(raw as usize) {
+        Some(slot) => slot,
+        None => match TYPES.get(raw as usize) {
+            Some(slot) => slot,
+            None => return 0,
+        },
+    };
+    (slot.meta.load(Ordering::Acquire) >> 32) as usize
 }
 
 /// A registered struct type's payload size and size class ([`heap::LARGE`]

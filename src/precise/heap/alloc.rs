@@ -29,8 +29,8 @@ use super::blocks::{
     cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
 };
 use super::object::{
-    check_and_clear_poison, class_of, is_free, zero_payload, Header, CELL, CLASSES, GRANULE,
-    HEADER, LARGE,
+    check_and_clear_poison, class_of, is_free, zero_body, Header, CELL, CLASSES, GRANULE, HEADER,
+    LARGE, LENGTH_WORD,
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
@@ -55,6 +55,10 @@ struct Bump {
     end: usize,
     /// The owned block's id, or [`NO_BLOCK`].
     block: u32,
+    /// The index bits (index + 1) of the handle of the cell at `cursor`:
+    /// counted along with it, so that no allocation divides by the cell
+    /// size to find its cell's number.
+    index: u64,
 }
 
 impl Bump {
@@ -64,7 +68,22 @@ impl Bump {
         scan: 0,
         end: 0,
         block: NO_BLOCK,
+        index: 0,
     };
+
+    /// The next cell of the current run and its handle's index bits, if
+    /// the run has one left.
+    #[inline(always)]
+    fn take(&mut self, cell: usize) -> Option<(*mut Header, u64)> {
+        if self.limit - self.cursor < cell {
+            return None;
+        }
+        let p = self.cursor;
+        self.cursor = p + cell;
+        let index = self.index;
+        self.index = index + 1;
+        Some((p as *mut Header, index))
+    }
 }
 
 /// A thread's bump buffers, one per size class.
@@ -101,7 +120,7 @@ pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, 
     };
     let ts = threads::current()?;
     threads::poll(ts);
-    let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, class)?;
+    let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, None, class)?;
     Ok((ts, obj, hdr))
 }
 
@@ -115,19 +134,29 @@ pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, 
 #[inline]
 pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
     let size = types::array_size(types::info(ty), len)?;
+    let body = size + LENGTH_WORD;
     let ts = threads::current()?;
     threads::poll(ts);
-    alloc_object(ts, ty.to_raw(), size as u32, class_of(size)).map(|(obj, _)| obj)
+    alloc_object(
+        ts,
+        ty.to_raw(),
+        body as u32,
+        Some(size as u64),
+        class_of(body),
+    )
+    .map(|(obj, _)| obj)
 }
 
-/// Allocates an object of `size` payload bytes and type `type_id`, whose
-/// size class is `class` (from [`class_of`]), and its header. `ts` is the
-/// calling thread, which has just passed a safepoint poll.
+/// Allocates an object of `body` bytes after the header and type
+/// `type_id`, whose size class is `class` (from [`class_of`]): a struct
+/// (`length` `None`), or an array whose length word says `length`. `ts` is
+/// the calling thread, which has just passed a safepoint poll.
 #[inline(always)]
 fn alloc_object(
     ts: &ThreadState,
     type_id: u32,
-    size: u32,
+    body: u32,
+    length: Option<u64>,
     class: u8,
 ) -> Result<(Handle, *mut Header)> {
     if class != LARGE {
@@ -135,39 +164,50 @@ fn alloc_object(
         // borrow ends before anything else can touch it.
         let local = unsafe { ts.local() };
         let cell = CELL[class as usize] as usize;
-        let buf = &mut local.heap.bufs[class as usize];
-        if buf.limit - buf.cursor >= cell {
-            let p = buf.cursor;
-            buf.cursor = p + cell;
-            let hdr = p as *mut Header;
-            // SAFETY: p is a free cell of this thread's run.
-            return Ok((unsafe { init_small(ts, hdr, type_id, size) }, hdr));
+        if let Some((hdr, index)) = local.heap.bufs[class as usize].take(cell) {
+            // SAFETY: a free cell of this thread's run, and its index.
+            return Ok((
+                unsafe { init_small(ts, hdr, index, type_id, body, length) },
+                hdr,
+            ));
         }
     }
-    alloc_slow(ts, type_id, size, class)
+    alloc_slow(ts, type_id, body, length, class)
 }
 
 /// Writes the header of a new small object in the free cell at `hdr`,
-/// which gives it its handle: the one the cell is bound to (see
-/// `object.rs`).
+/// which gives it its handle: `index` (the cell's place) with the
+/// generation the cell is bound to (see `object.rs`).
 ///
 /// # Safety
-/// `hdr` is a free cell of at least `HEADER + size` bytes owned by this
-/// thread.
+/// `hdr` is a free cell of at least `HEADER + body` bytes owned by this
+/// thread, and `index` the index bits of its handles.
 #[inline(always)]
-unsafe fn init_small(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32) -> Handle {
+unsafe fn init_small(
+    ts: &ThreadState,
+    hdr: *mut Header,
+    index: u64,
+    type_id: u32,
+    body: u32,
+    length: Option<u64>,
+) -> Handle {
     // SAFETY: the cell is ours.
-    let handle = unsafe { Header::next_handle(hdr) };
+    let generation = unsafe { Header::next_generation(hdr) };
+    let handle = handles::with_generation(index, generation);
     if cfg!(debug_assertions) {
         // SAFETY: as below.
-        unsafe { check_and_clear_poison(hdr, size as usize) };
+        unsafe { check_and_clear_poison(hdr, handle, body as usize) };
     } else {
-        // SAFETY: a free cell of ours with room for the payload rounded up
+        // SAFETY: a free cell of ours with room for the body rounded up
         // to 8 (cells are multiples of 8).
-        unsafe { zero_payload(hdr, size as usize) };
+        unsafe { zero_body(hdr, body as usize) };
     }
-    // SAFETY: the cell is ours; `handle` is the one it is bound to.
-    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
+    if let Some(n) = length {
+        // SAFETY: an array's length word, in the body of our cell.
+        unsafe { Header::body(hdr).cast::<u64>().write(n) };
+    }
+    // SAFETY: the cell is ours; `generation` is the one it is bound to.
+    let grey = unsafe { born(ts, hdr, type_id, length.is_some(), generation) };
     if grey {
         // Born while roots are being snapshotted: traced by this cycle.
         marking::log(ts, handle);
@@ -181,13 +221,19 @@ unsafe fn init_small(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32
 /// the caller once its handle resolves: see `collector.rs`).
 ///
 /// # Safety
-/// `hdr` is the caller's, with room for the header, and nobody else has
-/// `handle` yet.
+/// `hdr` is the caller's, with room for the header, and nobody else has a
+/// handle with `generation` to it yet.
 #[inline(always)]
-unsafe fn born(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32, handle: u64) -> bool {
+unsafe fn born(
+    ts: &ThreadState,
+    hdr: *mut Header,
+    type_id: u32,
+    array: bool,
+    generation: u32,
+) -> bool {
     let (mark, grey) = marking::birth_mode();
     // SAFETY: the caller guarantees hdr is ours and large enough.
-    unsafe { Header::init(hdr, size, type_id, mark, handle) };
+    unsafe { Header::init(hdr, type_id, array, mark, generation) };
     ts.count_allocation();
     grey
 }
@@ -197,25 +243,37 @@ unsafe fn born(ts: &ThreadState, hdr: *mut Header, type_id: u32, size: u32, hand
 fn alloc_slow(
     ts: &ThreadState,
     type_id: u32,
-    size: u32,
+    body: u32,
+    length: Option<u64>,
     class: u8,
 ) -> Result<(Handle, *mut Header)> {
     if class != LARGE {
-        let hdr = small_cell(ts, class)?;
-        // SAFETY: hdr is a free cell of ours.
-        return Ok((unsafe { init_small(ts, hdr, type_id, size) }, hdr));
+        let (hdr, index) = small_cell(ts, class)?;
+        // SAFETY: hdr is a free cell of ours, index its handles' index.
+        return Ok((
+            unsafe { init_small(ts, hdr, index, type_id, body, length) },
+            hdr,
+        ));
     }
     ensure_handles(ts)?;
-    let hdr = large_cell(ts, size)?;
     // SAFETY: the calling thread is running and owns its state.
-    let local = unsafe { ts.local() };
-    // Collections (possibly run by large_cell) leave handle caches alone.
-    let Some(handle) = local.handles.pop() else {
-        unreachable!("defergc: precise: handle cache emptied by a collection")
+    let Some(handle) = unsafe { ts.local() }.handles.peek() else {
+        unreachable!("defergc: precise: handle cache empty after a refill")
     };
+    let hdr = large_cell(ts, body, handle)?;
+    // SAFETY: as above. Collections (possibly run by large_cell) leave
+    // handle caches alone: this pops the value peeked.
+    let popped = unsafe { ts.local() }.handles.pop();
+    debug_assert_eq!(popped, Some(handle));
+    if let Some(n) = length {
+        // SAFETY: an array's length word, in the zeroed body of our
+        // allocation.
+        unsafe { Header::body(hdr).cast::<u64>().write(n) };
+    }
+    let generation = handles::generation_of(handle);
     // SAFETY: hdr is a zeroed large allocation of ours, handle a fresh
     // handle from our cache.
-    let grey = unsafe { born(ts, hdr, type_id, size, handle) };
+    let grey = unsafe { born(ts, hdr, type_id, length.is_some(), generation) };
     // SAFETY: as above; the header names the handle already.
     let h = unsafe { handles::publish(handle, hdr) };
     if grey {
@@ -322,7 +380,7 @@ fn sweep_all_for_limit() {
 /// A free cell of `class` for this thread, taking a new block if needed:
 /// a partly free one, else an unswept one (swept here), else a wholly free
 /// or new one.
-fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
+fn small_cell(ts: &ThreadState, class: u8) -> Result<(*mut Header, u64)> {
     let c = class as usize;
     let cell = CELL[c] as usize;
     let mut retry = Retry::new(ts);
@@ -331,10 +389,8 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             // SAFETY: the calling thread is running and owns its state; the
             // borrow ends before any collection below.
             let buf = &mut unsafe { ts.local() }.heap.bufs[c];
-            if buf.limit - buf.cursor >= cell {
-                let p = buf.cursor;
-                buf.cursor = p + cell;
-                return Ok(p as *mut Header);
+            if let Some(taken) = buf.take(cell) {
+                return Ok(taken);
             }
             if buf.block != NO_BLOCK && next_run(buf, cell) {
                 continue;
@@ -398,6 +454,7 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<*mut Header> {
             scan: start,
             end,
             block: id,
+            index: handles::small_handle(id, 0, 0),
         };
         if whole {
             // A wholly free block is one run: no need to look at its cells.
@@ -424,7 +481,7 @@ enum Fresh {
 fn next_run(buf: &mut Bump, cell: usize) -> bool {
     let is_free = |p: usize| {
         // SAFETY: a cell of an owned block: free or an object.
-        is_free(unsafe { (*(p as *const Header)).handle.load(Ordering::Relaxed) })
+        is_free(unsafe { (*(p as *const Header)).generation.load(Ordering::Relaxed) })
     };
     let mut p = buf.scan;
     while p < buf.end && !is_free(p) {
@@ -441,13 +498,16 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
     buf.cursor = start;
     buf.limit = p;
     buf.scan = p;
+    let cell_number = (start - first_cell(start & !(BLOCK - 1))) / cell;
+    buf.index = handles::small_handle(buf.block, cell_number, 0);
     pacer::allocated(p - start);
     true
 }
 
-/// Zeroed memory for a large object of `size` payload bytes.
-fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
-    let bytes = HEADER + size as usize;
+/// Zeroed memory for a large object of `body` bytes after its header,
+/// listed with its handle `handle`.
+fn large_cell(ts: &ThreadState, body: u32, handle: u64) -> Result<*mut Header> {
+    let bytes = HEADER + body as usize;
     let mut retry = Retry::new(ts);
     loop {
         retry.pace();
@@ -474,7 +534,11 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
             return Err(Error::OutOfMemory);
         }
         debug_assert_eq!(p as usize % GRANULE, 0, "calloc returned unaligned memory");
-        heap.large.push(Large { hdr: p, bytes });
+        heap.large.push(Large {
+            hdr: p,
+            bytes,
+            handle,
+        });
         return Ok(p);
     }
 }
@@ -482,25 +546,27 @@ fn large_cell(ts: &ThreadState, size: u32) -> Result<*mut Header> {
 /// In a forked child, for a thread that did not come along: the fork may
 /// have caught it allocating. The cell just below each of its bump cursors
 /// is where that object would be. If the cell is not free, the object is
-/// whole (its handle word is written last) and its handle leads to it: an
-/// ordinary object, unreachable. If it is free, the handle word
+/// whole (its generation is written last) and its handle leads to it: an
+/// ordinary object, unreachable. If it is free, the generation word
 /// still binds it, but the rest may be half written: it is cleared, as a
 /// cell never used (debug builds check that when it is reused).
 pub(crate) fn finish_interrupted(local: &LocalHeap) {
     for (class, buf) in local.bufs.iter().enumerate() {
         let cell = CELL[class] as usize;
-        if buf.block == NO_BLOCK || buf.cursor < first_cell(buf.cursor & !(BLOCK - 1)) + cell {
+        // A cursor past a block's last cell may be the next block's base.
+        if buf.block == NO_BLOCK || buf.cursor < first_cell((buf.cursor - 1) & !(BLOCK - 1)) + cell
+        {
             continue;
         }
         let hdr = (buf.cursor - cell) as *mut Header;
         // SAFETY: a cell of the block the thread owned, below its cursor
         // (allocated, or being allocated when the process forked); no other
         // thread touches it, and no cycle runs in the child yet. Only the
-        // bytes after the handle word are written.
+        // bytes after the generation word are written.
         unsafe {
-            if is_free((*hdr).handle.load(Ordering::Acquire)) {
-                let rest = hdr.cast::<u8>().add(8);
-                std::ptr::write_bytes(rest, 0, cell - 8);
+            if is_free((*hdr).generation.load(Ordering::Acquire)) {
+                let rest = hdr.cast::<u8>().add(4);
+                std::ptr::write_bytes(rest, 0, cell - 4);
             }
         }
     }
@@ -511,16 +577,17 @@ pub(crate) fn finish_interrupted_large() {
     let heap = heap();
     for large in &heap.large {
         // SAFETY: a listed large object (zeroed memory at least); as above.
-        unsafe { publish_interrupted(large.hdr) };
+        unsafe { publish_interrupted(large.hdr, large.handle) };
     }
 }
 
 /// # Safety
-/// `hdr` is an object's header that only the caller touches.
-unsafe fn publish_interrupted(hdr: *mut Header) {
+/// `hdr` is an object's header that only the caller touches, listed with
+/// `handle`.
+unsafe fn publish_interrupted(hdr: *mut Header, handle: u64) {
     // SAFETY: per the caller.
-    let handle = unsafe { (*hdr).handle.load(Ordering::Acquire) };
-    if handle != 0 && !handles::names(handle, hdr) {
+    let generation = unsafe { (*hdr).generation.load(Ordering::Acquire) };
+    if generation != 0 && !handles::names(handle, hdr) {
         // SAFETY: the handle was popped from the thread's cache for this
         // object and nothing else has it.
         unsafe { handles::publish(handle, hdr) };

@@ -12,8 +12,8 @@
 //!
 //! A block that is not given back has a *layout*: the cell size that
 //! handle lookups use to find cell `i` of block `id` (the handle index
-//! `id << 13 | i`, see `handles.rs`). A free cell holds the handle its next
-//! object takes. Laying a free block out for another class, or giving it
+//! `id << 13 | i`, see `handles.rs`). A free cell holds the generation its
+//! next object takes. Laying a free block out for another class, or giving it
 //! back, takes its layout away first; its next layout starts its cells at
 //! a generation above any the old one reached.
 //!
@@ -71,8 +71,8 @@ fn cells(base: usize, class: u8) -> impl ExactSizeIterator<Item = *mut Header> {
 /// # Safety
 /// The block is the caller's, has no layout, and reads as zeros.
 unsafe fn lay_out(id: u32, base: usize, class: u8, floor: u32) -> Result<()> {
-    for (i, hdr) in cells(base, class).enumerate() {
-        let next = handles::next_generation(handles::small_handle(id, i, floor));
+    let next = handles::generation_after(floor);
+    for hdr in cells(base, class) {
         // SAFETY: a free cell of the caller's block.
         unsafe { Header::bind_free(hdr, next) };
     }
@@ -94,7 +94,7 @@ unsafe fn take_layout(id: u32, block: &mut Block) {
     handles::clear_layout(id);
     let top = cells(block.base, block.class).map(|hdr| {
         // SAFETY: a free cell of the caller's block.
-        handles::generation_of(unsafe { Header::next_handle(hdr) })
+        unsafe { Header::next_generation(hdr) }
     });
     block.generation = top.fold(block.generation, u32::max);
 }
@@ -146,6 +146,8 @@ pub(super) struct Block {
 pub(super) struct Large {
     pub(super) hdr: *mut Header,
     pub(super) bytes: usize,
+    /// The object's handle (its header holds only the generation).
+    pub(super) handle: u64,
 }
 
 /// How long a free block must go unused before its memory is given back.
@@ -436,14 +438,17 @@ mod tests {
     use super::*;
     use crate::precise::handles::{resolve, Handle};
 
-    /// The handle each cell of block `id` hands out next; checks that each
-    /// one leads to its cell.
+    /// The handle each cell of block `id` hands out next (its index is the
+    /// cell's place, its generation the one the cell is bound to); checks
+    /// that each one leads to its cell.
     fn bound(heap: &Inner, id: u32) -> Vec<u64> {
         let block = &heap.blocks[id as usize];
         cells(block.base, block.class)
-            .map(|hdr| {
+            .enumerate()
+            .map(|(i, hdr)| {
                 // SAFETY: a free cell of a block only this test uses.
-                let next = unsafe { Header::next_handle(hdr) };
+                let generation = unsafe { Header::next_generation(hdr) };
+                let next = handles::small_handle(id, i, generation);
                 assert!(handles::names(next, hdr), "{hdr:p} not bound to {next:#x}");
                 next
             })
@@ -489,19 +494,19 @@ mod tests {
         assert_eq!(heap.take_free_block(big).unwrap(), id);
         {
             // The old cell's place is now inside a new cell's payload,
-            // which may hold anything: here, the old handle and a live
+            // which may hold anything: here, the old generation and a live
             // mark. The lookup must notice the layout changed under it.
-            let word = found.hdr.cast::<u64>();
+            let word = found.hdr.cast::<u32>();
             let first_new = first_cell(heap.blocks[id as usize].base);
             let payload = first_new + HEADER_BYTES..first_new + CELL[big as usize] as usize;
             assert!(payload.contains(&(word as usize)) && payload.contains(&(word as usize + 15)));
             // SAFETY: inside the free payload of a cell of our block.
             unsafe {
-                word.write(first[1]);
+                word.write(handles::generation_of(first[1]));
                 found
                     .hdr
                     .cast::<u8>()
-                    .add(15)
+                    .add(HEADER_BYTES - 1)
                     .write(crate::precise::marking::live_mark());
             }
             assert!(

@@ -24,7 +24,9 @@ pub(crate) use alloc::{
     alloc_struct, finish_interrupted, finish_interrupted_large, retire, LocalHeap,
 };
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
-pub(crate) use object::{class_of, Header, HEADER, LARGE, MAX_SMALL_CELL, MAX_TYPE_ID};
+pub(crate) use object::{
+    class_of, Header, HEADER, LARGE, LENGTH_WORD, MAX_SMALL_CELL, MAX_TYPE_ID,
+};
 pub(crate) use pacer::{
     configure, cycle_started, end_marking, end_sweep, memory_limit, set_gc_percent,
     set_memory_limit, snapshot_taken, DEFAULT_MIN_TRIGGER,

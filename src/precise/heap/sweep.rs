@@ -56,23 +56,19 @@ pub(super) unsafe fn sweep_cells(base: usize, cell: usize, live_mark: u8) -> Cel
         let hdr = (first_cell(base) + i * cell) as *mut Header;
         prefetch(hdr.cast::<u8>().wrapping_add(1024));
         // SAFETY: a cell of an owned block.
-        let (handle, mark) = unsafe {
+        let (generation, mark) = unsafe {
             (
-                (*hdr).handle.load(Ordering::Relaxed),
+                (*hdr).generation.load(Ordering::Relaxed),
                 (*hdr).mark.load(Ordering::Relaxed),
             )
         };
-        if is_free(handle) {
+        if is_free(generation) {
             out.free += 1;
         } else if mark != live_mark {
-            debug_assert!(
-                handles::names(handle, hdr),
-                "defergc: precise: heap corruption: header {hdr:p} and handle {handle:#x} disagree"
-            );
-            // SAFETY: a dead object's cell; once its handle word is a free
-            // cell's the handle is stale. Debug builds poison the whole
-            // cell.
-            unsafe { free_cell(hdr, handle, cell) };
+            // SAFETY: a dead object's cell; once its generation word is a
+            // free cell's the handle is stale. Debug builds poison the
+            // whole cell.
+            unsafe { free_cell(hdr, generation, cell) };
             out.free += 1;
         }
     }
@@ -172,22 +168,22 @@ pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
     let mark = cycle as u8;
     let mut i = 0;
     while i < heap.large.len() {
-        let hdr = heap.large[i].hdr;
+        let (hdr, handle) = (heap.large[i].hdr, heap.large[i].handle);
         // SAFETY: a listed large object: zeroed memory, whose header its
-        // allocating thread may be initialising right now (the handle word
+        // allocating thread may be initialising right now (the generation
         // last, with release).
-        let (handle, m) = unsafe {
-            let handle = (*hdr).handle.load(Ordering::Acquire);
-            (handle, (*hdr).mark.load(Ordering::Relaxed))
+        let (generation, m) = unsafe {
+            let generation = (*hdr).generation.load(Ordering::Acquire);
+            (generation, (*hdr).mark.load(Ordering::Relaxed))
         };
-        // Handle 0: still being allocated, by a thread that has seen this
-        // cycle's black allocation (it acknowledged every round): live.
-        if handle == 0 || m == mark {
+        // Generation 0: still being allocated, by a thread that has seen
+        // this cycle's black allocation (it acknowledged every round): live.
+        if generation == 0 || m == mark {
             i += 1;
         } else {
             let large = heap.large.swap_remove(i);
             debug_assert!(
-                handles::names(handle, hdr),
+                handles::names(handle, hdr) && handles::generation_of(handle) == generation,
                 "defergc: precise: heap corruption"
             );
             // Its entry stops pointing there now; its memory is released
