@@ -31,7 +31,7 @@ const (
 	maxTreeDepth       = 16
 	liveHeapTreeDepth  = 14
 	liveHeapRounds     = 3
-	liveHeapBytesANode = 40
+	liveHeapBytesANode = 32 // the Rust side's count of trees
 )
 
 type node struct {

@@ -749,8 +749,9 @@ fn binary_trees_body<H: Heap>(heap: &mut H, max_depth: u32) -> Result<(), String
 /// lost nodes.
 fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Result<Run, String> {
     const DEPTH: u32 = 14;
-    // About 40 bytes a node on either collector.
-    let trees = ((live_mb << 20) / (40 * tree_size(DEPTH) as usize)).max(1);
+    // 32 bytes a node on either collector: bdwgc's 24 and its extra byte
+    // round up to 32, the precise heap's 8-byte header makes 32.
+    let trees = ((live_mb << 20) / (32 * tree_size(DEPTH) as usize)).max(1);
     let before = heap.counters();
     let start = Instant::now();
     let scope = heap.enter();
