@@ -477,15 +477,20 @@ enum Fresh {
 }
 
 /// Moves `buf` to the next run of free cells in its block; false when the
-/// block has none left.
+/// block has none left. The cells' handle indices are counted along the
+/// scan (the run just used ended at `scan`), so no run start is divided
+/// by the cell size: in a fragmented block a run may be one cell.
 fn next_run(buf: &mut Bump, cell: usize) -> bool {
     let is_free = |p: usize| {
         // SAFETY: a cell of an owned block: free or an object.
         is_free(unsafe { (*(p as *const Header)).generation.load(Ordering::Relaxed) })
     };
+    debug_assert_eq!(buf.cursor, buf.scan, "a run left unused");
     let mut p = buf.scan;
+    let mut index = buf.index;
     while p < buf.end && !is_free(p) {
         p += cell;
+        index += 1;
     }
     if p >= buf.end {
         buf.scan = buf.end;
@@ -496,10 +501,9 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
         p += cell;
     }
     buf.cursor = start;
+    buf.index = index;
     buf.limit = p;
     buf.scan = p;
-    let cell_number = (start - first_cell(start & !(BLOCK - 1))) / cell;
-    buf.index = handles::small_handle(buf.block, cell_number, 0);
     pacer::allocated(p - start);
     true
 }
