@@ -429,6 +429,15 @@ pub(crate) unsafe fn publish(handle: u64, hdr: *mut Header) -> Handle {
     Handle(unsafe { NonZeroU64::new_unchecked(handle) })
 }
 
+/// Tests: clears the entry of the large object `handle`, as a fork that
+/// caught its allocation between the header and the entry leaves it.
+#[cfg(test)]
+pub(crate) fn unpublish_for_tests(handle: u64) {
+    if let Some(e) = entry(handle) {
+        e.store(std::ptr::null_mut(), Ordering::Release);
+    }
+}
+
 /// Whether the entry of `handle` points at `hdr` (a consistency check for
 /// debug builds).
 pub(crate) fn names(handle: u64, hdr: *mut Header) -> bool {

@@ -219,3 +219,51 @@ fn a_validation_that_matched_a_handle_before_its_cell_was_reused_rejects_it() {
     .join()
     .unwrap();
 }
+
+#[test]
+#[serial(precise)]
+fn allocations_a_fork_interrupted_are_finished_or_cleared_in_the_child() {
+    std::thread::spawn(|| {
+        let frame = Frame::new().unwrap();
+        // A large object whose table entry the fork kept from being
+        // written: its listing names its handle, and the child publishes
+        // it (a wrong handle there would publish another index).
+        let big = alloc_array(bytes_type(), 100_000).unwrap();
+        frame.root(big).unwrap();
+        write_u64(big, 99_992, 0x5EED).unwrap();
+        handles::unpublish_for_tests(big.to_raw());
+        assert_eq!(deref(big), Err(Error::InvalidHandle));
+        heap::finish_interrupted_large();
+        assert_eq!(read_u64(big, 99_992), Ok(0x5EED));
+
+        // A small cell the fork caught half written: still free (its
+        // generation word not yet the object's), with a type, a mark and
+        // payload bytes written. The child clears all but the word, so
+        // the cell is as never used and keeps its binding.
+        let ty = register_type(24, &[]).unwrap();
+        let obj = alloc(ty).unwrap();
+        frame.root(obj).unwrap();
+        let hdr = handles::resolve(obj).unwrap();
+        let ts = threads::current().unwrap();
+        // SAFETY: the cell of our newest object, the one just below our
+        // bump cursor; nothing else touches it while we play the fork.
+        unsafe {
+            let cell = hdr.cast::<u8>();
+            let saved = std::ptr::read(cell.cast::<[u8; 32]>());
+            let word = &(*hdr).generation;
+            let generation = word.load(Ordering::Relaxed);
+            word.store(generation | heap::FREE, Ordering::Relaxed);
+            std::ptr::write_bytes(cell.add(4), 0xAB, 28);
+            heap::finish_interrupted(&ts.local().heap);
+            assert_eq!(word.load(Ordering::Relaxed), generation | heap::FREE);
+            let rest = std::slice::from_raw_parts(cell.add(4), 28);
+            assert!(rest.iter().all(|&b| b == 0), "{rest:?}");
+            // The object back as it was, for the rest of the test run.
+            std::ptr::write(cell.cast::<[u8; 32]>(), saved);
+        }
+        assert_eq!(type_of(obj), Ok(ty));
+        drop(frame);
+    })
+    .join()
+    .unwrap();
+}

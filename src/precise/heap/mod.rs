@@ -24,6 +24,8 @@ pub(crate) use alloc::{
     alloc_struct, finish_interrupted, finish_interrupted_large, retire, LocalHeap,
 };
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
+#[cfg(test)]
+pub(crate) use object::FREE;
 pub(crate) use object::{
     class_of, Header, HEADER, LARGE, LENGTH_WORD, MAX_SMALL_CELL, MAX_TYPE_ID,
 };
