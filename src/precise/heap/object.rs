@@ -2,12 +2,12 @@
 //! classes, and the free-cell invariant.
 //!
 //! Every object starts with a [`Header`] (its handle's generation, type
-//! id, whether it is an array, mark byte); its body follows: a struct's payload, whose size its
-//! type gives, or an array's length word and then its payload (see
-//! [`LENGTH_WORD`]). Payloads are aligned to 8 bytes, the largest
-//! alignment a Go type has on 64-bit platforms. The mark byte holds the low
-//! byte of a cycle id: an object is marked in cycle `c` when its mark byte
-//! equals `c` (see `collector.rs`).
+//! id, whether it is an array, mark byte); its body follows: a struct's
+//! payload, whose size its type gives, or an array's length word and then
+//! its payload (see [`LENGTH_WORD`]). Payloads are aligned to 8 bytes, the
+//! largest alignment a Go type has on 64-bit platforms. The mark byte
+//! holds the low byte of a cycle id: an object is marked in cycle `c` when
+//! its mark byte equals `c` (see `collector.rs`).
 //!
 //! The header holds no index: a handle's index is where its object is (a
 //! small object's block and cell, a large object's table entry, see
