@@ -111,6 +111,7 @@ impl TypeInfo {
         (self.size() <= 512).then(|| self.bits.load(Ordering::Relaxed))
     }
 
+    #[inline(always)]
     fn layout(&self) -> Option<&'static StructLayout> {
         let p = self.ext.load(Ordering::Relaxed);
         // SAFETY: published before meta, leaked, never changed or freed.
@@ -118,6 +119,7 @@ impl TypeInfo {
     }
 
     /// Handle field offsets of a struct, ascending (empty otherwise).
+    #[inline(always)]
     pub(crate) fn offsets(&self) -> &'static [u32] {
         self.layout().map_or(&[], |l| &l.offsets)
     }
