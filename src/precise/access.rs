@@ -67,10 +67,11 @@ fn payload(hdr: *mut Header) -> *mut u8 {
     }
 }
 
-/// The payload and payload size of a live object: a struct's size is its
-/// type's, an array's is in its length word.
+/// The payload and payload size of a live object: an array's size is in
+/// its length word, a struct's is its type's (`struct_size`, asked only
+/// for a struct).
 #[inline(always)]
-fn payload_and_size(hdr: *mut Header) -> (*mut u8, usize) {
+fn payload_and_size(hdr: *mut Header, struct_size: impl FnOnce() -> usize) -> (*mut u8, usize) {
     // SAFETY: a live object's header is initialised.
     if unsafe { (*hdr).is_array() } {
         // SAFETY: a live array's header.
@@ -78,10 +79,15 @@ fn payload_and_size(hdr: *mut Header) -> (*mut u8, usize) {
             Header::array_len(hdr)
         })
     } else {
-        // SAFETY: as above.
-        let ty = unsafe { (*hdr).type_id() };
-        (Header::body(hdr), types::struct_size_raw(ty))
+        (Header::body(hdr), struct_size())
     }
+}
+
+/// [`payload_and_size`] with the struct's size from the registry.
+#[inline(always)]
+fn checked_payload(hdr: *mut Header) -> (*mut u8, usize) {
+    // SAFETY: a live object's header is initialised.
+    payload_and_size(hdr, || types::struct_size_raw(unsafe { (*hdr).type_id() }))
 }
 
 /// A pointer to the payload of `obj`'s object. It stays valid while the
@@ -98,7 +104,7 @@ pub fn deref(obj: Handle) -> Result<NonNull<u8>> {
 
 /// The payload size of `obj`'s object, in bytes.
 pub fn size_of(obj: Handle) -> Result<usize> {
-    Ok(payload_and_size(object(obj)?).1)
+    Ok(checked_payload(object(obj)?).1)
 }
 
 /// The type of `obj`'s object.
@@ -112,15 +118,7 @@ pub fn type_of(obj: Handle) -> Result<TypeId> {
 #[inline(always)]
 fn handle_field(hdr: *mut Header, offset: usize) -> Result<&'static AtomicU64> {
     let info = type_of_header(hdr);
-    // SAFETY: a live object's header is initialised.
-    let (payload, size) = if unsafe { (*hdr).is_array() } {
-        // SAFETY: a live array's header.
-        (Header::array_payload(hdr), unsafe {
-            Header::array_len(hdr)
-        })
-    } else {
-        (Header::body(hdr), info.size() as usize)
-    };
+    let (payload, size) = payload_and_size(hdr, || info.size() as usize);
     if offset > size || size - offset < 8 {
         return Err(Error::OutOfBounds);
     }
@@ -392,7 +390,7 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
 /// The checked byte range `offset..offset + len` of the object at `hdr`.
 #[inline(always)]
 fn byte_range(hdr: *mut Header, offset: usize, len: usize) -> Result<*mut u8> {
-    let (payload, size) = payload_and_size(hdr);
+    let (payload, size) = checked_payload(hdr);
     if offset > size || size - offset < len {
         return Err(Error::OutOfBounds);
     }

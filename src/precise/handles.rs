@@ -85,8 +85,6 @@ use std::sync::Mutex;
 /// Bits of a handle that hold the index plus one.
 pub(crate) const INDEX_BITS: u32 = 40;
 pub(crate) const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
-/// Added to a handle to advance its generation (wrapping, index intact).
-const NEXT_GENERATION: u64 = 1 << INDEX_BITS;
 /// The largest generation (they have 24 bits).
 pub(crate) const MAX_GENERATION: u32 = (1 << (64 - INDEX_BITS)) - 1;
 
@@ -468,12 +466,7 @@ impl Freed {
 /// skipping generation 0 when it wraps.
 #[inline(always)]
 pub(crate) fn next_generation(handle: u64) -> u64 {
-    let next = handle.wrapping_add(NEXT_GENERATION);
-    if next < NEXT_GENERATION {
-        next + NEXT_GENERATION
-    } else {
-        next
-    }
+    with_generation(handle & INDEX_MASK, generation_after(generation_of(handle)))
 }
 
 /// Frees the handle of a large object whose memory is about to be released:
@@ -576,7 +569,7 @@ impl LocalHandles {
         self.free.extend(
             (first..first + (end - start) as u64)
                 .rev()
-                .map(|i| i + NEXT_GENERATION),
+                .map(|i| with_generation(i, 1)),
         );
         Ok(())
     }

@@ -184,13 +184,20 @@ pub(crate) fn unregistered() -> &'static TypeInfo {
     &FIRST.0[0]
 }
 
+/// The slot of `raw` if the registry has one there (registered or not),
+/// without growing it: the lookups' common step.
+#[inline(always)]
+fn existing_slot(raw: u32) -> Option<&'static TypeInfo> {
+    match FIRST.0.get(raw as usize) {
+        Some(slot) => Some(slot),
+        None => TYPES.get(raw as usize),
+    }
+}
+
 /// The registered type with this raw id.
 #[inline(always)]
 pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
-    let slot = match FIRST.0.get(raw as usize) {
-        Some(slot) => slot,
-        None => TYPES.get(raw as usize)?,
-    };
+    let slot = existing_slot(raw)?;
     (slot.meta.load(Ordering::Acquire) != 0).then_some(slot)
 }
 
@@ -199,12 +206,8 @@ pub(crate) fn info_raw(raw: u32) -> Option<&'static TypeInfo> {
 /// one load of the type's slot.
 #[inline(always)]
 pub(crate) fn struct_size_raw(raw: u32) -> usize {
-    let slot = match FIRST.0.get(raw as usize) {
-        Some(slot) => slot,
-        None => match TYPES.get(raw as usize) {
-            Some(slot) => slot,
-            None => return 0,
-        },
+    let Some(slot) = existing_slot(raw) else {
+        return 0;
     };
     (slot.meta.load(Ordering::Acquire) >> 32) as usize
 }
@@ -215,12 +218,7 @@ pub(crate) fn struct_size_raw(raw: u32) -> usize {
 /// type's slot (a registered id's slot is published, so no other check).
 #[inline(always)]
 pub(crate) fn struct_size_class(id: TypeId) -> Option<(u32, u8)> {
-    let raw = id.to_raw() as usize;
-    let slot = match FIRST.0.get(raw) {
-        Some(slot) => slot,
-        None => TYPES.get(raw)?,
-    };
-    let meta = slot.meta.load(Ordering::Acquire);
+    let meta = existing_slot(id.to_raw())?.meta.load(Ordering::Acquire);
     (meta & 0xFF == 1).then_some(((meta >> 32) as u32, (meta >> 8) as u8))
 }
 

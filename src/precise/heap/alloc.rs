@@ -202,12 +202,9 @@ unsafe fn init_small(
         // to 8 (cells are multiples of 8).
         unsafe { zero_body(hdr, body as usize) };
     }
-    if let Some(n) = length {
-        // SAFETY: an array's length word, in the body of our cell.
-        unsafe { Header::body(hdr).cast::<u64>().write(n) };
-    }
-    // SAFETY: the cell is ours; `generation` is the one it is bound to.
-    let grey = unsafe { born(ts, hdr, type_id, length.is_some(), generation) };
+    // SAFETY: the cell is ours, its body zeroed; `generation` is the one
+    // it is bound to.
+    let grey = unsafe { born(ts, hdr, type_id, length, generation) };
     if grey {
         // Born while roots are being snapshotted: traced by this cycle.
         marking::log(ts, handle);
@@ -217,23 +214,29 @@ unsafe fn init_small(
 }
 
 /// Writes a new object's header, birth mark included (the only place that
-/// writes one), and counts it; whether it is born grey (to be logged by
-/// the caller once its handle resolves: see `collector.rs`).
+/// writes one), and an array's length word (`length`), and counts it;
+/// whether it is born grey (to be logged by the caller once its handle
+/// resolves: see `collector.rs`).
 ///
 /// # Safety
-/// `hdr` is the caller's, with room for the header, and nobody else has a
-/// handle with `generation` to it yet.
+/// `hdr` is the caller's, with room for the header and, for an array, its
+/// length word, and nobody else has a handle with `generation` to it yet.
 #[inline(always)]
 unsafe fn born(
     ts: &ThreadState,
     hdr: *mut Header,
     type_id: u32,
-    array: bool,
+    length: Option<u64>,
     generation: u32,
 ) -> bool {
     let (mark, grey) = marking::birth_mode();
+    if let Some(n) = length {
+        // SAFETY: an array's length word, in the caller's body; written
+        // before the header publishes the object.
+        unsafe { Header::body(hdr).cast::<u64>().write(n) };
+    }
     // SAFETY: the caller guarantees hdr is ours and large enough.
-    unsafe { Header::init(hdr, type_id, array, mark, generation) };
+    unsafe { Header::init(hdr, type_id, length.is_some(), mark, generation) };
     ts.count_allocation();
     grey
 }
@@ -265,16 +268,11 @@ fn alloc_slow(
     // handle caches alone: this pops the value peeked.
     let popped = unsafe { ts.local() }.handles.pop();
     debug_assert_eq!(popped, Some(handle));
-    if let Some(n) = length {
-        // SAFETY: an array's length word, in the zeroed body of our
-        // allocation.
-        unsafe { Header::body(hdr).cast::<u64>().write(n) };
-    }
     let generation = handles::generation_of(handle);
     // SAFETY: hdr is a zeroed large allocation of ours, handle a fresh
     // handle from our cache.
-    let grey = unsafe { born(ts, hdr, type_id, length.is_some(), generation) };
-    // SAFETY: as above; the header names the handle already.
+    let grey = unsafe { born(ts, hdr, type_id, length, generation) };
+    // SAFETY: as above; the header holds the handle's generation already.
     let h = unsafe { handles::publish(handle, hdr) };
     if grey {
         // Logged once published, so that the marker can resolve it.
