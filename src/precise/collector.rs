@@ -29,9 +29,10 @@
 //!    which each thread hands over its barrier log (and the global roots are
 //!    read again), tracing what they bring, until a round that marks
 //!    nothing new: then marking is complete. Between Flush rounds,
-//!    mutators that allocate past half the pacer's allowance may mark too
-//!    (mark assists, see [`assist`]); the collector closes assists, and
-//!    waits until none runs, before each Flush round.
+//!    mutators whose allocation is ahead of marking, or past half the
+//!    pacer's allowance, may mark too (mark assists, see [`assist`]); the
+//!    collector closes assists, and waits until none runs, before each
+//!    Flush round.
 //! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
 //!    from now on, so a dead object's handle is stale), the barrier goes
 //!    off, allocation is white for the next cycle (mark `c`), and
@@ -529,6 +530,7 @@ fn run_cycle() {
     heap::cycle_started();
     // 1 to 4: handshakes and marking.
     let mut marker = Marker::new(id as u8);
+    marker.paces = true;
     mark_cycle(id, &mut marker);
     let mark_time = started.elapsed();
 
@@ -546,7 +548,7 @@ fn run_cycle() {
     // without bound) sets the next goal; allocations waiting for this
     // cycle go on now, sweeping what they take if the collector has not.
     let live_heap = marker.heap_bytes + after.small_live_bytes;
-    heap::end_marking(live_heap);
+    heap::end_marking(live_heap, marker.objects);
     {
         let mut c = control();
         c.marked = c.started;
@@ -655,9 +657,6 @@ fn drain_queue(tracer: &mut impl Tracer) {
 const CHECK_EVERY: u32 = 1024;
 /// Values the collector hands to assists at a time.
 const SHARE: usize = 512;
-/// Objects an assist marks before it returns: about one for every 64
-/// bytes of the block its thread is about to take.
-const ASSIST_BUDGET: u64 = 2048;
 /// How long a mutator waits for the collector to open assists it asked
 /// for, or to queue work for them, before it waits for the cycle instead.
 const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(200);
@@ -682,15 +681,15 @@ fn share(stack: &mut Vec<u64>, hungry: impl FnOnce() -> bool) -> Option<Vec<u64>
 
 /// The state that the collector and the assisting mutators share.
 ///
-/// A mutator whose allocation is past half the pacer's allowance while
-/// marking runs asks for assists (`wanted`). The collector, at its next look,
+/// A mutator whose allocation is ahead of marking or past half the pacer's
+/// allowance while marking runs asks for assists (`wanted`). The collector, at its next look,
 /// switches its own marking to atomic claims and opens them (`open`);
 /// from then on it hands part of its stack to the grey queue, and an
 /// assisting mutator takes a batch there (when it finds none, it says so,
 /// `hungry`, and waits a moment for the collector's next look: see
-/// [`share`]), marks what it reaches (at most
-/// [`ASSIST_BUDGET`] objects, the rest handed back), and adds what it
-/// marked to the counts here. The collector closes assists before every
+/// [`share`]), marks what it reaches (at most the budget the pacer gave it,
+/// the rest handed back), and adds what it marked to the counts here (and
+/// the pacer's). The collector closes assists before every
 /// Flush round: it stores `open` false, then waits until `active` is 0;
 /// an assist increments `active`, then checks `open` (both sequentially
 /// consistent), so once the collector has seen `active` at 0 no assist is
@@ -720,20 +719,21 @@ static ASSISTS: Assists = Assists {
     heap_bytes: AtomicU64::new(0),
 };
 
-/// A mark assist, by the running thread `ts` whose allocation is past half
-/// the pacer's allowance: marks up to [`ASSIST_BUDGET`] objects if assists
-/// are open and the grey queue has work, and returns how many it marked;
+/// A mark assist, by the running thread `ts` whose allocation is ahead of
+/// marking or past half the pacer's allowance: marks up to `budget` objects
+/// if assists are open and the grey queue has work, and returns how many
+/// it marked;
 /// `None` when there is nothing to do. If assists are closed it asks for
 /// them; with `ask_and_wait` it waits up to [`ASSIST_ASK_WAIT`] for the
 /// collector to open them or queue work (polling safepoints meanwhile).
 /// Holds no lock while it marks.
-pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
+pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool, budget: u64) -> Option<u64> {
     let asked = Instant::now();
     loop {
         let marked = if ASSISTS.open.load(Ordering::Acquire) {
             ASSISTS.active.fetch_add(1, Ordering::SeqCst);
             let marked = if ASSISTS.open.load(Ordering::SeqCst) {
-                assist_once()
+                assist_once(budget)
             } else {
                 None
             };
@@ -755,14 +755,14 @@ pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool) -> Option<u64> {
     }
 }
 
-fn assist_once() -> Option<u64> {
+fn assist_once(budget: u64) -> Option<u64> {
     let Some(batch) = marking::grey_queue().pop() else {
         ASSISTS.hungry.store(true, Ordering::Relaxed);
         return None;
     };
     let mut m = Marker::new(marking::running_mark());
     m.shared = true;
-    m.limit = ASSIST_BUDGET;
+    m.limit = budget;
     for raw in batch {
         m.visit(raw);
     }
@@ -774,6 +774,7 @@ fn assist_once() -> Option<u64> {
         .heap_bytes
         .fetch_add(m.heap_bytes as u64, Ordering::Relaxed);
     stats::record_assist(m.objects);
+    heap::assist_marked(m.objects);
     Some(m.objects)
 }
 
@@ -852,6 +853,11 @@ struct Marker {
     limit: u64,
     /// Marks until the next look at the assist state.
     until_check: u32,
+    /// The collector's marker: tells the pacer its progress at every look
+    /// at the assist state.
+    paces: bool,
+    /// Objects marked by assists, counted in `objects` once they closed.
+    absorbed: u64,
 }
 
 impl Tracer for Marker {
@@ -895,7 +901,9 @@ impl Tracer for Marker {
         }
         // No assist runs, none can start: marking is ours alone again.
         self.shared = false;
-        self.objects += ASSISTS.objects.swap(0, Ordering::Relaxed);
+        let assisted = ASSISTS.objects.swap(0, Ordering::Relaxed);
+        self.objects += assisted;
+        self.absorbed += assisted;
         self.bytes += ASSISTS.bytes.swap(0, Ordering::Relaxed);
         self.heap_bytes += ASSISTS.heap_bytes.swap(0, Ordering::Relaxed) as usize;
     }
@@ -917,6 +925,8 @@ impl Marker {
             may_open: false,
             limit: u64::MAX,
             until_check: CHECK_EVERY,
+            paces: false,
+            absorbed: 0,
         }
     }
 
@@ -941,6 +951,9 @@ impl Marker {
                 self.until_check = CHECK_EVERY;
                 if self.objects >= self.limit {
                     return;
+                }
+                if self.paces {
+                    heap::collector_marked(self.objects - self.absorbed);
                 }
                 self.consider_assists();
             }

@@ -324,21 +324,22 @@ impl<'a> Retry<'a> {
 
     /// Requests a cycle if the pacer's trigger is passed and this
     /// allocation has not asked before; the allocation goes on. Or, if the
-    /// running cycle's allowance is half spent, marks a share first (a mark
-    /// assist, see `collector.rs`); if it is spent, marks while there is
-    /// marking to take and then waits for the cycle.
+    /// running cycle's allowance is half spent or its marking lags its
+    /// allocation, marks a share first (a mark assist, see
+    /// `collector.rs`); if it is spent, marks while there is marking to
+    /// take and then waits for the cycle.
     fn pace(&mut self) {
         match pacer::assist_zone() {
             pacer::Zone::Free => {}
-            // Past half the allowance: mark a share before taking the
-            // block, if there is marking to take.
-            pacer::Zone::Assist => {
-                collector::assist(self.ts, false);
+            // Mark a share before taking the block, if there is marking to
+            // take.
+            pacer::Zone::Assist(budget) => {
+                collector::assist(self.ts, false, budget);
             }
             // The allowance is spent: mark while there is marking to take,
             // then wait for the cycle.
             pacer::Zone::Spent => {
-                while collector::assist(self.ts, true).is_some() {}
+                while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
                 collector::wait_for_running(self.ts);
             }
         }
