@@ -38,7 +38,8 @@
 //! MiB a millisecond) paced assists keep the peak at 205-211 MiB (the goal
 //! is 200), against 263-283 without them, for 15-25% more time
 //! (2026-11-26). Cycles whose goal distance is below [`PACED_FROM`] do not
-//! pace: their overshoot is bounded by a few MiB anyway. It does not wait for the sweep: the next goal is set when marking
+//! pace, unless the soft memory limit set it: their overshoot is bounded
+//! by a few MiB anyway. It does not wait for the sweep: the next goal is set when marking
 //! ends, and the blocks it takes it sweeps itself if the collector has not
 //! yet. (Waiting for the sweep too made GCBench's allocations wait 23-84 ms
 //! in all over 10 runs, against 3-13 ms.)
@@ -69,7 +70,7 @@
 //! hard heap limit is the block manager's (`blocks.rs`).
 
 use super::blocks::{self, heap};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The smallest trigger by default: no automatic collection before this
 /// many bytes were allocated since the last one.
@@ -134,6 +135,9 @@ const MIN_RUNWAY_FRACTION: usize = 4;
 /// assists marked 5 million objects in 9 runs, took 4-6% more time and
 /// left the peak heap where it was (the goal after the stretch tree).
 const PACED_FROM: usize = 16 << 20;
+/// The soft memory limit set the last goal: its cycles pace assists
+/// whatever their goal distance.
+static NEAR_LIMIT: AtomicBool = AtomicBool::new(false);
 /// Objects the collector has marked in the running cycle, as of its last
 /// look at the assist state (see `collector.rs`).
 static COLLECTOR_MARKED: AtomicU64 = AtomicU64::new(0);
@@ -277,7 +281,7 @@ pub(crate) fn cycle_started() {
     COLLECTOR_MARKED.store(0, Ordering::Relaxed);
     ASSIST_MARKED.store(0, Ordering::Relaxed);
     RUNWAY.store(
-        if automatic() && goal >= PACED_FROM {
+        if automatic() && (goal >= PACED_FROM || NEAR_LIMIT.load(Ordering::Relaxed)) {
             goal.saturating_sub(before).max(goal / MIN_RUNWAY_FRACTION)
         } else {
             usize::MAX
@@ -313,12 +317,16 @@ pub(crate) fn end_marking(live_heap_bytes: usize, live_objects: u64) {
         (live.saturating_mul(percent as usize) / 100).max(min)
     };
     let limit = SOFT_LIMIT.load(Ordering::Relaxed);
+    let mut near_limit = false;
     if limit != usize::MAX {
         // Go's memory limit: the heap's goal stays under it (what the
         // cycle found live is in the heap already), the minimum trigger
         // notwithstanding.
-        goal = goal.min(limit.saturating_sub(live_heap_bytes).max(LIMIT_FLOOR));
+        let room = limit.saturating_sub(live_heap_bytes).max(LIMIT_FLOOR);
+        near_limit = room < goal;
+        goal = goal.min(room);
     }
+    NEAR_LIMIT.store(near_limit, Ordering::Relaxed);
     let goal = if goal == usize::MAX {
         min
     } else {
