@@ -68,6 +68,52 @@ fn null_invalid_and_stale_handles_are_told_apart() {
     });
 }
 
+/// The object a thread allocated last is stored without a lookup (it is
+/// live until the thread's next handshake); once a cycle has freed it, by
+/// a collection the thread waited for or one it acknowledged at its
+/// safepoints, storing its handle is an error again.
+#[test]
+#[serial]
+fn the_last_allocation_is_checked_again_after_a_cycle() {
+    on_thread(|| {
+        let field = Field::new(s_type(), 8).unwrap();
+        let frame = Frame::new().unwrap();
+        let holder = precise::alloc(s_type()).unwrap();
+        frame.root(holder).unwrap();
+
+        // Stored at once: fine.
+        let fresh = precise::alloc(s_type()).unwrap();
+        precise::store_field(holder, field, fresh).unwrap();
+        precise::store_field(holder, field, None).unwrap();
+
+        // Never rooted, freed by a collection this thread waited for.
+        let lost = precise::alloc(s_type()).unwrap();
+        precise::collect().unwrap();
+        assert_eq!(precise::deref(lost), Err(Error::StaleHandle));
+        assert_eq!(
+            precise::store_field(holder, field, lost),
+            Err(Error::StaleHandle)
+        );
+        assert_eq!(precise::store(holder, 8, lost), Err(Error::StaleHandle));
+
+        // Freed by a cycle this thread only acknowledged, at safepoints.
+        let lost = precise::alloc(s_type()).unwrap();
+        let before = precise::stats().collections;
+        precise::gc_async();
+        while precise::stats().collections == before {
+            precise::safepoint().unwrap();
+            std::thread::yield_now();
+        }
+        assert_eq!(precise::deref(lost), Err(Error::StaleHandle));
+        assert_eq!(
+            precise::store_field(holder, field, lost),
+            Err(Error::StaleHandle)
+        );
+        assert_eq!(precise::load(holder, 8), Ok(None));
+        frame.pop().unwrap();
+    });
+}
+
 #[test]
 #[serial]
 fn unknown_type_ids_and_wrong_kinds_are_rejected() {

@@ -160,11 +160,14 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 
 /// Stores `value` into a traced slot through the barrier, once it is known
 /// to be null or live ([`Error::StaleHandle`] / [`Error::InvalidHandle`]
-/// otherwise: storing it would hide a dangling reference).
+/// otherwise: storing it would hide a dangling reference). The object the
+/// thread allocated last is known live without a lookup.
 #[inline(always)]
 pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
-        handles::resolve(v)?;
+        if !ts.is_fresh(v) {
+            handles::resolve(v)?;
+        }
     }
     write_handle_slot(ts, slot, Handle::raw_or_null(value));
     Ok(())

@@ -63,7 +63,7 @@
 
 use super::collector;
 use super::error::{Error, Result};
-use super::handles::LocalHandles;
+use super::handles::{Handle, LocalHandles};
 use super::heap::{self, LocalHeap};
 use super::marking;
 use super::shadow::ShadowStack;
@@ -138,6 +138,13 @@ pub(crate) struct ThreadState {
     pub(crate) owner: crate::roots::precise::Owner,
     name: Option<String>,
     objects_allocated: AtomicU64,
+    /// The handle of the object this thread allocated last, if it has not
+    /// passed a handshake or gone native since (0 otherwise): that object
+    /// is live, since a cycle that could free it must have had this thread
+    /// snapshot its roots after the allocation. Storing it needs no lookup
+    /// (the common `n.next = &T{}` and `&T{...}` nesting). Written and read
+    /// by the thread only.
+    fresh: AtomicU64,
     /// Set when the scheduler (not the mutator itself) declared it in
     /// native code as it switched out, so that switching in undoes exactly
     /// that (a goroutine already in native code on its own stays there).
@@ -156,6 +163,26 @@ pub(crate) struct Local {
 }
 
 impl ThreadState {
+    /// Records `handle` as the object this thread allocated last (see
+    /// `fresh`). Call right after the allocation, before any safepoint.
+    #[inline(always)]
+    pub(crate) fn set_fresh(&self, handle: Handle) {
+        self.fresh.store(handle.to_raw(), Ordering::Relaxed);
+    }
+
+    /// Whether `handle` is the object this thread allocated last with no
+    /// handshake since: live without a lookup.
+    #[inline(always)]
+    pub(crate) fn is_fresh(&self, handle: Handle) -> bool {
+        self.fresh.load(Ordering::Relaxed) == handle.to_raw()
+    }
+
+    /// Forgets the last allocation: a round may follow.
+    #[inline(always)]
+    fn forget_fresh(&self) {
+        self.fresh.store(0, Ordering::Relaxed);
+    }
+
     /// The thread-local collector state.
     ///
     /// # Safety
@@ -385,6 +412,7 @@ pub(crate) fn enlist(
         owner,
         name,
         objects_allocated: AtomicU64::new(0),
+        fresh: AtomicU64::new(0),
         switched_native: AtomicBool::new(false),
         local: UnsafeCell::new(Local {
             heap: LocalHeap::new(),
@@ -531,6 +559,7 @@ pub(crate) fn poll(ts: &ThreadState) {
 #[cold]
 #[inline(never)]
 fn handshake(ts: &ThreadState) {
+    ts.forget_fresh();
     let round = ROUND.load(Ordering::Acquire);
     if ts.acked.load(Ordering::Relaxed) >= round {
         return;
@@ -554,6 +583,8 @@ pub fn safepoint() -> Result<()> {
 }
 
 pub(crate) fn declare_native(ts: &ThreadState) {
+    // Rounds may now pass without this thread's handshakes.
+    ts.forget_fresh();
     ts.status.store(NATIVE, Ordering::SeqCst);
     // Either the collector's status scan (after its fence in `round`) sees
     // NATIVE, or this load sees its SAFEPOINT store. The fence says so in

@@ -166,13 +166,14 @@ fn alloc_object(
         let cell = CELL[class as usize] as usize;
         if let Some((hdr, index)) = local.heap.bufs[class as usize].take(cell) {
             // SAFETY: a free cell of this thread's run, and its index.
-            return Ok((
-                unsafe { init_small(ts, hdr, index, type_id, body, length) },
-                hdr,
-            ));
+            let obj = unsafe { init_small(ts, hdr, index, type_id, body, length) };
+            ts.set_fresh(obj);
+            return Ok((obj, hdr));
         }
     }
-    alloc_slow(ts, type_id, body, length, class)
+    let (obj, hdr) = alloc_slow(ts, type_id, body, length, class)?;
+    ts.set_fresh(obj);
+    Ok((obj, hdr))
 }
 
 /// Writes the header of a new small object in the free cell at `hdr`,
