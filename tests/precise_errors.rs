@@ -81,13 +81,31 @@ fn the_last_allocation_is_checked_again_after_a_cycle() {
         let holder = precise::alloc(s_type()).unwrap();
         frame.root(holder).unwrap();
 
-        // Stored at once: fine.
+        // Stored at once, or after one more allocation: fine.
         let fresh = precise::alloc(s_type()).unwrap();
         precise::store_field(holder, field, fresh).unwrap();
+        let first = precise::alloc(s_type()).unwrap();
+        let second = precise::alloc(s_type()).unwrap();
+        precise::store_field(second, field, first).unwrap();
+        precise::store_field(holder, field, second).unwrap();
         precise::store_field(holder, field, None).unwrap();
 
-        // Never rooted, freed by a collection this thread waited for.
+        // The one before the last, never rooted, freed by a collection:
+        // the allocation after it is what the thread allocated last.
         let lost = precise::alloc(s_type()).unwrap();
+        precise::collect().unwrap();
+        let last = precise::alloc(s_type()).unwrap();
+        assert_eq!(
+            precise::alloc_with(s_type(), &[Some(lost)]).err(),
+            Some(Error::StaleHandle)
+        );
+        precise::store_field(holder, field, last).unwrap();
+        precise::store_field(holder, field, None).unwrap();
+
+        // Never rooted (nor the allocation after it), freed by a collection
+        // this thread waited for.
+        let lost = precise::alloc(s_type()).unwrap();
+        precise::alloc(s_type()).unwrap();
         precise::collect().unwrap();
         assert_eq!(precise::deref(lost), Err(Error::StaleHandle));
         assert_eq!(

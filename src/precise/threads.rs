@@ -138,13 +138,13 @@ pub(crate) struct ThreadState {
     pub(crate) owner: crate::roots::precise::Owner,
     name: Option<String>,
     objects_allocated: AtomicU64,
-    /// The handle of the object this thread allocated last, if it has not
-    /// passed a handshake or gone native since (0 otherwise): that object
-    /// is live, since a cycle that could free it must have had this thread
-    /// snapshot its roots after the allocation. Storing it needs no lookup
-    /// (the common `n.next = &T{}` and `&T{...}` nesting). Written and read
-    /// by the thread only.
-    fresh: AtomicU64,
+    /// The handles of the two objects this thread allocated last, if it
+    /// has not passed a handshake or gone native since (0 otherwise): those
+    /// objects are live, since a cycle that could free them must have had
+    /// this thread snapshot its roots after the allocation. Storing them
+    /// needs no lookup (the common `n.next = &T{}`, and `&T{a, b}` whose
+    /// `b` was allocated just before). Written and read by the thread only.
+    fresh: [AtomicU64; 2],
     /// Set when the scheduler (not the mutator itself) declared it in
     /// native code as it switched out, so that switching in undoes exactly
     /// that (a goroutine already in native code on its own stays there).
@@ -167,20 +167,24 @@ impl ThreadState {
     /// `fresh`). Call right after the allocation, before any safepoint.
     #[inline(always)]
     pub(crate) fn set_fresh(&self, handle: Handle) {
-        self.fresh.store(handle.to_raw(), Ordering::Relaxed);
+        let last = self.fresh[0].load(Ordering::Relaxed);
+        self.fresh[1].store(last, Ordering::Relaxed);
+        self.fresh[0].store(handle.to_raw(), Ordering::Relaxed);
     }
 
-    /// Whether `handle` is the object this thread allocated last with no
-    /// handshake since: live without a lookup.
+    /// Whether `handle` is one of the two objects this thread allocated
+    /// last, with no handshake since: live without a lookup.
     #[inline(always)]
     pub(crate) fn is_fresh(&self, handle: Handle) -> bool {
-        self.fresh.load(Ordering::Relaxed) == handle.to_raw()
+        let raw = handle.to_raw();
+        self.fresh[0].load(Ordering::Relaxed) == raw || self.fresh[1].load(Ordering::Relaxed) == raw
     }
 
-    /// Forgets the last allocation: a round may follow.
+    /// Forgets the last allocations: a round may follow.
     #[inline(always)]
     fn forget_fresh(&self) {
-        self.fresh.store(0, Ordering::Relaxed);
+        self.fresh[0].store(0, Ordering::Relaxed);
+        self.fresh[1].store(0, Ordering::Relaxed);
     }
 
     /// The thread-local collector state.
@@ -412,7 +416,7 @@ pub(crate) fn enlist(
         owner,
         name,
         objects_allocated: AtomicU64::new(0),
-        fresh: AtomicU64::new(0),
+        fresh: [AtomicU64::new(0), AtomicU64::new(0)],
         switched_native: AtomicBool::new(false),
         local: UnsafeCell::new(Local {
             heap: LocalHeap::new(),
