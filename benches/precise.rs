@@ -61,6 +61,12 @@ fn access(c: &mut Criterion) {
     frame.root(a).unwrap();
     let b2 = precise::alloc(node).unwrap();
     frame.root(b2).unwrap();
+    // Stores of `b2` look it up: it is not among this thread's last two
+    // allocations (see `store_field_fresh`).
+    let fresh = [precise::alloc(node).unwrap(), precise::alloc(node).unwrap()];
+    for h in fresh {
+        frame.root(h).unwrap();
+    }
     c.bench_function("precise/deref", |b| {
         b.iter(|| black_box(precise::deref(black_box(a)).unwrap()))
     });
@@ -76,6 +82,10 @@ fn access(c: &mut Criterion) {
     });
     c.bench_function("precise/store_field", |b| {
         b.iter(|| precise::store_field(black_box(a), black_box(next), black_box(b2)).unwrap())
+    });
+    // The value is the thread's last allocation: stored without a lookup.
+    c.bench_function("precise/store_field_fresh", |b| {
+        b.iter(|| precise::store_field(black_box(a), black_box(next), black_box(fresh[1])).unwrap())
     });
     c.bench_function("precise/read_u64", |b| {
         b.iter(|| black_box(precise::read_u64(black_box(a), 8).unwrap()))

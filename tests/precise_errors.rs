@@ -68,10 +68,10 @@ fn null_invalid_and_stale_handles_are_told_apart() {
     });
 }
 
-/// The object a thread allocated last is stored without a lookup (it is
-/// live until the thread's next handshake); once a cycle has freed it, by
-/// a collection the thread waited for or one it acknowledged at its
-/// safepoints, storing its handle is an error again.
+/// The two objects a thread allocated last are stored without a lookup
+/// (they are live until the thread's next handshake); once a cycle has
+/// freed one, by a collection the thread waited for or one it acknowledged
+/// at its safepoints, storing its handle is an error again.
 #[test]
 #[serial]
 fn the_last_allocation_is_checked_again_after_a_cycle() {
