@@ -264,11 +264,21 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
     let (ts, obj, hdr) = super::heap::alloc_struct(ty)?;
     // No safepoint from here on: the new object is reachable from nowhere
     // yet, and no collection can start marking without this thread.
+    let before_snapshot = marking::barrier_on() && ts.before_snapshot();
     for (&offset, &value) in offsets.iter().zip(fields) {
         // SAFETY: a registered handle offset of the new object's struct
         // type, inside its payload.
         let slot = unsafe { &*Header::body(hdr).add(offset as usize).cast::<AtomicU64>() };
-        store_live(ts, slot, value)?;
+        let Some(value) = value else { continue };
+        if !ts.is_fresh(value) {
+            handles::resolve(value)?;
+        }
+        // The slot holds null: the barrier's deletion half has nothing to
+        // log, and its insertion half logs only before the snapshot.
+        if before_snapshot {
+            marking::log(ts, value.to_raw());
+        }
+        slot.store(value.to_raw(), Ordering::Release);
     }
     Ok(obj)
 }
