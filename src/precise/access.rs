@@ -160,8 +160,9 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 
 /// Stores `value` into a traced slot through the barrier, once it is known
 /// to be null or live ([`Error::StaleHandle`] / [`Error::InvalidHandle`]
-/// otherwise: storing it would hide a dangling reference). The object the
-/// thread allocated last is known live without a lookup.
+/// otherwise: storing it would hide a dangling reference). The two objects
+/// the thread allocated last are known live without a lookup (see
+/// `ThreadState::is_fresh`).
 #[inline(always)]
 pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
