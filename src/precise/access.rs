@@ -166,11 +166,19 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 #[inline(always)]
 pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
-        if !ts.is_fresh(v) {
-            handles::resolve(v)?;
-        }
+        check_live(ts, v)?;
     }
     write_handle_slot(ts, slot, Handle::raw_or_null(value));
+    Ok(())
+}
+
+/// `Ok` if `value` names a live object: one of the running thread's fresh
+/// allocations, or one its lookup finds.
+#[inline(always)]
+fn check_live(ts: &ThreadState, value: Handle) -> Result<()> {
+    if !ts.is_fresh(value) {
+        handles::resolve(value)?;
+    }
     Ok(())
 }
 
@@ -271,9 +279,7 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
         // type, inside its payload.
         let slot = unsafe { &*Header::body(hdr).add(offset as usize).cast::<AtomicU64>() };
         let Some(value) = value else { continue };
-        if !ts.is_fresh(value) {
-            handles::resolve(value)?;
-        }
+        check_live(ts, value)?;
         // The slot holds null: the barrier's deletion half has nothing to
         // log, and its insertion half logs only before the snapshot.
         if before_snapshot {

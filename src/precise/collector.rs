@@ -682,20 +682,20 @@ fn share(stack: &mut Vec<u64>, hungry: impl FnOnce() -> bool) -> Option<Vec<u64>
 /// The state that the collector and the assisting mutators share.
 ///
 /// A mutator whose allocation is ahead of marking or past half the pacer's
-/// allowance while marking runs asks for assists (`wanted`). The collector, at its next look,
-/// switches its own marking to atomic claims and opens them (`open`);
-/// from then on it hands part of its stack to the grey queue, and an
-/// assisting mutator takes a batch there (when it finds none, it says so,
-/// `hungry`, and waits a moment for the collector's next look: see
-/// [`share`]), marks what it reaches (at most the budget the pacer gave it,
-/// the rest handed back), and adds what it marked to the counts here (and
-/// the pacer's). The collector closes assists before every
-/// Flush round: it stores `open` false, then waits until `active` is 0;
-/// an assist increments `active`, then checks `open` (both sequentially
-/// consistent), so once the collector has seen `active` at 0 no assist is
-/// running or can start, and the round and its check (I4) see the
-/// collector's marking alone. Assists never run after marking ends: the
-/// collector closes them before its last Flush round.
+/// allowance while marking runs asks for assists (`wanted`). The collector,
+/// at its next look, switches its own marking to atomic claims and opens
+/// them (`open`); from then on it hands part of its stack to the grey
+/// queue, and an assisting mutator takes a batch there (when it finds none,
+/// it says so, `hungry`, and waits a moment for the collector's next look:
+/// see [`share`]), marks what it reaches (at most the budget the pacer gave
+/// it, the rest handed back), and adds what it marked to the counts here
+/// (and the pacer's). The collector closes assists before every Flush
+/// round: it stores `open` false, then waits until `active` is 0; an assist
+/// increments `active`, then checks `open` (both sequentially consistent),
+/// so once the collector has seen `active` at 0 no assist is running or can
+/// start, and the round and its check (I4) see the collector's marking
+/// alone. Assists never run after marking ends: the collector closes them
+/// before its last Flush round.
 struct Assists {
     wanted: AtomicBool,
     open: AtomicBool,
@@ -722,11 +722,10 @@ static ASSISTS: Assists = Assists {
 /// A mark assist, by the running thread `ts` whose allocation is ahead of
 /// marking or past half the pacer's allowance: marks up to `budget` objects
 /// if assists are open and the grey queue has work, and returns how many
-/// it marked;
-/// `None` when there is nothing to do. If assists are closed it asks for
-/// them; with `ask_and_wait` it waits up to [`ASSIST_ASK_WAIT`] for the
-/// collector to open them or queue work (polling safepoints meanwhile).
-/// Holds no lock while it marks.
+/// it marked; `None` when there is nothing to do. If assists are closed it
+/// asks for them; with `ask_and_wait` it waits up to [`ASSIST_ASK_WAIT`]
+/// for the collector to open them or queue work (polling safepoints
+/// meanwhile). Holds no lock while it marks.
 pub(crate) fn assist(ts: &ThreadState, ask_and_wait: bool, budget: u64) -> Option<u64> {
     let asked = Instant::now();
     loop {

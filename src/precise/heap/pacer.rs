@@ -24,34 +24,35 @@
 //! marks a share of the cycle's work (a *mark assist*, `collector.rs`);
 //! past the whole allowance it marks while there is marking to take and
 //! then waits, in native code, for the cycle's marking to end
-//! ([`assist_zone`]), as Go parks an assist that finds no work.
+//! ([`assist_zone`]), as Go parks an assist that finds no work. It does
+//! not wait for the sweep: the next goal is set when marking ends, and the
+//! blocks it takes it sweeps itself if the collector has not yet. (Waiting
+//! for the sweep too made GCBench's allocations wait 23-84 ms in all over
+//! 10 runs, against 3-13 ms.) These assists shorten the waits but not the
+//! heap, which the allowance sets: on the live-heap workload (100 MB
+//! live), 900-1,500 assists a run cut allocation waits from 61-122 ms to
+//! 10-28 ms in all. A tighter allowance than [`OVERSHOOT`]'s, Go's
+//! absolute goal (the goal distance less what was allocated since the
+//! previous cycle started, at least a quarter of it), keeps the live-heap
+//! peak at 229 MiB instead of about 305, but at 1.4x bdwgc's time instead
+//! of 1.0-1.15x, and GCBench at 1.9-2.6x (A/B alternated, 2026-11-25): on
+//! two shared cores the mutator allocates about as fast as the collector
+//! marks.
 //!
-//! Before that, assists are paced as Go's are: a cycle should finish
-//! marking by the time the mutators have allocated its *runway*, what is
-//! left of the goal distance when it starts (at least a quarter of it),
-//! and its work is what the last marking found live, in objects. An
-//! allocation that takes a block while the cycle's marking lags its
-//! allocation (a smaller share of the work marked than of the runway
-//! allocated) marks the difference first ([`assist_zone`]). The collector
-//! does the marking alone while it keeps up. On the live-heap workload
-//! (100 MiB live, marked in about 35 ms while the mutator allocates 1.6
-//! MiB a millisecond) paced assists keep the peak at 205-211 MiB (the goal
-//! is 200), against 263-283 without them, for 15-25% more time
-//! (2026-11-26). Cycles whose goal distance is below [`PACED_FROM`] do not
-//! pace, unless the soft memory limit set it: their overshoot is bounded
-//! by a few MiB anyway. It does not wait for the sweep: the next goal is set when marking
-//! ends, and the blocks it takes it sweeps itself if the collector has not
-//! yet. (Waiting for the sweep too made GCBench's allocations wait 23-84 ms
-//! in all over 10 runs, against 3-13 ms.)
-//! Assists shorten the waits but not the heap, which the allowance sets:
-//! on the live-heap workload (100 MB live), 900-1,500 assists a run cut
-//! allocation waits from 61-122 ms to 10-28 ms in all. A tighter
-//! allowance than [`OVERSHOOT`]'s, Go's absolute goal (the goal distance
-//! less what was allocated since the previous cycle started, at least a
-//! quarter of it), keeps the live-heap peak at 229 MiB instead of about
-//! 305, but at 1.4x bdwgc's time instead of 1.0-1.15x, and GCBench at
-//! 1.9-2.6x (A/B alternated, 2026-11-25): on two shared cores the mutator
-//! allocates about as fast as the collector marks.
+//! What lowers the heap is assists paced as Go's are, before half the
+//! allowance: a cycle should finish marking by the time the mutators have
+//! allocated its *runway*, what is left of the goal distance when it
+//! starts (at least a quarter of it), and its work is what the last
+//! marking found live, in objects. An allocation that takes a block while
+//! the cycle's marking lags its allocation (a smaller share of the work
+//! marked than of the runway allocated) marks the difference first
+//! ([`assist_zone`]); the collector marks alone while it keeps up. On the
+//! live-heap workload (100 MiB live, marked in about 35 ms while the
+//! mutator allocates 1.6 MiB a millisecond) paced assists keep the peak at
+//! 205-211 MiB (the goal is 200), against 263-283 without them, for 15-25%
+//! more time (2026-11-26). Cycles whose goal distance is below
+//! [`PACED_FROM`] do not pace, unless the soft memory limit set it: their
+//! overshoot is bounded by a few MiB anyway.
 //!
 //! Hence a bound that holds however the threads are scheduled: the heap
 //! stays below the live size plus `2 * OVERSHOOT + 1` goal distances (this
@@ -227,7 +228,7 @@ pub(super) fn over_trigger() -> bool {
 /// Where allocation since the last cycle started stands against the
 /// allowance and the running marking.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Zone {
+pub(super) enum Zone {
     /// Below half of it, with marking keeping up.
     Free,
     /// Past half of it, or ahead of marking: allocations that take a block
