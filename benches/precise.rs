@@ -1,11 +1,12 @@
 //! precise collector costs: small-object allocation (with collections
-//! amortised in, and the fast path alone), a frame push + root + pop, and
-//! handle access. `scripts/bench-medians.sh precise` prints the medians.
+//! amortised in, and the fast path alone), a frame push + root + pop,
+//! handle access, and marking a tree laid out as either order of building
+//! leaves it. `scripts/bench-medians.sh precise` prints the medians.
 // criterion's macros generate undocumented public functions.
 #![allow(missing_docs)]
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use defergc::precise::{self, Frame};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use defergc::precise::{self, Field, Frame, Handle, TypeId};
 use std::time::Instant;
 
 fn alloc(c: &mut Criterion) {
@@ -115,5 +116,64 @@ fn access(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, alloc, frames, access);
+/// A tree of `depth` built bottom up: each node allocated after its
+/// children (with their fields), so a subtree is one stretch of memory.
+fn bottom_up(node: TypeId, depth: u32) -> Handle {
+    if depth == 0 {
+        return precise::alloc(node).unwrap();
+    }
+    let frame = Frame::new().unwrap();
+    let left = bottom_up(node, depth - 1);
+    frame.root(left).unwrap();
+    let right = bottom_up(node, depth - 1);
+    frame.root(right).unwrap();
+    precise::alloc_with(node, &[Some(left), Some(right)]).unwrap()
+}
+
+/// Fills in a tree of `depth` under `at` top down: both children of a node
+/// are allocated together, before either's subtree.
+fn top_down(node: TypeId, [left, right]: [Field; 2], depth: u32, at: Handle) {
+    if depth == 0 {
+        return;
+    }
+    let l = precise::alloc(node).unwrap();
+    precise::store_field(at, left, l).unwrap();
+    let r = precise::alloc(node).unwrap();
+    precise::store_field(at, right, r).unwrap();
+    top_down(node, [left, right], depth - 1, l);
+    top_down(node, [left, right], depth - 1, r);
+}
+
+/// A whole collection (handshakes and all) with a rooted tree of 2^18 - 1
+/// nodes (8 MiB) as the live heap: throughput in objects marked. GCBench's
+/// long-lived tree is built top down, binary-trees' bottom up; the marker
+/// meets each cell's lines in a different order.
+fn marking(c: &mut Criterion) {
+    const DEPTH: u32 = 17;
+    let node = precise::register_type(24, &[0, 8]).unwrap();
+    let fields = [Field::new(node, 0).unwrap(), Field::new(node, 8).unwrap()];
+    let old = precise::set_gc_percent(None);
+    let mut group = c.benchmark_group("precise/mark_tree");
+    group.throughput(Throughput::Elements((1 << (DEPTH + 1)) - 1));
+    for order in ["bottom_up", "top_down"] {
+        let frame = Frame::new().unwrap();
+        let tree = if order == "bottom_up" {
+            bottom_up(node, DEPTH)
+        } else {
+            let root = precise::alloc(node).unwrap();
+            frame.root(root).unwrap();
+            top_down(node, fields, DEPTH, root);
+            root
+        };
+        frame.root(tree).unwrap();
+        precise::collect().unwrap();
+        group.bench_function(order, |b| b.iter(|| precise::collect().unwrap()));
+        drop(frame);
+        precise::collect().unwrap();
+    }
+    group.finish();
+    precise::set_gc_percent(old);
+}
+
+criterion_group!(benches, alloc, frames, access, marking);
 criterion_main!(benches);

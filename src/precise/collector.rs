@@ -936,6 +936,7 @@ impl Marker {
                 let Some(raw) = self.stack.pop() else { break };
                 if let Some(found) = handles::locate(raw) {
                     prefetch(found.hdr);
+                    prefetch(found.first_line_end());
                     self.headers.push((raw, found));
                 }
             }

@@ -248,6 +248,19 @@ impl Found {
         layout: None,
     };
 
+    /// The last byte of the object's first cache line's worth (its cell's
+    /// first 64 bytes): with the header's, the lines its first fields lie
+    /// on, for the marker to prefetch (a small cell may straddle two lines;
+    /// a large object's header starts a line).
+    #[inline(always)]
+    pub(crate) fn first_line_end(&self) -> *const u8 {
+        let span = match self.layout {
+            Some((_, word)) => (word & (BLOCK - 1)).min(64),
+            None => 64,
+        };
+        self.hdr.cast::<u8>().wrapping_add(span - 1)
+    }
+
     /// Whether the header, read after [`locate`], is `raw`'s object: its
     /// generation is `raw`'s, and the block was not laid out anew meanwhile
     /// (then the word may have been read in the middle of a new cell).
