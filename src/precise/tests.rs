@@ -267,3 +267,74 @@ fn allocations_a_fork_interrupted_are_finished_or_cleared_in_the_child() {
     .join()
     .unwrap();
 }
+
+#[test]
+#[serial(precise)]
+fn objects_born_black_outlive_their_cycle_and_die_in_the_next() {
+    // Blocks a thread takes wholly free while allocation is black are not
+    // swept by that cycle (nothing in them is dead for it); the next cycle
+    // must sweep them like any other.
+    std::thread::spawn(|| {
+        let node = register_type(24, &[0]).unwrap();
+        let old_percent = set_gc_percent(None);
+        let frame = Frame::new().unwrap();
+        // A long list keeps the cycle marking while this thread watches.
+        let mut list = alloc(node).unwrap();
+        let slot = frame.root(list).unwrap();
+        for _ in 0..200_000 {
+            list = alloc_with(node, &[Some(list)]).unwrap();
+            frame.set(slot, list).unwrap();
+        }
+        'black: for _ in 0..100 {
+            gc_async();
+            let asked = std::time::Instant::now();
+            while asked.elapsed() < Duration::from_secs(1) {
+                if snapshot_phase() && !marking::birth_mode().1 {
+                    break 'black;
+                }
+                safepoint().unwrap();
+            }
+        }
+        // Sixteen blocks' worth: most of them wholly free blocks taken now.
+        const N: u64 = 16 * 4_096;
+        let mut kept = Vec::new();
+        let mut dropped = std::collections::HashMap::new();
+        for i in 0..N {
+            let h = alloc(node).unwrap();
+            write_u64(h, 8, i).unwrap();
+            if i % 2 == 0 {
+                frame.root(h).unwrap();
+                kept.push((h, i));
+            } else {
+                dropped.insert(h.index(), (h, i));
+            }
+        }
+        gc_wait();
+        // Born black (or white after the marking): live for this cycle.
+        for &(h, i) in dropped.values() {
+            assert_eq!(read_u64(h, 8), Ok(i), "{h:?} freed by its birth cycle");
+        }
+        collect().unwrap();
+        for &(h, _) in dropped.values() {
+            assert_eq!(deref(h), Err(Error::StaleHandle), "{h:?} outlived a cycle");
+        }
+        for &(h, i) in &kept {
+            assert_eq!(read_u64(h, 8), Ok(i), "{h:?}");
+        }
+        // That cycle's sweep freed the dead half's cells: the next
+        // allocations take them again (partly free blocks come first).
+        let mut reused = 0;
+        for _ in 0..8 * N {
+            let h = alloc(node).unwrap();
+            if let Some((o, _)) = dropped.get(&h.index()) {
+                assert_eq!(h.generation(), o.generation() + 1, "{h:?} after {o:?}");
+                reused += 1;
+            }
+        }
+        assert_eq!(reused, dropped.len(), "cells of dead objects left unswept");
+        drop(frame);
+        set_gc_percent(old_percent);
+    })
+    .join()
+    .unwrap();
+}

@@ -429,6 +429,10 @@ fn small_cell(ts: &ThreadState, class: u8) -> Result<(*mut Header, u64)> {
         };
         let block = &mut heap.blocks[id as usize];
         block.state = BlockState::Owned;
+        block.born = match (fresh, marking::birth_mode()) {
+            (Fresh::Whole, (mark, false)) => Some(mark),
+            _ => None,
+        };
         if fresh != Fresh::No {
             // Wholly free, or swept below: no dead object of the last cycle
             // (which cannot complete while this thread sweeps: it has not
@@ -605,6 +609,7 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     for buf in &mut local.bufs {
         if buf.block != NO_BLOCK {
             let id = buf.block;
+            heap.blocks[id as usize].settle_born();
             if heap.blocks[id as usize].swept == marking::completed_id() {
                 let block = &mut heap.blocks[id as usize];
                 block.state = BlockState::Partial;

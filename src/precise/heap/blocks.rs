@@ -141,6 +141,34 @@ pub(super) struct Block {
     /// The highest generation a cell of an earlier layout of this block was
     /// bound to: its next layout's cells start above it.
     pub(super) generation: u32,
+    /// The birth mark of every object in the block, if a thread took it
+    /// wholly free while allocation was black (see [`Block::born_with`]);
+    /// forgotten when the end of a marking files it, and when a thread
+    /// takes it otherwise.
+    pub(super) born: Option<u8>,
+}
+
+impl Block {
+    /// Whether every object in the block carries `mark`: it was taken
+    /// wholly free while objects were born black with `mark`. Its owner
+    /// gives it up at the latest at the next Snapshot round, before birth
+    /// marks change again (the Prepare round in between keeps the mark and
+    /// only logs new objects), so every cell it allocated holds an object
+    /// born with that mark, and the others are free. A sweep for the cycle
+    /// of that mark would find nothing dead: the objects born black during
+    /// a marking (a whole cycle's allocation, when marking is slow) are not
+    /// looked at again before the next cycle's sweep.
+    pub(super) fn born_with(&self, mark: u8) -> bool {
+        self.born == Some(mark)
+    }
+
+    /// For a block its owner gives up: counts it swept for the last
+    /// completed cycle if every object in it carries that cycle's mark.
+    pub(super) fn settle_born(&mut self) {
+        if self.born_with(marking::live_mark()) {
+            self.swept = marking::completed_id();
+        }
+    }
 }
 
 pub(super) struct Large {
@@ -332,6 +360,7 @@ impl Inner {
             state: BlockState::Free,
             swept: 0,
             generation: 0,
+            born: None,
         });
         Ok(id)
     }
@@ -422,10 +451,13 @@ impl Inner {
     }
 
     /// Files a block whose owner found no free run left in it: full, or
-    /// unswept if a cycle completed since it was last swept.
+    /// unswept if a cycle completed since it was last swept and it may hold
+    /// that cycle's dead objects.
     pub(super) fn file_exhausted(&mut self, id: u32) {
-        if self.blocks[id as usize].swept == marking::completed_id() {
-            self.blocks[id as usize].state = BlockState::Full;
+        let block = &mut self.blocks[id as usize];
+        block.settle_born();
+        if block.swept == marking::completed_id() {
+            block.state = BlockState::Full;
         } else {
             self.file_unswept(id);
         }

@@ -7,8 +7,10 @@
 //! did not mark are unlinked (their memory is released by
 //! [`free_pending_large`] once every thread has passed a safepoint), and
 //! every unowned block that holds objects is filed as full (every cell
-//! marked) or *unswept*. Then the collector thread sweeps the unswept
-//! blocks ([`sweep_all_unswept`]), concurrently with the mutators; a thread
+//! marked, or every object born black in this cycle: a block a thread took
+//! wholly free after the snapshot, see `Block::born_with`) or *unswept*.
+//! Then the collector thread sweeps the unswept blocks
+//! ([`sweep_all_unswept`]), concurrently with the mutators; a thread
 //! that finds no swept block to allocate in may take an unswept one and
 //! sweep it itself (`alloc.rs`). A sweep frees the cells of objects whose
 //! mark is not the last completed cycle's: it writes one word per dead
@@ -125,10 +127,12 @@ pub(crate) struct AfterMark {
 /// handles go to `freed`, their memory is released by
 /// [`free_pending_large`] once every thread has passed a safepoint), and
 /// files every unowned small-object block that holds objects: full if
-/// every cell was marked, else unswept. Blocks owned by a thread stay
-/// owned: they were last swept before this cycle completed, so their owner
-/// files them unswept when it gives them up (at the latest at the next
-/// snapshot). Every block's live counter restarts at zero.
+/// every cell was marked or it was filled with objects born black in this
+/// cycle, else unswept. Blocks owned by a thread stay owned: they were last
+/// swept before this cycle completed, so their owner files them unswept
+/// when it gives them up (at the latest at the next snapshot), or full if
+/// every object in them was born with this cycle's mark. Every block's live
+/// counter restarts at zero.
 ///
 /// # Safety
 /// Marking for `cycle` is complete and no sweep runs.
@@ -137,6 +141,7 @@ pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
     let mut guard = heap();
     let heap = &mut *guard;
     let mut out = AfterMark::default();
+    let mark = cycle as u8;
     for list in &mut heap.partial {
         list.clear();
     }
@@ -158,14 +163,20 @@ pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
                 // Every cell holds a live object: nothing to sweep.
                 block.state = BlockState::Full;
                 block.swept = cycle;
+                block.born = None;
+            }
+            BlockState::Full if block.born.take() == Some(mark) => {
+                // Filled with objects born black in this cycle: nothing
+                // dead (the live counter does not count them).
+                block.swept = cycle;
             }
             _ => {
                 block.state = BlockState::Unswept;
+                block.born = None;
                 heap.unswept[block.class as usize].push(id as u32);
             }
         }
     }
-    let mark = cycle as u8;
     let mut i = 0;
     while i < heap.large.len() {
         let (hdr, handle) = (heap.large[i].hdr, heap.large[i].handle);
