@@ -717,7 +717,10 @@ int defergc_precise_write(defergc_handle obj, size_t offset, const void *data, s
  * innermost frame (root returns the slot index, >= 0, or an error code),
  * update a slot as its variable changes, pop the frame (it must be the
  * innermost: frames pop in order). root and set_root take 0 or a live
- * handle: a stale or forged one gets its error code. */
+ * handle: a stale or forged one gets its error code. push is a safepoint;
+ * root, set_root and pop are not, so a function may pop its frame and
+ * return a handle it held, for the caller to root before its next
+ * safepoint. */
 int defergc_precise_push_frame(uint64_t *frame);
 int defergc_precise_root(defergc_handle h);
 int defergc_precise_set_root(size_t slot, defergc_handle h);

@@ -169,3 +169,67 @@ fn frame_guard_pops_on_drop_and_during_unwinding() {
         assert_eq!(collect_live(), base);
     });
 }
+
+#[test]
+#[serial]
+fn a_handle_returned_from_a_popped_frame_lives_until_the_caller_roots_it() {
+    // A function roots an object in its own frame, passes a safepoint,
+    // pops its frame and returns the handle; the caller roots it. No
+    // snapshot may be taken between the release of the frame and the
+    // caller's root: popping is no safepoint. Cycles run back to back
+    // meanwhile, and the function works between its safepoints without
+    // polling, so that a cycle's first round can reach it at the
+    // safepoint and the second (the snapshot) wait for its next poll.
+    fn busy(micros: u64) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_micros(micros) {
+            std::hint::spin_loop();
+        }
+    }
+    fn make(i: u64) -> Handle {
+        let frame = precise::push_frame().unwrap();
+        let h = pair(i);
+        precise::root(h).unwrap();
+        busy(10);
+        precise::safepoint().unwrap();
+        busy(20);
+        precise::pop_frame(frame).unwrap();
+        h
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut cycles = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                precise::gc_async();
+                precise::gc_wait();
+                cycles += 1;
+            }
+            cycles
+        })
+    };
+    on_thread(|| {
+        let outer = Frame::new().unwrap();
+        let slots: Vec<usize> = (0..64).map(|_| outer.root(None).unwrap()).collect();
+        let mut held = vec![(None, 0u64); slots.len()];
+        for i in 1..=20_000u64 {
+            let k = (i % slots.len() as u64) as usize;
+            if let (Some(h), v) = held[k] {
+                assert!(
+                    pair_intact(h, v),
+                    "object {v} lost after its frame was popped"
+                );
+            }
+            let h = make(i);
+            outer.set(slots[k], h).unwrap();
+            held[k] = (Some(h), i);
+        }
+        for &(h, v) in &held {
+            assert!(pair_intact(h.unwrap(), v));
+        }
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let cycles = churn.join().unwrap();
+    assert!(cycles > 10, "only {cycles} cycles ran during the test");
+}

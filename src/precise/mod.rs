@@ -8,7 +8,7 @@
 //! type declares. Collection is concurrent: a dedicated collector thread
 //! marks and sweeps while the mutators run. It never stops the world: each
 //! thread stops only for its own handshakes, at safepoints (allocation,
-//! frame push and pop, [`safepoint`]), for microseconds (snapshotting its
+//! frame push, [`safepoint`]), for microseconds (snapshotting its
 //! roots, handing over its write-barrier log); threads in native code are
 //! handled on their behalf. See `collector.rs` for the protocol and why it
 //! loses no live object. [`collect`] runs a full cycle and waits for it;

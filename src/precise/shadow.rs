@@ -8,17 +8,15 @@
 //! any other frame is [`Error::FrameNotTop`], with no frame open
 //! [`Error::NoFrame`]. The Rust guard [`Frame`] pops on drop.
 //!
-//! [`pop_frame`] polls its safepoint *before* it releases the frame's
-//! roots, so a function may root its result in its own frame, pop the
-//! frame and return the handle: no collection can run between the pop and
-//! the caller rooting it, as long as the caller does so before its next
-//! safepoint.
-//!
 //! The collector reads a thread's stack only while the thread is stopped
 //! at a safepoint or in native code (see `threads.rs`), so pushing and
-//! popping take no lock and no atomic read-modify-write. Frame push and pop
-//! are safepoints; `root` is not, so a handle returned by an allocation can
-//! be rooted before any collection runs.
+//! popping take no lock and no atomic read-modify-write. [`push_frame`] is
+//! a safepoint; `root` is not, so a handle returned by an allocation can
+//! be rooted before any collection runs; nor is [`pop_frame`], so a
+//! function may pop its frame and return a handle the frame held, for the
+//! caller to root before its next safepoint (as a compiled function
+//! returns a pointer in a register). Every pop follows a push, so a thread
+//! that only pushes and pops still polls.
 //!
 //! Handle values on the stack are validated in debug builds only (a `root`
 //! of a stale or invalid handle is an error there); in release builds the
@@ -166,13 +164,13 @@ pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
     unsafe { stack_of(ts) }.root(raw)
 }
 
-/// Closes `frame`, which must be the innermost one. A safepoint, taken
-/// before the frame's roots are released (see the module docs).
+/// Closes `frame`, which must be the innermost one. Not a safepoint (see
+/// the module docs): a handle the frame held stays safe to return until
+/// the caller's next safepoint.
 #[inline(always)]
 pub fn pop_frame(frame: FrameId) -> Result<()> {
     let ts = threads::current()?;
-    threads::poll(ts);
-    // SAFETY: short exclusive borrow after the poll.
+    // SAFETY: short exclusive borrow, no poll inside.
     unsafe { stack_of(ts) }.pop_frame(frame)
 }
 
@@ -293,8 +291,7 @@ impl Frame {
     #[inline(always)]
     fn pop_now(&self) -> Result<()> {
         let ts = self.state()?;
-        threads::poll(ts);
-        // SAFETY: short exclusive borrow after the poll.
+        // SAFETY: short exclusive borrow, no poll inside.
         unsafe { stack_of(ts) }.pop_frame(self.id)
     }
 

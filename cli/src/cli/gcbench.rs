@@ -294,8 +294,9 @@ trait Heap {
     /// Keeps `array` alive until the innermost scope is left.
     #[inline(always)]
     fn keep_array(&mut self, _array: Self::Array) {}
-    /// Closes the scope `enter` returned `scope` for. A reference kept in
-    /// it may be returned to the caller, which keeps it before allocating.
+    /// Closes the scope `enter` returned `scope` for (no safepoint). A
+    /// reference held then may be returned to the caller, which keeps it
+    /// before allocating.
     #[inline(always)]
     fn leave(&mut self, _scope: usize) {}
 }
@@ -593,8 +594,9 @@ fn make_tree<H: Heap>(heap: &mut H, depth: u32) -> H::Node {
     heap.keep(left);
     let right = make_tree(heap, depth - 1);
     heap.keep(right);
+    // Leaving a scope is no safepoint: the caller keeps the node before
+    // its next allocation, as it would a pointer returned in a register.
     let node = heap.node_with(left, right);
-    heap.keep(node);
     heap.leave(scope);
     node
 }
