@@ -982,9 +982,12 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
     precise.reset_pauses();
     let (mut b_runs, mut p_runs) = (Vec::new(), Vec::new());
     for n in 1..=args.runs {
-        // The bdwgc turn runs in the precise collector's native code: a
-        // precise cycle still under way does not wait for this thread (a
-        // binary-trees turn lasts seconds).
+        // The precise turn's last cycle ends before the bdwgc turn starts:
+        // it would take a core from bdwgc's timed run. The bdwgc turn runs
+        // in the precise collector's native code all the same, so that no
+        // precise cycle could ever wait for this thread (a binary-trees
+        // turn lasts seconds).
+        defergc::precise::gc_wait();
         let pair = <precise_heap::Precise as Heap>::blocking(|| one_run(args, bdwgc, "bdwgc", n))
             .and_then(|b| Ok((b, one_run(args, precise, "precise", n)?)));
         match pair {
