@@ -836,7 +836,7 @@ struct Marker {
     stack: Vec<u64>,
     headers: Fifo<(u64, Found), 16>,
     /// The type of the last object traced (objects of one type cluster).
-    last_type: (u32, &'static TypeInfo),
+    last_type: TypeView,
     objects: u64,
     bytes: u64,
     heap_bytes: usize,
@@ -915,7 +915,7 @@ impl Marker {
             prev: cycle.wrapping_sub(1),
             stack: Vec::with_capacity(1024),
             headers: Fifo::new((0, Found::NONE)),
-            last_type: (0, types::unregistered()),
+            last_type: TypeView::of(0, types::unregistered()),
             objects: 0,
             bytes: 0,
             heap_bytes: 0,
@@ -1019,29 +1019,57 @@ impl Marker {
         }
         // SAFETY: as above; the type never changes after allocation.
         let type_id = unsafe { (*hdr).type_id() };
-        let info = if type_id == self.last_type.0 {
-            self.last_type.1
-        } else {
+        if type_id != self.last_type.id {
             let Some(info) = types::info_raw(type_id) else {
                 debug_assert!(false, "defergc: precise: object of unknown type {type_id}");
                 return;
             };
-            self.last_type = (type_id, info);
-            info
+            self.last_type = TypeView::of(type_id, info);
+        }
+        let t = self.last_type;
+        let field = |words: *const u64, i: usize| {
+            // SAFETY: the words read are inside the payload: registered
+            // handle offsets are, and an array's slots are.
+            unsafe { &*words.cast::<AtomicU64>().add(i) }.load(Ordering::Relaxed)
         };
-        // A struct's body is its payload, of its type's size; an array's
-        // body is its length word and payload.
-        let (words, size, body) = match info.kind() {
-            Kind::Struct => {
-                let size = info.size() as usize;
-                (Header::body(hdr), size, size)
+        if t.kind == Kind::Struct {
+            // A struct's body is its payload, of its type's size.
+            let size = t.size as usize;
+            self.count(hdr, size, size);
+            let words = Header::body(hdr).cast::<u64>().cast_const();
+            match t.bits {
+                Some(mut bits) => {
+                    while bits != 0 {
+                        let word = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        self.visit(field(words, word));
+                    }
+                }
+                None => {
+                    for &off in t.info.offsets() {
+                        self.visit(field(words, off as usize / 8));
+                    }
+                }
             }
-            _ => {
-                // SAFETY: a live array's header.
-                let size = unsafe { Header::array_len(hdr) };
-                (Header::array_payload(hdr), size, size + heap::LENGTH_WORD)
+        } else {
+            // An array's body is its length word and payload.
+            // SAFETY: a live array's header.
+            let size = unsafe { Header::array_len(hdr) };
+            self.count(hdr, size, size + heap::LENGTH_WORD);
+            if t.kind == Kind::HandleArray {
+                let words = Header::array_payload(hdr).cast::<u64>().cast_const();
+                for i in 0..size / 8 {
+                    self.visit(field(words, i));
+                }
             }
-        };
+        }
+    }
+
+    /// Counts a marked object of `size` payload bytes and `body` bytes
+    /// after its header: in the marker's totals, and in its block's live
+    /// counter or the large-object bytes.
+    #[inline(always)]
+    fn count(&mut self, hdr: *mut Header, size: usize, body: usize) {
         self.objects += 1;
         self.bytes += size as u64;
         if body + heap::HEADER <= heap::MAX_SMALL_CELL {
@@ -1057,33 +1085,31 @@ impl Marker {
         } else {
             self.heap_bytes += heap::HEADER + body;
         }
-        let words = words.cast::<AtomicU64>();
-        let field = |i: usize| {
-            // SAFETY: the words read are inside the payload: registered
-            // handle offsets are, and an array's slots are.
-            unsafe { &*words.add(i) }.load(Ordering::Relaxed)
-        };
-        match info.kind() {
-            Kind::Struct => match info.small_bitmap() {
-                Some(mut bits) => {
-                    while bits != 0 {
-                        let word = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        self.visit(field(word));
-                    }
-                }
-                None => {
-                    for &off in info.offsets() {
-                        self.visit(field(off as usize / 8));
-                    }
-                }
-            },
-            Kind::HandleArray => {
-                for i in 0..size / 8 {
-                    self.visit(field(i));
-                }
-            }
-            Kind::Bytes => {}
+    }
+}
+
+/// What the marker needs of a type, read from the registry once per change
+/// of type (objects of one type cluster).
+#[derive(Clone, Copy)]
+struct TypeView {
+    id: u32,
+    kind: Kind,
+    /// A struct's payload size.
+    size: u32,
+    /// A struct's handle-field bitmap, if it has at most 64 words (else
+    /// its offsets are read from `info`).
+    bits: Option<u64>,
+    info: &'static TypeInfo,
+}
+
+impl TypeView {
+    fn of(id: u32, info: &'static TypeInfo) -> TypeView {
+        TypeView {
+            id,
+            kind: info.kind(),
+            size: info.size(),
+            bits: info.small_bitmap(),
+            info,
         }
     }
 }
