@@ -7,51 +7,13 @@
 
 mod common;
 
-use common::{array_type, intact, new_pair};
+use common::{array_type, intact, new_pair, Cycler};
 use defergc::precise::{self, Error, Frame, GlobalRoot, Handle};
 use defergc::{defer, tls};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-
-/// Runs collection cycles back to back on a thread of its own (which never
-/// registers) until the guard is dropped. Tests count the cycles they need
-/// themselves (`precise::stats().collections`): how many this thread gets
-/// to run depends on the machine's load.
-struct Cycler {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<u64>>,
-}
-
-impl Cycler {
-    fn start() -> Cycler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut n = 0;
-            while !s.load(Ordering::Relaxed) {
-                precise::gc_async();
-                precise::gc_wait();
-                n += 1;
-            }
-            n
-        });
-        Cycler {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Cycler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
 
 /// Allocates garbage until `cycles` more collections have completed.
 fn churn_for_cycles(cycles: u64) {

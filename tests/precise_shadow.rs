@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{collect_live, on_thread};
+use common::{collect_live, on_thread, Cycler};
 use defergc::precise::{self, Error, Frame, Handle, TypeId};
 use serial_test::serial;
 use std::sync::OnceLock;
@@ -196,19 +196,7 @@ fn a_handle_returned_from_a_popped_frame_lives_until_the_caller_roots_it() {
         precise::pop_frame(frame).unwrap();
         h
     }
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let churn = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut cycles = 0u64;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                precise::gc_async();
-                precise::gc_wait();
-                cycles += 1;
-            }
-            cycles
-        })
-    };
+    let cycler = Cycler::start();
     on_thread(|| {
         let outer = Frame::new().unwrap();
         let slots: Vec<usize> = (0..64).map(|_| outer.root(None).unwrap()).collect();
@@ -229,7 +217,6 @@ fn a_handle_returned_from_a_popped_frame_lives_until_the_caller_roots_it() {
             assert!(pair_intact(h.unwrap(), v));
         }
     });
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let cycles = churn.join().unwrap();
+    let cycles = cycler.stop();
     assert!(cycles > 10, "only {cycles} cycles ran during the test");
 }

@@ -2,11 +2,12 @@
 //! controls (`SetGCPercent`, the soft `SetMemoryLimit`).
 #![cfg(feature = "precise")]
 
+mod common;
+
+use common::Cycler;
 use defergc::precise::{self, Error, Frame, GlobalRoot, Handle, Weak};
 use serial_test::serial;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 fn bytes_object(value: u64) -> Handle {
     let t = precise::register_bytes_type().unwrap();
@@ -114,16 +115,7 @@ fn weak_handles_intern_values_as_unique_make_does() {
 #[test]
 #[serial(precise)]
 fn a_weak_read_during_marking_never_resurrects_a_dead_object() {
-    let stop = Arc::new(AtomicBool::new(false));
-    let cycler = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                precise::gc_async();
-                precise::gc_wait();
-            }
-        })
-    };
+    let cycler = Cycler::start();
     let (given, gone) = on_thread(|| {
         let keep = GlobalRoot::new(None).unwrap();
         let (mut given, mut gone) = (0u32, 0u32);
@@ -179,8 +171,7 @@ fn a_weak_read_during_marking_never_resurrects_a_dead_object() {
         keep.set(None).unwrap();
         (given, gone)
     });
-    stop.store(true, Ordering::Relaxed);
-    cycler.join().unwrap();
+    cycler.stop();
     assert!(given >= 600, "reachable objects read back: {given}");
     assert_eq!(gone, 200, "unreachable objects whose weak handles emptied");
 }

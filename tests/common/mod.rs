@@ -3,7 +3,8 @@
 #![allow(dead_code)] // not every test uses every helper
 
 use defergc::precise::{self, Handle, TypeId};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Runs `f` on a new thread (registered on first use, unregistered at
 /// exit), so that nothing it roots outlives the test.
@@ -57,5 +58,51 @@ impl Rng {
     /// A value in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
+    }
+}
+
+/// Runs collection cycles back to back on a thread of its own (which never
+/// registers) until stopped or dropped. Tests count the cycles they need
+/// themselves (`precise::stats().collections`) or take the count from
+/// [`Cycler::stop`]: how many this thread gets to run depends on the
+/// machine's load.
+pub struct Cycler {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Cycler {
+    pub fn start() -> Cycler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut n = 0;
+            while !s.load(Ordering::Relaxed) {
+                precise::gc_async();
+                precise::gc_wait();
+                n += 1;
+            }
+            n
+        });
+        Cycler {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops the thread; the cycles it ran.
+    pub fn stop(mut self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let thread = self.thread.take().expect("a cycler is stopped once");
+        thread.join().expect("the cycler thread panicked")
+    }
+}
+
+impl Drop for Cycler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

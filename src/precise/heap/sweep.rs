@@ -157,24 +157,21 @@ pub(crate) unsafe fn after_mark(cycle: u32, freed: &mut Freed) -> AfterMark {
         let live = unsafe { &*(block.base as *const AtomicU32) }.swap(0, Ordering::Relaxed);
         let cell = CELL[block.class as usize] as usize;
         out.small_live_bytes += live as usize * cell;
-        match block.state {
-            BlockState::Owned => {}
-            _ if live as usize == cells_per_block(cell) => {
-                // Every cell holds a live object: nothing to sweep.
-                block.state = BlockState::Full;
-                block.swept = cycle;
-                block.born = None;
-            }
-            BlockState::Full if block.born.take() == Some(mark) => {
-                // Filled with objects born black in this cycle: nothing
-                // dead (the live counter does not count them).
-                block.swept = cycle;
-            }
-            _ => {
-                block.state = BlockState::Unswept;
-                block.born = None;
-                heap.unswept[block.class as usize].push(id as u32);
-            }
+        if block.state == BlockState::Owned {
+            continue;
+        }
+        // Nothing to sweep if every cell holds a live object, or if the
+        // block was filled with objects born black in this cycle (which
+        // the live counter does not count).
+        let nothing_dead = live as usize == cells_per_block(cell)
+            || (block.state == BlockState::Full && block.born_with(mark));
+        block.born = None;
+        if nothing_dead {
+            block.state = BlockState::Full;
+            block.swept = cycle;
+        } else {
+            block.state = BlockState::Unswept;
+            heap.unswept[block.class as usize].push(id as u32);
         }
     }
     let mut i = 0;
