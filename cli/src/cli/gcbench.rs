@@ -34,6 +34,12 @@
 //! (`"impl":"go"`, `median_ms`, `collections`, `pause_max_us`,
 //! `peak_rss_bytes`).
 //!
+//! Each backend reports its runs' median wall time (`median_ms`) and the
+//! median processor time of the whole process over a run (`cpu_ms`: user
+//! and kernel time of every thread, a concurrent collector's included,
+//! counted until its last cycle of the run has ended); `--backend both`
+//! adds the ratios `ratio` (wall) and `cpu_ratio`.
+//!
 //! Both report the collector's pauses: the longest (`pause_max_us`), and
 //! for the precise backend also the 99th percentile and the count of
 //! mutator stops (`pause_p99_us`, `pause_count`). bdwgc's pause is a whole
@@ -279,6 +285,10 @@ trait Heap {
     fn blocking<R>(f: impl FnOnce() -> R) -> R {
         f()
     }
+    /// Waits until the collector has finished the work the last run left
+    /// it (a concurrent collector's cycle in flight), so that its processor
+    /// time counts for that run and not for whatever runs next.
+    fn settle(&mut self) {}
 
     /// Opens a root scope and returns its token for [`Heap::leave`]. A
     /// reference given to [`Heap::keep`] stays alive until its scope is
@@ -530,6 +540,10 @@ mod precise_heap {
             move || types
         }
 
+        fn settle(&mut self) {
+            precise::gc_wait();
+        }
+
         fn blocking<R>(f: impl FnOnce() -> R) -> R {
             precise::native(f).unwrap_or_else(|e| fail("native", e))
         }
@@ -626,6 +640,9 @@ fn count_nodes<H: Heap>(heap: &H, node: H::Node) -> u64 {
 /// One run's figures.
 struct Run {
     elapsed: Duration,
+    /// Processor time of the whole process (every thread: the mutators and
+    /// the collector's own) during the run and its settling.
+    cpu: Duration,
     collections: u64,
     peak_heap_bytes: usize,
 }
@@ -673,12 +690,14 @@ fn timed<H: Heap>(
     body: impl FnOnce(&mut H) -> Result<(), String>,
 ) -> Result<Run, String> {
     let before = heap.counters();
+    let cpu = process_cpu();
     let start = Instant::now();
     body(heap)?;
     let elapsed = start.elapsed();
     let after = heap.counters();
     Ok(Run {
         elapsed,
+        cpu: process_cpu().saturating_sub(cpu),
         collections: after.collections - before.collections,
         peak_heap_bytes: after.peak_heap_bytes,
     })
@@ -755,6 +774,7 @@ fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Resul
     // round up to 32, the precise heap's 8-byte header makes 32.
     let trees = ((live_mb << 20) / (32 * tree_size(DEPTH) as usize)).max(1);
     let before = heap.counters();
+    let cpu = process_cpu();
     let start = Instant::now();
     let scope = heap.enter();
     // The spine: a list whose nodes hold a tree on the left, the next
@@ -782,6 +802,7 @@ fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Resul
         heap.set_left(at, tree);
     }
     let elapsed = start.elapsed();
+    let cpu = process_cpu().saturating_sub(cpu);
     let after = heap.counters();
     for i in 0..trees {
         let tree = heap.children_raw(spine_node(heap, i)).0;
@@ -793,6 +814,7 @@ fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Resul
     heap.leave(scope);
     Ok(Run {
         elapsed,
+        cpu,
         collections: after.collections - before.collections,
         peak_heap_bytes: after.peak_heap_bytes,
     })
@@ -835,11 +857,18 @@ fn one_run<H: Heap>(args: &Args, heap: &mut H, backend: &str, n: u32) -> Result<
         Workload::LiveHeap => live_heap_once(heap, args.live_mb as usize, 3),
     }
     .map_err(|why| format!("{backend} run {n} failed: {why}"))?;
+    let cpu = process_cpu();
+    heap.settle();
+    let run = Run {
+        cpu: run.cpu + process_cpu().saturating_sub(cpu),
+        ..run
+    };
     if !args.json {
         println!(
-            "{backend} run {n}/{}: {:9.1} ms, {:3} collections, heap {:.1} MiB",
+            "{backend} run {n}/{}: {:9.1} ms (processor {:.1} ms), {:3} collections, heap {:.1} MiB",
             args.runs,
             ms(run.elapsed),
+            ms(run.cpu),
             run.collections,
             mib(run.peak_heap_bytes)
         );
@@ -852,6 +881,7 @@ struct Summary {
     median_ms: f64,
     min_ms: f64,
     max_ms: f64,
+    cpu_ms: f64,
     collections: f64,
     peak_heap_bytes: usize,
     counters: Counters,
@@ -862,10 +892,12 @@ impl Summary {
         let mut times: Vec<f64> = runs.iter().map(|r| ms(r.elapsed)).collect();
         let mut collections: Vec<f64> = runs.iter().map(|r| r.collections as f64).collect();
         let median_ms = median(&mut times);
+        let mut cpu: Vec<f64> = runs.iter().map(|r| ms(r.cpu)).collect();
         Summary {
             median_ms,
             min_ms: times[0],
             max_ms: times[times.len() - 1],
+            cpu_ms: median(&mut cpu),
             collections: median(&mut collections),
             peak_heap_bytes: runs.iter().map(|r| r.peak_heap_bytes).max().unwrap_or(0),
             counters,
@@ -874,11 +906,12 @@ impl Summary {
 
     fn print(&self, backend: &str) {
         println!(
-            "{backend}: median {:.1} ms (min {:.1}, max {:.1}), {} collections per run, \
-             peak heap {:.1} MiB",
+            "{backend}: median {:.1} ms (min {:.1}, max {:.1}), processor {:.1} ms, \
+             {} collections per run, peak heap {:.1} MiB",
             self.median_ms,
             self.min_ms,
             self.max_ms,
+            self.cpu_ms,
             self.collections,
             mib(self.peak_heap_bytes)
         );
@@ -906,6 +939,7 @@ impl Summary {
             .num(&key("median_ms"), self.median_ms)
             .num(&key("min_ms"), self.min_ms)
             .num(&key("max_ms"), self.max_ms)
+            .num(&key("cpu_ms"), self.cpu_ms)
             .num(&key("collections"), self.collections)
             .num(&key("peak_heap_bytes"), self.peak_heap_bytes as f64)
             .num(&key("pause_max_us"), us(self.counters.pause_max));
@@ -982,12 +1016,11 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
     precise.reset_pauses();
     let (mut b_runs, mut p_runs) = (Vec::new(), Vec::new());
     for n in 1..=args.runs {
-        // The precise turn's last cycle ends before the bdwgc turn starts:
-        // it would take a core from bdwgc's timed run. The bdwgc turn runs
-        // in the precise collector's native code all the same, so that no
-        // precise cycle could ever wait for this thread (a binary-trees
-        // turn lasts seconds).
-        defergc::precise::gc_wait();
+        // The precise turn's last cycle ended before the bdwgc turn starts
+        // (`one_run` settles it): it would take a core from bdwgc's timed
+        // run. The bdwgc turn runs in the precise collector's native code
+        // all the same, so that no precise cycle could ever wait for this
+        // thread (a binary-trees turn lasts seconds).
         let pair = <precise_heap::Precise as Heap>::blocking(|| one_run(args, bdwgc, "bdwgc", n))
             .and_then(|b| Ok((b, one_run(args, precise, "precise", n)?)));
         match pair {
@@ -1004,10 +1037,11 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
     let b = Summary::new(&b_runs, bdwgc.counters());
     let p = Summary::new(&p_runs, precise.counters());
     let ratio = p.median_ms / b.median_ms;
+    let cpu_ratio = p.cpu_ms / b.cpu_ms;
     if !args.json {
         b.print("bdwgc");
         p.print("precise");
-        println!("precise / bdwgc (medians): {ratio:.3}");
+        println!("precise / bdwgc (medians): {ratio:.3}, processor time {cpu_ratio:.3}");
     }
     let json = Json::new()
         .str("bench", bench_name(args))
@@ -1015,9 +1049,25 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
         .num("runs", f64::from(args.runs));
     let json = p
         .json(b.json(json, "bdwgc_"), "precise_")
-        .num("ratio", ratio);
+        .num("ratio", ratio)
+        .num("cpu_ratio", cpu_ratio);
     println!("{json}");
     0
+}
+
+/// The processor time this process has used so far, in user and kernel
+/// mode, over all its threads.
+fn process_cpu() -> Duration {
+    // SAFETY: getrusage writes the struct it is given, which is ours and
+    // zeroed (a valid rusage); RUSAGE_SELF cannot fail.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time =
+        |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32).saturating_mul(1000));
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 fn us(d: Duration) -> f64 {

@@ -1,0 +1,85 @@
+//! `gcbench --json` reports what it measured: each backend's wall time and
+//! the processor time its runs took (`cpu_ms`: every thread of the process,
+//! the collector's own included), and with `--backend both` their ratios.
+//! (Under `nogc` the command has no collector to run GCBench on.)
+#![cfg(not(feature = "nogc"))]
+
+use std::process::Command;
+
+/// Runs `defergc gcbench` with `args` and returns its JSON line.
+fn gcbench_json(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_defergc"))
+        .arg("gcbench")
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("the command runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .rfind(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("{args:?} printed no JSON: {stdout}"))
+        .to_string()
+}
+
+/// The JSON line's number at `key`.
+fn number(json: &str, key: &str) -> f64 {
+    let at = json
+        .find(&format!("\"{key}\":"))
+        .unwrap_or_else(|| panic!("{key} missing from {json}"));
+    json[at + key.len() + 3..]
+        .split([',', '}'])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{key} in {json}: {e}"))
+}
+
+/// A backend's processor time is some, and no more than its slowest run's
+/// wall time on every core this process may use (with room for the
+/// accounting's granularity and a precise collector's settling).
+fn check_cpu(json: &str, prefix: &str) {
+    let cpu = number(json, &format!("{prefix}cpu_ms"));
+    let max = number(json, &format!("{prefix}max_ms"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    assert!(cpu > 0.0, "{prefix}: no processor time in {json}");
+    assert!(
+        cpu <= max * cores * 1.5 + 50.0,
+        "{prefix}: {cpu} ms of processor time in runs of at most {max} ms on {cores} cores: {json}"
+    );
+}
+
+#[test]
+fn a_run_reports_its_processor_time() {
+    let json = gcbench_json(&["--workload", "live-heap", "--live-mb", "8", "--runs", "3"]);
+    check_cpu(&json, "");
+}
+
+#[cfg(feature = "precise")]
+#[test]
+fn taking_turns_reports_both_processor_times_and_their_ratio() {
+    let json = gcbench_json(&[
+        "--backend",
+        "both",
+        "--workload",
+        "live-heap",
+        "--live-mb",
+        "8",
+        "--runs",
+        "3",
+    ]);
+    check_cpu(&json, "bdwgc_");
+    check_cpu(&json, "precise_");
+    let ratio = number(&json, "cpu_ratio");
+    let expected = number(&json, "precise_cpu_ms") / number(&json, "bdwgc_cpu_ms");
+    // The line's numbers carry three decimals.
+    assert!(
+        (ratio - expected).abs() <= 0.002 * expected.max(1.0),
+        "cpu_ratio {ratio}, the medians make {expected}: {json}"
+    );
+}
