@@ -132,10 +132,14 @@ static RUNWAY: AtomicUsize = AtomicUsize::new(usize::MAX);
 const MIN_RUNWAY_FRACTION: usize = 4;
 /// The least goal distance whose cycles pace assists. Below it, the
 /// allowance's bound (a goal distance over the goal) is a few MiB, and
-/// pacing only costs time: on GCBench (goal distances of 4-10 MiB) paced
-/// assists marked 5 million objects in 9 runs, took 4-6% more time and
-/// left the peak heap where it was (the goal after the stretch tree).
-const PACED_FROM: usize = 16 << 20;
+/// pacing costs more time than it saves heap. GCBench's goal distances are
+/// 4-16 MiB: at its depth-16 trees (12 MiB live, marked in 3-4 ms while the
+/// mutator allocates 2.5 MiB a millisecond) cycles unpaced overshot a 24
+/// MiB goal by up to 8 MiB. Measured on GCBench (`--runs 9`, three sets of
+/// 10-16 alternated rounds, 2026-11-26), against 16 MiB: peak heap medians
+/// 29.2-29.6 MiB against 30.1-31.0, time 153-161 ms against 152-155; from
+/// 4 MiB (every cycle paced): 30.5 MiB, 168 ms.
+const PACED_FROM: usize = 8 << 20;
 /// The soft memory limit set the last goal: its cycles pace assists
 /// whatever their goal distance.
 static NEAR_LIMIT: AtomicBool = AtomicBool::new(false);
@@ -282,13 +286,23 @@ pub(crate) fn cycle_started() {
     COLLECTOR_MARKED.store(0, Ordering::Relaxed);
     ASSIST_MARKED.store(0, Ordering::Relaxed);
     RUNWAY.store(
-        if automatic() && (goal >= PACED_FROM || NEAR_LIMIT.load(Ordering::Relaxed)) {
-            goal.saturating_sub(before).max(goal / MIN_RUNWAY_FRACTION)
+        if automatic() {
+            runway(goal, before, NEAR_LIMIT.load(Ordering::Relaxed))
         } else {
             usize::MAX
         },
         Ordering::Relaxed,
     );
+}
+
+/// The runway of a cycle that starts `before` bytes after the last one did,
+/// for a goal distance `goal` (`usize::MAX`: it does not pace).
+fn runway(goal: usize, before: usize, near_limit: bool) -> usize {
+    if goal >= PACED_FROM || near_limit {
+        goal.saturating_sub(before).max(goal / MIN_RUNWAY_FRACTION)
+    } else {
+        usize::MAX
+    }
 }
 
 /// Every thread has snapshotted its roots: what was allocated since the
@@ -363,6 +377,19 @@ mod tests {
             zone(60 * MIB, 100 * MIB, 80 * MIB, 1000, 1000),
             Zone::Assist(ASSIST_BUDGET)
         );
+    }
+
+    #[test]
+    fn the_runway_is_what_is_left_of_the_goal_distance_at_least_a_quarter() {
+        assert_eq!(runway(100 * MIB, 30 * MIB, false), 70 * MIB);
+        assert_eq!(runway(100 * MIB, 90 * MIB, false), 25 * MIB);
+        assert_eq!(runway(100 * MIB, 200 * MIB, false), 25 * MIB);
+        // GCBench's goals at its largest trees pace; smaller ones do not,
+        // unless the soft memory limit set them.
+        assert_eq!(runway(12 * MIB, 6 * MIB, false), 6 * MIB);
+        assert_eq!(runway(PACED_FROM, 0, false), PACED_FROM);
+        assert_eq!(runway(PACED_FROM - 1, 0, false), usize::MAX);
+        assert_eq!(runway(4 * MIB, 3 * MIB, true), MIB);
     }
 
     #[test]
