@@ -167,6 +167,15 @@ def main():
         ns(p.get("precise/push_root_pop")), "≤ 5 ns")
     row("precise `load_field` chasing a list, per hop", "cargo bench --features precise --bench precise",
         ns(p.get("precise/chase_field")), "—")
+    # A whole collection of a rooted tree of 2^18 - 1 nodes, per node.
+    nodes = (1 << 18) - 1
+    m = criterion("precise", ["precise/mark_tree/top_down", "precise/mark_tree/bottom_up"],
+                  "--features precise")
+    per_node = {k: v / nodes for k, v in m.items()}
+    row("precise collection marking a tree of 2^18 nodes, per node",
+        "cargo bench --features precise --bench precise",
+        f"{ns(per_node.get('precise/mark_tree/top_down'))} built top down, "
+        f"{ns(per_node.get('precise/mark_tree/bottom_up'))} bottom up", "—")
 
     sh("cargo build -q --release --features precise -p defergc-cli")
     both = last_json(sh(f"./target/release/defergc gcbench --backend both --runs {runs} --json"))
@@ -180,6 +189,9 @@ def main():
         f"{both.get('precise_pause_count', 0):.0f} in {runs} runs (bdwgc max "
         f"{both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms)",
         "max ≤ 100 µs")
+    row("GCBench processor time (every thread's), precise / bdwgc", "the same",
+        f"{both.get('cpu_ratio', 0):.2f}× (bdwgc {both.get('bdwgc_cpu_ms', 0):.0f} ms, precise "
+        f"{both.get('precise_cpu_ms', 0):.0f} ms)", "—")
     live = last_json(sh("./target/release/defergc gcbench --backend both --workload live-heap --runs 3 --json"))
     row("precise mutator pauses, 100 MB live heap",
         "cargo run --release --features precise -- gcbench --backend both --workload live-heap --runs 3",
