@@ -137,7 +137,7 @@ const MIN_RUNWAY_FRACTION: usize = 4;
 /// tree (goals up to 14 MiB) and depth-16 trees (12 MiB live, marked in 3-4
 /// ms while the mutator allocates 2.5 MiB a millisecond) do; unpaced, those
 /// overshot a 24 MiB goal by up to 8 MiB. Measured on GCBench (`--runs 9`,
-/// four sets of 8-20 alternated rounds, 2026-11-26), against 16 MiB: peak
+/// four sets of 10-20 alternated rounds, 2026-11-26), against 16 MiB: peak
 /// heap medians 29.2-30.0 MiB against 30.1-31.0, time 153-167 ms against
 /// 152-164 (rounds within 0.9x bdwgc's time and 1.25x its heap at once: 15
 /// of 20 against 12); from 4 MiB (every cycle paced): 30.5 MiB, 168 ms.
