@@ -159,7 +159,8 @@ def main():
     row("the same million defers from C vs the Rust API", "cargo bench -p defergc-cli --bench c_stress",
         f"{m.group(1)}×" if m else "n/a", "≤ 1.5×")
 
-    p = criterion("precise", ["precise/alloc_small", "precise/push_root_pop", "precise/chase_field"],
+    p = criterion("precise", ["precise/alloc_small", "precise/push_root_pop", "precise/chase_field",
+                              "precise/mark_tree/top_down", "precise/mark_tree/bottom_up"],
                   "--features precise")
     row("precise `alloc` (small struct)", "cargo bench --features precise --bench precise",
         ns(p.get("precise/alloc_small")), "≤ 20 ns")
@@ -168,14 +169,12 @@ def main():
     row("precise `load_field` chasing a list, per hop", "cargo bench --features precise --bench precise",
         ns(p.get("precise/chase_field")), "—")
     # A whole collection of a rooted tree of 2^18 - 1 nodes, per node.
-    nodes = (1 << 18) - 1
-    m = criterion("precise", ["precise/mark_tree/top_down", "precise/mark_tree/bottom_up"],
-                  "--features precise")
-    per_node = {k: v / nodes for k, v in m.items()}
+    def per_node(name):
+        return p[name] / ((1 << 18) - 1) if name in p else None
     row("precise collection marking a tree of 2^18 nodes, per node",
         "cargo bench --features precise --bench precise",
-        f"{ns(per_node.get('precise/mark_tree/top_down'))} built top down, "
-        f"{ns(per_node.get('precise/mark_tree/bottom_up'))} bottom up", "—")
+        f"{ns(per_node('precise/mark_tree/top_down'))} built top down, "
+        f"{ns(per_node('precise/mark_tree/bottom_up'))} bottom up", "—")
 
     sh("cargo build -q --release --features precise -p defergc-cli")
     both = last_json(sh(f"./target/release/defergc gcbench --backend both --runs {runs} --json"))

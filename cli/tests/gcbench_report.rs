@@ -4,16 +4,13 @@
 //! (Under `nogc` the command has no collector to run GCBench on.)
 #![cfg(not(feature = "nogc"))]
 
-use std::process::Command;
+mod common;
 
-/// Runs `defergc gcbench` with `args` and returns its JSON line.
+use common::{defergc, field};
+
+/// Runs `defergc gcbench ARGS --json` and returns its JSON line.
 fn gcbench_json(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_defergc"))
-        .arg("gcbench")
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("the command runs");
+    let out = defergc(&[&["gcbench"], args, &["--json"]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -29,13 +26,7 @@ fn gcbench_json(args: &[&str]) -> String {
 
 /// The JSON line's number at `key`.
 fn number(json: &str, key: &str) -> f64 {
-    let at = json
-        .find(&format!("\"{key}\":"))
-        .unwrap_or_else(|| panic!("{key} missing from {json}"));
-    json[at + key.len() + 3..]
-        .split([',', '}'])
-        .next()
-        .unwrap()
+    field(json, key)
         .parse()
         .unwrap_or_else(|e| panic!("{key} in {json}: {e}"))
 }

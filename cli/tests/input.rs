@@ -2,14 +2,9 @@
 //! options get a `defergc:` message that says what is valid, and status 2,
 //! before any work starts; what it accepts it does exactly.
 
-use std::process::{Command, Output};
+mod common;
 
-fn defergc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_defergc"))
-        .args(args)
-        .output()
-        .expect("the command runs")
-}
+use common::{defergc, field};
 
 /// Refused with status 2 and a `defergc:` message containing `says`.
 fn refused(args: &[&str], says: &str) {
@@ -61,18 +56,6 @@ fn a_run_bigger_than_the_machine_is_refused_before_it_starts() {
         &["gcbench", "--workload", "live-heap", "--live-mb", "65536"],
         "GiB available here",
     );
-}
-
-/// The JSON line's value of `key` (a number or a literal).
-fn field(json: &str, key: &str) -> String {
-    let at = json
-        .find(&format!("\"{key}\":"))
-        .unwrap_or_else(|| panic!("{key} missing from {json}"));
-    json[at + key.len() + 3..]
-        .split([',', '}'])
-        .next()
-        .unwrap()
-        .to_string()
 }
 
 #[test]
