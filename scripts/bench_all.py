@@ -177,43 +177,55 @@ def main():
         f"{ns(per_node('precise/mark_tree/bottom_up'))} bottom up", "—")
 
     sh("cargo build -q --release --features precise -p defergc-cli")
-    both = last_json(sh(f"./target/release/defergc gcbench --backend both --runs {runs} --json"))
-    row("GCBench, precise (concurrent) / bdwgc, taking turns in one process",
-        f"cargo run --release --features precise -- gcbench --backend both --runs {runs}",
+
+    def collector_workload(args):
+        """Runs `gcbench ARGS` (with Go's program when Go is here): the
+        command, our JSON line and Go's (None without Go)."""
+        cmd = f"gcbench --backend both {args}{go_flag}"
+        lines = json_lines(sh(f"./target/release/defergc {cmd} --json"))
+        ours = next((l for l in lines if l.get("backend") == "both"), {})
+        go = next((l for l in lines if l.get("impl") == "go"), None)
+        return f"cargo run --release --features precise -- {cmd}", ours, go
+
+    def go_part(go, seconds):
+        if not go:
+            return ""
+        t = (f"{go.get('median_ms', 0) / 1000:.2f} s" if seconds
+             else f"{go.get('median_ms', 0):.0f} ms")
+        return f", Go {t} and {go.get('peak_rss_bytes', 0) / 1e6:.0f} MB RSS"
+
+    cmd, both, go = collector_workload(f"--runs {runs}")
+    row("GCBench, precise (concurrent) / bdwgc, taking turns in one process", cmd,
         f"{both.get('ratio', 0):.2f}× (bdwgc {both.get('bdwgc_median_ms', 0):.0f} ms, precise "
         f"{both.get('precise_median_ms', 0):.0f} ms; peak heap {both.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} "
-        f"/ {both.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB)", "≤ 0.9×")
+        f"/ {both.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB{go_part(go, False)})", "≤ 0.9×")
     row("precise mutator pauses on GCBench", "the same",
         f"max {both.get('precise_pause_max_us', 0):.0f} µs, p99 {both.get('precise_pause_p99_us', 0):.1f} µs, "
         f"{both.get('precise_pause_count', 0):.0f} in {runs} runs (bdwgc max "
-        f"{both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms)",
+        f"{both.get('bdwgc_pause_max_us', 0) / 1000:.1f} ms"
+        + (f", Go {go.get('pause_max_us', 0):.0f} µs" if go else "") + ")",
         "max ≤ 100 µs")
     row("GCBench processor time (every thread's), precise / bdwgc", "the same",
         f"{both.get('cpu_ratio', 0):.2f}× (bdwgc {both.get('bdwgc_cpu_ms', 0):.0f} ms, precise "
         f"{both.get('precise_cpu_ms', 0):.0f} ms)", "—")
-    live = last_json(sh("./target/release/defergc gcbench --backend both --workload live-heap --runs 3 --json"))
-    row("precise mutator pauses, 100 MB live heap",
-        "cargo run --release --features precise -- gcbench --backend both --workload live-heap --runs 3",
+    cmd, live, go = collector_workload("--workload live-heap --runs 3")
+    row("precise mutator pauses, 100 MB live heap", cmd,
         f"max {live.get('precise_pause_max_us', 0):.0f} µs (bdwgc stops for "
         f"{live.get('bdwgc_pause_max_us', 0) / 1000:.0f} ms); peak heap "
-        f"{live.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {live.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB",
+        f"{live.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {live.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB"
+        f"{go_part(go, False)}",
         "max ≤ 1 ms")
     # The other collector workloads: their ratio to bdwgc, and Go's time
     # and peak RSS from the same command when Go is here.
     for workload, wruns, what in (("binary-trees", 3, "binary-trees (depth 21)"),
                                   ("gcbench-mt2", 5, "GCBench on 2 mutator threads"),
                                   ("gcbench-mt4", 5, "GCBench on 4 mutator threads")):
-        cmd = f"gcbench --backend both --workload {workload} --runs {wruns}{go_flag}"
-        lines = json_lines(sh(f"./target/release/defergc {cmd} --json"))
-        ours = next((l for l in lines if l.get("backend") == "both"), {})
-        go = next((l for l in lines if l.get("impl") == "go"), None)
-        go_part = (f", Go {go.get('median_ms', 0) / 1000:.2f} s and {go.get('peak_rss_bytes', 0) / 1e6:.0f} MB RSS"
-                   if go else "")
-        row(f"{what}, precise / bdwgc", f"cargo run --release --features precise -- {cmd}",
+        cmd, ours, go = collector_workload(f"--workload {workload} --runs {wruns}")
+        row(f"{what}, precise / bdwgc", cmd,
             f"{ours.get('ratio', 0):.2f}× (bdwgc {ours.get('bdwgc_median_ms', 0) / 1000:.2f} s, precise "
             f"{ours.get('precise_median_ms', 0) / 1000:.2f} s; peak heap "
             f"{ours.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {ours.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB"
-            f"{go_part})", "—")
+            f"{go_part(go, True)})", "—")
 
     # Goroutines, channels and panics, each beside Go's program.
     sh("cargo build -q --release -p defergc-cli")
