@@ -74,3 +74,27 @@ fn taking_turns_reports_both_processor_times_and_their_ratio() {
         "cpu_ratio {ratio}, the medians make {expected}: {json}"
     );
 }
+
+/// Every workload checks its live data after each run (node counts, the
+/// long-lived array), so a collector that frees a live object, or a
+/// workload that holds an unrooted reference across a safepoint, fails
+/// the command. At these sizes each backend collects many times.
+#[cfg(feature = "precise")]
+#[test]
+fn every_workload_keeps_its_live_data_on_both_backends() {
+    for args in [
+        &["--workload", "gcbench"][..],
+        &["--workload", "binary-trees", "--depth", "16"],
+        &["--workload", "live-heap", "--live-mb", "8"],
+        &["--workload", "gcbench-mt2"],
+    ] {
+        let json = gcbench_json(&[&["--backend", "both", "--runs", "2"], args].concat());
+        for backend in ["bdwgc", "precise"] {
+            let collections = number(&json, &format!("{backend}_collections"));
+            assert!(
+                collections >= 2.0,
+                "{args:?}: {backend} collected {collections} times: {json}"
+            );
+        }
+    }
+}

@@ -7,7 +7,10 @@
 //! [`Heap`] trait; each backend is one small implementation of it, chosen
 //! with `--backend`: `bdwgc` (conservative, finds references on the native
 //! stack) or `precise` (handles, with the workload's references rooted in
-//! shadow-stack frames through the trait's scope hooks). The long-lived data is checked after every run, so a
+//! shadow-stack frames through the trait's scope hooks, and safepoint
+//! polls where compiled code would put them: in loops and recursive
+//! functions that neither allocate nor open a scope, such as counting a
+//! tree's nodes). The long-lived data is checked after every run, so a
 //! collector that frees live objects fails the benchmark instead of timing
 //! it.
 //!
@@ -309,6 +312,12 @@ trait Heap {
     /// before allocating.
     #[inline(always)]
     fn leave(&mut self, _scope: usize) {}
+    /// A safepoint poll, where compiled code polls in code that neither
+    /// allocates nor opens a scope: at a loop's back edge and on entry to
+    /// a function that recurses (a collector that stops threads by other
+    /// means needs none).
+    #[inline(always)]
+    fn poll(&self) {}
 }
 
 /// A tree node as the classic C program declares it.
@@ -569,6 +578,11 @@ mod precise_heap {
         fn leave(&mut self, scope: usize) {
             precise::pop_frame(FrameId::from_depth(scope)).unwrap_or_else(|e| fail("pop_frame", e))
         }
+
+        #[inline(always)]
+        fn poll(&self) {
+            precise::safepoint().unwrap_or_else(|e| fail("safepoint", e));
+        }
     }
 }
 
@@ -631,10 +645,21 @@ fn time_construction<H: Heap>(heap: &mut H, depth: u32) {
 
 /// Nodes reachable from `node`.
 fn count_nodes<H: Heap>(heap: &H, node: H::Node) -> u64 {
+    heap.poll();
     match heap.children(node) {
         None => 1,
         Some((left, right)) => 1 + count_nodes(heap, left) + count_nodes(heap, right),
     }
+}
+
+/// Nodes reachable from `tree`, which nothing else keeps: counting polls,
+/// so it is kept meanwhile.
+fn count_kept<H: Heap>(heap: &mut H, tree: H::Node) -> u64 {
+    let scope = heap.enter();
+    heap.keep(tree);
+    let nodes = count_nodes(heap, tree);
+    heap.leave(scope);
+    nodes
 }
 
 /// One run's figures.
@@ -663,6 +688,7 @@ fn gcbench_body<H: Heap>(heap: &mut H) -> Result<(), String> {
     heap.keep_array(array);
     for i in 0..ARRAY_SIZE / 2 {
         heap.array_set(array, i, 1.0 / i as f64);
+        heap.poll();
     }
 
     for depth in (MIN_TREE_DEPTH..=MAX_TREE_DEPTH).step_by(2) {
@@ -736,11 +762,10 @@ fn binary_trees_body<H: Heap>(heap: &mut H, max_depth: u32) -> Result<(), String
             Err(format!("{what} has {got} nodes, expected {want}"))
         }
     };
-    // Counting allocates nothing: the tree needs no scope meanwhile.
     let stretch = make_tree(heap, max_depth + 1);
     check(
         "the stretch tree",
-        count_nodes(heap, stretch),
+        count_kept(heap, stretch),
         tree_size(max_depth + 1),
     )?;
     let scope = heap.enter();
@@ -751,7 +776,7 @@ fn binary_trees_body<H: Heap>(heap: &mut H, max_depth: u32) -> Result<(), String
         let mut nodes = 0;
         for _ in 0..iterations {
             let tree = make_tree(heap, depth);
-            nodes += count_nodes(heap, tree);
+            nodes += count_kept(heap, tree);
         }
         check(
             &format!("{iterations} trees of depth {depth}"),
@@ -792,6 +817,7 @@ fn live_heap_once<H: Heap>(heap: &mut H, live_mb: usize, rounds: usize) -> Resul
         while i > 0 {
             n = heap.children_raw(n).1.expect("spine cut short");
             i -= 1;
+            heap.poll();
         }
         n
     };
