@@ -307,6 +307,17 @@ fn fields_are_checked_when_made_and_against_the_object_type_when_used() {
         assert_eq!(precise::load_field(twin, h), Err(Error::WrongType));
         assert_eq!(precise::store_field(arr, h, b), Err(Error::WrongType));
         assert_eq!(precise::load(twin, 8), Ok(None), "a refused store wrote");
+        // Several fields with one lookup: each against the object's type.
+        let twin_h = Field::new(precise::type_of(twin).unwrap(), 8).unwrap();
+        assert_eq!(precise::load_fields(a, [h, h]), Ok([Some(b), Some(b)]));
+        assert_eq!(precise::load_fields(a, []), Ok([]));
+        assert_eq!(precise::load_fields(twin, [twin_h]), Ok([None]));
+        assert_eq!(
+            precise::load_fields(twin, [twin_h, h]),
+            Err(Error::WrongType)
+        );
+        assert_eq!(precise::load_fields(a, [h, twin_h]), Err(Error::WrongType));
+        assert_eq!(precise::load_fields(arr, [h]), Err(Error::WrongType));
 
         // Stale objects and values are refused as by store.
         let dead = precise::alloc(s).unwrap();
@@ -314,6 +325,8 @@ fn fields_are_checked_when_made_and_against_the_object_type_when_used() {
         assert_eq!(precise::store_field(a, h, dead), Err(Error::StaleHandle));
         assert_eq!(precise::store_field(dead, h, b), Err(Error::StaleHandle));
         assert_eq!(precise::load_field(dead, h), Err(Error::StaleHandle));
+        assert_eq!(precise::load_fields(dead, [h, h]), Err(Error::StaleHandle));
+        assert_eq!(precise::load_fields(dead, []), Err(Error::StaleHandle));
         assert_eq!(precise::load_field(a, h), Ok(Some(b)));
         // The field keeps its object alive through collections.
         precise::store_field(b, h, None).unwrap();

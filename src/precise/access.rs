@@ -298,6 +298,33 @@ pub fn load_field(obj: Handle, field: Field) -> Result<Option<Handle>> {
     Ok(Handle::from_raw(slot.load(Ordering::Acquire)).ok())
 }
 
+/// Loads several `fields` of `obj` at once (null as `None`), finding the
+/// object once: the form of reading `n.left` and `n.right` with no
+/// safepoint between, where [`load_field`] per field would look `obj` up
+/// each time. [`Error::WrongType`] if `obj` is not of every field's type.
+///
+/// ```
+/// use defergc::precise::{self, Field, Frame};
+///
+/// // struct Node { left: Handle, right: Handle }
+/// let node = precise::register_type(16, &[0, 8]).unwrap();
+/// let (left, right) = (Field::new(node, 0).unwrap(), Field::new(node, 8).unwrap());
+/// let frame = Frame::new().unwrap();
+/// let leaf = precise::alloc(node).unwrap();
+/// frame.root(leaf).unwrap(); // held across the next allocation
+/// let n = precise::alloc_with(node, &[Some(leaf)]).unwrap();
+/// assert_eq!(precise::load_fields(n, [left, right]), Ok([Some(leaf), None]));
+/// ```
+#[inline(always)]
+pub fn load_fields<const N: usize>(obj: Handle, fields: [Field; N]) -> Result<[Option<Handle>; N]> {
+    let hdr = object(obj)?;
+    let mut out = [None; N];
+    for (value, field) in out.iter_mut().zip(fields) {
+        *value = Handle::from_raw(field_slot(hdr, field)?.load(Ordering::Acquire)).ok();
+    }
+    Ok(out)
+}
+
 /// Stores `value` (a live handle, or null) into `field` of `obj`: as
 /// [`store`], with [`Error::WrongType`] if `obj` is not of the field's
 /// type.

@@ -64,7 +64,7 @@
 //! against the object size and its type's handle-field map; for a
 //! [`Field`] (checked once when made, for the code a compiler generates
 //! when it knows the field statically), the object's type, one compare, in
-//! [`load_field`] and [`store_field`]; frame order in
+//! [`load_field`], [`load_fields`] and [`store_field`]; frame order in
 //! [`pop_frame`], [`Frame::root`] and [`Frame::pop`]; heap use from native
 //! code; type layouts at registration; the heap limit and size overflow.
 //! The marker validates every value it traces, so garbage in a root or a
@@ -110,8 +110,8 @@ mod types;
 mod weak;
 
 pub use access::{
-    alloc_with, deref, load, load_field, read_bytes, read_u64, size_of, store, store_field,
-    type_of, write_bytes, write_u64, Field,
+    alloc_with, deref, load, load_field, load_fields, read_bytes, read_u64, size_of, store,
+    store_field, type_of, write_bytes, write_u64, Field,
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};

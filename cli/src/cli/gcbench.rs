@@ -504,9 +504,12 @@ mod precise_heap {
             precise::store_field(node, self.right, child).unwrap_or_else(|e| fail("store", e))
         }
 
+        #[inline(always)]
         fn children_raw(&self, node: Handle) -> (Option<Handle>, Option<Handle>) {
-            let left = precise::load_field(node, self.left).unwrap_or_else(|e| fail("load", e));
-            let right = precise::load_field(node, self.right).unwrap_or_else(|e| fail("load", e));
+            // Both fields with one lookup of the node, as compiled code
+            // reads `n.left` and `n.right` with no safepoint between.
+            let [left, right] = precise::load_fields(node, [self.left, self.right])
+                .unwrap_or_else(|e| fail("load", e));
             (left, right)
         }
 
