@@ -707,6 +707,12 @@ void *defergc_precise_deref(defergc_handle obj, int *err);
 /* Handle fields: load into *out (0 for null), store (0 for null). */
 int defergc_precise_load(defergc_handle obj, size_t offset, defergc_handle *out);
 int defergc_precise_store(defergc_handle obj, size_t offset, defergc_handle value);
+/* Several handle fields of one object (compiled code reading n->left and
+ * n->right with no safepoint between): loads the fields at offsets[0..n]
+ * into out[0..n] (0 for null), finding the object once where load finds
+ * it per field. On error nothing is written. */
+int defergc_precise_load_many(defergc_handle obj, const size_t *offsets, size_t n,
+                              defergc_handle *out);
 
 /* Pointer-free bytes: read len bytes at offset into buf, write from data
  * (writing over a handle field is an error). */

@@ -318,6 +318,19 @@ fn fields_are_checked_when_made_and_against_the_object_type_when_used() {
         );
         assert_eq!(precise::load_fields(a, [h, twin_h]), Err(Error::WrongType));
         assert_eq!(precise::load_fields(arr, [h]), Err(Error::WrongType));
+        // By offset: each checked as by load, before anything is written.
+        let mut out = [Some(a); 3];
+        assert_eq!(precise::load_many(a, &[8, 8], &mut out), Ok(()));
+        assert_eq!(out, [Some(b), Some(b), Some(a)]);
+        for bad in [&[8, 0][..], &[16], &[usize::MAX]] {
+            let mut out = [None; 2];
+            assert!(precise::load_many(a, bad, &mut out).is_err(), "{bad:?}");
+            assert_eq!(out, [None, None], "{bad:?} wrote");
+        }
+        assert_eq!(
+            precise::load_many(a, &[8, 8], &mut [None]),
+            Err(Error::OutOfBounds)
+        );
 
         // Stale objects and values are refused as by store.
         let dead = precise::alloc(s).unwrap();
@@ -327,6 +340,10 @@ fn fields_are_checked_when_made_and_against_the_object_type_when_used() {
         assert_eq!(precise::load_field(dead, h), Err(Error::StaleHandle));
         assert_eq!(precise::load_fields(dead, [h, h]), Err(Error::StaleHandle));
         assert_eq!(precise::load_fields(dead, []), Err(Error::StaleHandle));
+        assert_eq!(
+            precise::load_many(dead, &[8], &mut [None]),
+            Err(Error::StaleHandle)
+        );
         assert_eq!(precise::load_field(a, h), Ok(Some(b)));
         // The field keeps its object alive through collections.
         precise::store_field(b, h, None).unwrap();

@@ -360,6 +360,39 @@ c_surface! {
         })
     }
 
+    /// Loads the handle fields at the `n` byte `offsets` of `obj` into
+    /// `out[0..n]` (0 for null), finding the object once; on error nothing
+    /// is written.
+    ///
+    /// # Safety
+    /// `offsets` points to `n` readable offsets and `out` to `n` writable
+    /// handles (or `n` is 0).
+    unsafe fn defergc_precise_load_many(
+        obj: u64,
+        offsets: *const usize,
+        n: usize,
+        out: *mut u64,
+    ) -> c_int {
+        entry("defergc_precise_load_many", || {
+            if n == 0 {
+                return status(handle(obj).and_then(|h| precise::load_many(h, &[], &mut [])));
+            }
+            if offsets.is_null() || out.is_null() || n > isize::MAX as usize / 8 {
+                return super::errors::EINVAL;
+            }
+            // SAFETY: per the caller, n readable offsets and n writable
+            // handles; Option<Handle> has u64's layout (Handle is a
+            // transparent NonZeroU64) and every u64 is one: 0 is None.
+            let (offsets, out) = unsafe {
+                (
+                    std::slice::from_raw_parts(offsets, n),
+                    std::slice::from_raw_parts_mut(out.cast::<Option<Handle>>(), n),
+                )
+            };
+            status(handle(obj).and_then(|h| precise::load_many(h, offsets, out)))
+        })
+    }
+
     /// Stores `value` (0 for null) into the handle field at `offset` of `obj`.
     fn defergc_precise_store(obj: u64, offset: usize, value: u64) -> c_int {
         entry("defergc_precise_store", || {

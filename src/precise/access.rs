@@ -146,6 +146,26 @@ pub fn load(obj: Handle, offset: usize) -> Result<Option<Handle>> {
     Ok(Handle::from_raw(field.load(Ordering::Acquire)).ok())
 }
 
+/// Loads the handle fields at byte `offsets` of `obj` into the first
+/// `offsets.len()` entries of `out` (null as `None`), finding the object
+/// once: [`load`] for several fields of one object, as compiled code
+/// reads them with no safepoint between (see also [`load_fields`]).
+/// Errors as [`load`] for any offset, [`Error::OutOfBounds`] if `out` is
+/// shorter than `offsets`; on error `out` is left as it was.
+pub fn load_many(obj: Handle, offsets: &[usize], out: &mut [Option<Handle>]) -> Result<()> {
+    if out.len() < offsets.len() {
+        return Err(Error::OutOfBounds);
+    }
+    let hdr = object(obj)?;
+    for &offset in offsets {
+        handle_field(hdr, offset)?;
+    }
+    for (value, &offset) in out.iter_mut().zip(offsets) {
+        *value = Handle::from_raw(handle_field(hdr, offset)?.load(Ordering::Acquire)).ok();
+    }
+    Ok(())
+}
+
 /// Stores `value` (a live handle, or null) into the handle field at byte
 /// `offset` of `obj`.
 ///

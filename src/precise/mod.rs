@@ -58,7 +58,7 @@
 //! Always on, release builds included (each is a compare or two):
 //! null, invalid and stale handles (a stale one names an object that a
 //! collection found dead, swept or not yet) in [`deref()`], [`load`],
-//! [`store`] (object and value), the byte accessors, [`size_of`] and
+//! [`load_many`], [`store`] (object and value), the byte accessors, [`size_of`] and
 //! [`type_of`];
 //! unknown type ids ([`TypeId::from_raw`]); field offsets and byte ranges
 //! against the object size and its type's handle-field map; for a
@@ -110,8 +110,8 @@ mod types;
 mod weak;
 
 pub use access::{
-    alloc_with, deref, load, load_field, load_fields, read_bytes, read_u64, size_of, store,
-    store_field, type_of, write_bytes, write_u64, Field,
+    alloc_with, deref, load, load_field, load_fields, load_many, read_bytes, read_u64, size_of,
+    store, store_field, type_of, write_bytes, write_u64, Field,
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};

@@ -560,6 +560,8 @@ static void precise_codes(void) {
         char buf[8];
         CHECK(defergc_precise_deref(f, &err) == NULL && err < 0);
         CHECK(defergc_precise_load(f, 0, &out) < 0);
+        size_t zero = 0;
+        CHECK(defergc_precise_load_many(f, &zero, 1, &out) < 0);
         CHECK(defergc_precise_store(f, 0, 0) < 0);
         CHECK(defergc_precise_store(h, 0, f) < 0);
         CHECK(defergc_precise_read(f, 8, buf, 8) < 0);
@@ -573,6 +575,15 @@ static void precise_codes(void) {
     CHECK(defergc_precise_load(h, 16, &out) < 0);
     CHECK(defergc_precise_load(h, SIZE_MAX, &out) < 0);
     CHECK(defergc_precise_load(h, 0, NULL) < 0);
+    {
+        size_t offsets[] = {0, 16, SIZE_MAX};
+        defergc_handle outs[3];
+        CHECK(defergc_precise_load_many(h, offsets, 1, NULL) < 0);
+        CHECK(defergc_precise_load_many(h, NULL, 1, outs) < 0);
+        CHECK(defergc_precise_load_many(h, offsets + 1, 1, outs) < 0);
+        CHECK(defergc_precise_load_many(h, offsets + 2, 1, outs) < 0);
+        CHECK(defergc_precise_load_many(h, offsets, SIZE_MAX, outs) < 0);
+    }
     CHECK(defergc_precise_read(h, 8, buf, SIZE_MAX) < 0);
     CHECK(defergc_precise_read(h, SIZE_MAX, buf, 8) < 0);
     CHECK(defergc_precise_write(h, 0, buf, 8) < 0); /* over a handle field */

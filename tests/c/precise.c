@@ -82,6 +82,16 @@ int main(void) {
         CHECK(defergc_precise_load(p, 0, &p) == 0);
     }
     CHECK(n == 100000);
+    /* The same walk, each node found once for its two loads. */
+    n = 0;
+    for (defergc_handle p = head; p != 0; n++) {
+        size_t offsets[] = {0, 0};
+        defergc_handle next[2] = {7, 7};
+        CHECK(defergc_precise_load_many(p, offsets, 2, next) == 0);
+        CHECK(next[0] == next[1]);
+        p = next[0];
+    }
+    CHECK(n == 100000);
 
     /* Bad input, each with its exact code. */
     int err = 0;
@@ -92,6 +102,17 @@ int main(void) {
     CHECK(defergc_precise_alloc(12345, &err) == 0 && err == DEFERGC_PRECISE_EUNKNOWNTYPE);
     CHECK(defergc_precise_read(head, 16, &v, sizeof v) == DEFERGC_PRECISE_EOUTOFBOUNDS);
     CHECK(defergc_precise_store(head, 8, head) == DEFERGC_PRECISE_ENOTAHANDLEFIELD);
+    {
+        /* A bad offset anywhere: nothing written. */
+        size_t offsets[] = {0, 8};
+        defergc_handle out[2] = {7, 7};
+        CHECK(defergc_precise_load_many(head, offsets, 2, out) == DEFERGC_PRECISE_ENOTAHANDLEFIELD);
+        CHECK(out[0] == 7 && out[1] == 7);
+        CHECK(defergc_precise_load_many(garbage, offsets, 1, out) == DEFERGC_PRECISE_ESTALEHANDLE);
+        CHECK(defergc_precise_load_many(garbage, NULL, 0, NULL) == DEFERGC_PRECISE_ESTALEHANDLE);
+        CHECK(defergc_precise_load_many(head, NULL, 0, NULL) == 0);
+        CHECK(out[0] == 7);
+    }
     CHECK(defergc_precise_write(head, 0, &v, sizeof v) == DEFERGC_PRECISE_EHANDLEFIELDOVERLAP);
     CHECK(defergc_precise_deref(garbage, &err) == NULL && err == DEFERGC_PRECISE_ESTALEHANDLE);
     defergc_handle two[] = {head, head};
