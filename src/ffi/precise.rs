@@ -374,20 +374,21 @@ c_surface! {
         out: *mut u64,
     ) -> c_int {
         entry("defergc_precise_load_many", || {
-            if n == 0 {
-                return status(handle(obj).and_then(|h| precise::load_many(h, &[], &mut [])));
-            }
-            if offsets.is_null() || out.is_null() || n > isize::MAX as usize / 8 {
+            if n > 0 && (offsets.is_null() || out.is_null() || n > isize::MAX as usize / 8) {
                 return super::errors::EINVAL;
             }
-            // SAFETY: per the caller, n readable offsets and n writable
-            // handles; Option<Handle> has u64's layout (Handle is a
-            // transparent NonZeroU64) and every u64 is one: 0 is None.
-            let (offsets, out) = unsafe {
-                (
-                    std::slice::from_raw_parts(offsets, n),
-                    std::slice::from_raw_parts_mut(out.cast::<Option<Handle>>(), n),
-                )
+            let (offsets, out): (&[usize], &mut [Option<Handle>]) = if n == 0 {
+                (&[], &mut [])
+            } else {
+                // SAFETY: per the caller, n readable offsets and n writable
+                // handles; Option<Handle> has u64's layout (Handle is a
+                // transparent NonZeroU64) and every u64 is one: 0 is None.
+                unsafe {
+                    (
+                        std::slice::from_raw_parts(offsets, n),
+                        std::slice::from_raw_parts_mut(out.cast::<Option<Handle>>(), n),
+                    )
+                }
             };
             status(handle(obj).and_then(|h| precise::load_many(h, offsets, out)))
         })
