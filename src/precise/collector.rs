@@ -417,13 +417,14 @@ pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
 /// requested one) has finished marking and set the pacer's next goal: an
 /// allocation past the pacer's allowance (see `heap/pacer.rs`). Its sweep
 /// may still run; the allocation sweeps the blocks it takes itself if the
-/// collector has not reached them. Returns at once if none is pending.
-pub(crate) fn wait_for_running(ts: &ThreadState) {
+/// collector has not reached them. Returns at once, false, if none is
+/// pending.
+pub(crate) fn wait_for_running(ts: &ThreadState) -> bool {
     let target = {
         let c = control();
         let target = if c.running { c.started } else { c.requested };
         if target <= c.marked {
-            return;
+            return false;
         }
         target
     };
@@ -435,6 +436,7 @@ pub(crate) fn wait_for_running(ts: &ThreadState) {
         }
     });
     stats::record_alloc_wait(start.elapsed());
+    true
 }
 
 /// Waits, as native code, until the cycle that is running (if any) has
