@@ -6,8 +6,10 @@
 //
 // Workloads: gcbench (Ellis, Kovac, Boehm), gcbench-mt2 and gcbench-mt4
 // (GCBench on 2 and 4 goroutines at once), binary-trees (-depth, 21 by
-// default), live-heap (-live-mb, 100 by default). The JSON line carries
-// the same bench names as defergc's.
+// default), live-heap (-live-mb, 100 by default). -gc-percent and
+// -memory-limit-mb set GOGC and the soft memory limit (GOMEMLIMIT) as
+// defergc's --gc-percent and --memory-limit-mb set the precise heap's.
+// The JSON line carries the same bench names as defergc's.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,7 +189,17 @@ func main() {
 	depth := flag.Uint("depth", 21, "binary-trees: depth of the long-lived tree")
 	liveMB := flag.Int("live-mb", 100, "live-heap: megabytes of live data")
 	asJSON := flag.Bool("json", false, "print only the JSON line")
+	gcPercent := flag.Int("gc-percent", 100, "the collector's GOGC (debug.SetGCPercent)")
+	limitMB := flag.Int64("memory-limit-mb", 0, "soft memory limit in MiB, 0 for none (debug.SetMemoryLimit, GOMEMLIMIT)")
 	flag.Parse()
+	debug.SetGCPercent(*gcPercent)
+	if *limitMB < 0 {
+		fmt.Fprintln(os.Stderr, "gcbench: -memory-limit-mb must not be negative")
+		os.Exit(2)
+	}
+	if *limitMB > 0 {
+		debug.SetMemoryLimit(*limitMB << 20)
+	}
 
 	var body func() error
 	switch *workload {
@@ -244,15 +257,17 @@ func main() {
 		median = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
 	}
 	out, _ := json.Marshal(map[string]interface{}{
-		"bench":          *workload,
-		"impl":           "go",
-		"go_version":     runtime.Version(),
-		"gomaxprocs":     runtime.GOMAXPROCS(0),
-		"runs":           times,
-		"median_ms":      median,
-		"collections":    (after.NumGC - before.NumGC) / uint32(*runs),
-		"pause_max_us":   float64(pauseMax.Nanoseconds()) / 1e3,
-		"peak_rss_bytes": peakRSS(),
+		"bench":           *workload,
+		"impl":            "go",
+		"go_version":      runtime.Version(),
+		"gomaxprocs":      runtime.GOMAXPROCS(0),
+		"gc_percent":      *gcPercent,
+		"memory_limit_mb": *limitMB,
+		"runs":            times,
+		"median_ms":       median,
+		"collections":     (after.NumGC - before.NumGC) / uint32(*runs),
+		"pause_max_us":    float64(pauseMax.Nanoseconds()) / 1e3,
+		"peak_rss_bytes":  peakRSS(),
 	})
 	fmt.Println(string(out))
 }

@@ -103,6 +103,10 @@ pub struct Args {
     /// of what the last collection found live (Go's GOGC; default 100).
     #[arg(long)]
     gc_percent: Option<u32>,
+    /// precise backend: a soft memory limit in MiB (Go's GOMEMLIMIT): the
+    /// heap's goal stays under it whatever `--gc-percent` allows.
+    #[arg(long, allow_negative_numbers = true, value_parser = super::limits::count(1, 1 << 24))]
+    memory_limit_mb: Option<u64>,
     /// The program to run.
     #[arg(long, value_enum, default_value_t = Workload::Gcbench)]
     workload: Workload,
@@ -140,9 +144,16 @@ pub enum Workload {
 }
 
 pub fn run(args: &Args) -> i32 {
-    if args.gc_percent.is_some() && args.backend == Backend::Bdwgc {
-        eprintln!("defergc: gcbench: --gc-percent applies to the precise backend only");
-        return 2;
+    if args.backend == Backend::Bdwgc {
+        for (set, flag) in [
+            (args.gc_percent.is_some(), "--gc-percent"),
+            (args.memory_limit_mb.is_some(), "--memory-limit-mb"),
+        ] {
+            if set {
+                eprintln!("defergc: gcbench: {flag} applies to the precise backend only");
+                return 2;
+            }
+        }
     }
     if args.workload == Workload::LiveHeap {
         let need = (args.live_mb << 20).saturating_mul(3);
@@ -184,6 +195,13 @@ fn run_go(args: &Args) -> i32 {
         Workload::LiveHeap => go_args.extend(["-live-mb".to_string(), args.live_mb.to_string()]),
         _ => {}
     }
+    // Go's collector runs with the settings the precise heap had.
+    if let Some(percent) = args.gc_percent {
+        go_args.extend(["-gc-percent".to_string(), percent.to_string()]);
+    }
+    if let Some(mb) = args.memory_limit_mb {
+        go_args.extend(["-memory-limit-mb".to_string(), mb.to_string()]);
+    }
     let go = || {
         super::report::print_go_program(
             "gcbench",
@@ -206,12 +224,15 @@ fn run_backends(args: &Args) -> i32 {
     match args.backend {
         Backend::Bdwgc => bench(args, &mut Bdwgc::new()),
         #[cfg(feature = "precise")]
-        Backend::Precise => bench(args, &mut precise_heap::Precise::new(args.gc_percent)),
+        Backend::Precise => bench(
+            args,
+            &mut precise_heap::Precise::new(args.gc_percent, args.memory_limit_mb),
+        ),
         #[cfg(feature = "precise")]
         Backend::Both => compare(
             args,
             &mut Bdwgc::new(),
-            &mut precise_heap::Precise::new(args.gc_percent),
+            &mut precise_heap::Precise::new(args.gc_percent, args.memory_limit_mb),
         ),
         #[cfg(not(feature = "precise"))]
         Backend::Precise | Backend::Both => {
@@ -461,11 +482,15 @@ mod precise_heap {
     }
 
     impl Precise {
-        pub fn new(gc_percent: Option<u32>) -> Precise {
+        pub fn new(gc_percent: Option<u32>, memory_limit_mb: Option<u64>) -> Precise {
             // Start the collector and register this thread before timing.
             precise::init().unwrap_or_else(|e| fail("init", e));
             if let Some(percent) = gc_percent {
                 precise::set_gc_percent(Some(percent));
+            }
+            if let Some(mb) = memory_limit_mb {
+                let bytes = usize::try_from(mb << 20).expect("--memory-limit-mb is at most 2^24");
+                precise::set_memory_limit(Some(bytes));
             }
             let node =
                 precise::register_type(24, &[0, 8]).unwrap_or_else(|e| fail("register_type", e));
@@ -1027,10 +1052,13 @@ fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
     if !args.json {
         summary.print(backend);
     }
-    let json = Json::new()
-        .str("bench", bench_name(args))
-        .str("backend", backend)
-        .num("runs", f64::from(args.runs));
+    let json = settings(
+        Json::new()
+            .str("bench", bench_name(args))
+            .str("backend", backend)
+            .num("runs", f64::from(args.runs)),
+        args,
+    );
     println!("{}", summary.json(json, ""));
     0
 }
@@ -1072,16 +1100,30 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
         p.print("precise");
         println!("precise / bdwgc (medians): {ratio:.3}, processor time {cpu_ratio:.3}");
     }
-    let json = Json::new()
-        .str("bench", bench_name(args))
-        .str("backend", "both")
-        .num("runs", f64::from(args.runs));
+    let json = settings(
+        Json::new()
+            .str("bench", bench_name(args))
+            .str("backend", "both")
+            .num("runs", f64::from(args.runs)),
+        args,
+    );
     let json = p
         .json(b.json(json, "bdwgc_"), "precise_")
         .num("ratio", ratio)
         .num("cpu_ratio", cpu_ratio);
     println!("{json}");
     0
+}
+
+/// The precise heap's settings the command gave, as JSON fields.
+fn settings(mut json: Json, args: &Args) -> Json {
+    if let Some(percent) = args.gc_percent {
+        json = json.num("gc_percent", f64::from(percent));
+    }
+    if let Some(mb) = args.memory_limit_mb {
+        json = json.num("memory_limit_mb", mb as f64);
+    }
+    json
 }
 
 /// The processor time this process has used so far, in user and kernel
