@@ -215,6 +215,13 @@ def main():
         f"{live.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} / {live.get('precise_peak_heap_bytes', 0) / 2**20:.0f} MiB"
         f"{go_part(go, False)}",
         "max ≤ 1 ms")
+    cmd, lim, go = collector_workload("--workload live-heap --runs 3 --memory-limit-mb 150")
+    row("100 MB live heap at GOGC=100 under a 150 MiB soft memory limit (Go's GOMEMLIMIT)", cmd,
+        f"precise peak heap {lim.get('precise_peak_heap_bytes', 0) / 2**20:.1f} MiB "
+        f"(bdwgc, which has no such limit, {lim.get('bdwgc_peak_heap_bytes', 0) / 2**20:.0f} MiB); "
+        f"{lim.get('ratio', 0):.2f}× bdwgc's time (precise {lim.get('precise_median_ms', 0):.0f} ms)"
+        f"{go_part(go, False)}",
+        "≤ 1.5× live")
     # The other collector workloads: their ratio to bdwgc, and Go's time
     # and peak RSS from the same command when Go is here.
     for workload, wruns, what in (("binary-trees", 3, "binary-trees (depth 21)"),
