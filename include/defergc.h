@@ -770,7 +770,9 @@ int defergc_precise_unregister_thread(void);
 int defergc_precise_set_heap_limit(size_t bytes);
 
 /* debug.SetMemoryLimit for the precise heap: a soft limit in bytes
- * (default none, or GOMEMLIMIT). Cycles come sooner as the heap nears it;
+ * (default none, or GOMEMLIMIT). Cycles come sooner as the heap nears it,
+ * and an allocation that would grow the heap past it first waits for them
+ * to free memory (while the live heap is at most three quarters of it);
  * with set_gc_percent(-1) it alone starts them; allocation never fails for
  * it. A negative argument changes nothing, INT64_MAX lifts it. Returns the
  * previous limit (INT64_MAX: none; DEFERGC_PRECISE_ENOTBUILT in a build

@@ -167,7 +167,9 @@ pub struct Config {
     /// automatic collections off (the heap limit still collects).
     pub gc_percent: Option<u32>,
     /// Go's soft memory limit on the heap (`None`: none): collections come
-    /// sooner as the heap nears it, and with `gc_percent` off it alone
+    /// sooner as the heap nears it, an allocation that would grow the heap
+    /// past it first waits for them to free memory (while the live heap is
+    /// at most three quarters of it), and with `gc_percent` off it alone
     /// starts them. Allocation never fails for it (that is `heap_limit`).
     pub memory_limit: Option<usize>,
     /// Never start an automatic collection before this many bytes were
