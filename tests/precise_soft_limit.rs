@@ -36,9 +36,9 @@ fn the_heap_stays_at_its_soft_limit_while_mutators_outrun_marking() {
         stats.collections > 0,
         "no collection ran: nothing was checked"
     );
-    // The limit is soft: an allocation waits for at most eight cycles
-    // (what their sweeps free, the other mutators may take first), then the
-    // heap grows by a block. Peaks reach 0.99-1.05 times the limit here
+    // The limit is soft: an allocation waits for a cycle at most eight
+    // times (what their sweeps free, the other mutators may take first),
+    // then the heap grows by a block. Peaks reach 0.99-1.05 times the limit here
     // (12.8-13.6 MB); without the wait, 1.45-1.70 times.
     let bound = limit + limit / 8;
     assert!(

@@ -300,8 +300,9 @@ fn ensure_handles(ts: &ThreadState) -> Result<()> {
     }
 }
 
-/// The cycles one allocation may wait for at the soft memory limit (see
-/// [`Retry::on_soft_limit`]) before the heap grows. What a cycle's sweep
+/// How many times one allocation may wait for a cycle at the soft memory
+/// limit (see [`Retry::on_soft_limit`]) before the heap grows (besides
+/// what it may wait in the pacer's allowance). What a cycle's sweep
 /// frees, other threads may take first: three mutators under a limit of
 /// 1.5 times their live size peaked at 1.10-1.30 times the limit with two
 /// waits, 1.01-1.08 with four, 0.99-1.05 with eight, and 1.45-1.70 with
@@ -338,7 +339,7 @@ impl<'a> Retry<'a> {
     /// Whether growing the heap by `bytes` would pass the soft memory limit
     /// (while the limit can be kept) and this allocation may still wait.
     fn at_soft_limit(&self, heap_size: usize, bytes: usize) -> bool {
-        self.soft_limit_waits < SOFT_LIMIT_WAITS && pacer::past_soft_limit(heap_size, bytes)
+        self.soft_limit_waits < SOFT_LIMIT_WAITS && pacer::past_soft_limit(heap_size, bytes) > 0
     }
 
     /// Growing the heap would pass the soft memory limit: rather than grow
@@ -352,13 +353,10 @@ impl<'a> Retry<'a> {
     /// against 158-184 without it, 2026-11-26).
     fn on_soft_limit(&mut self) {
         self.soft_limit_waits += 1;
-        while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-        if !collector::wait_for_running(self.ts) {
-            // None pending: what died since the last cycle began is found
-            // by a new one.
-            self.paced = true;
-            collector::collect_for_alloc(self.ts, false);
-            collector::wait_for_running(self.ts);
+        self.paced = true;
+        if let Some(target) = collector::marking_target(true) {
+            while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
+            collector::wait_marked(self.ts, target);
         }
         sweep_all_for_limit();
     }
@@ -381,7 +379,9 @@ impl<'a> Retry<'a> {
             // then wait for the cycle.
             pacer::Zone::Spent => {
                 while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-                collector::wait_for_running(self.ts);
+                if let Some(target) = collector::marking_target(false) {
+                    collector::wait_marked(self.ts, target);
+                }
             }
         }
         if !self.paced && pacer::over_trigger() {
@@ -564,6 +564,13 @@ fn large_cell(ts: &ThreadState, body: u32, handle: u64) -> Result<*mut Header> {
     loop {
         retry.pace();
         let mut heap = heap();
+        let excess = pacer::past_soft_limit(heap.size(), bytes);
+        if excess > 0 {
+            // Wholly free blocks count in the heap until they are given
+            // back: give back enough of them first (small objects take
+            // them before the heap grows, a large object cannot).
+            heap.release_oldest_free(excess.div_ceil(BLOCK));
+        }
         if retry.at_soft_limit(heap.size(), bytes) {
             drop(heap);
             retry.on_soft_limit();

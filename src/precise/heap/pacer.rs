@@ -225,22 +225,29 @@ pub(crate) fn set_memory_limit(limit: Option<usize>) -> Option<usize> {
     (old != usize::MAX).then_some(old)
 }
 
-/// Whether growing a heap of `heap_size` bytes by `bytes` would pass the
-/// soft memory limit while the limit is worth keeping: the last marking
-/// found at most three quarters of it live. Above that, cycles would come
-/// every quarter of the limit's allocation or sooner, each marking at
-/// least three times as much, and allocations waiting for them would
-/// stall the mutators: where Go's collector reaches its cap on its share
-/// of the processor and lets the heap pass the limit, the heap grows.
+/// By how many bytes growing a heap of `heap_size` bytes by `bytes` would
+/// pass the soft memory limit while the limit is worth keeping (0 if it
+/// would not): while the last marking found at most three quarters of it
+/// live. Above that, cycles would come every quarter of the limit's
+/// allocation or sooner, each marking at least three times as much, and
+/// allocations waiting for them would stall the mutators: where Go's
+/// collector reaches its cap on its share of the processor and lets the
+/// heap pass the limit, the heap grows.
 #[inline]
-pub(super) fn past_soft_limit(heap_size: usize, bytes: usize) -> bool {
+pub(super) fn past_soft_limit(heap_size: usize, bytes: usize) -> usize {
     let limit = SOFT_LIMIT.load(Ordering::Relaxed);
-    limit != usize::MAX
-        && limit_holds_back(heap_size, bytes, limit, LAST_LIVE.load(Ordering::Relaxed))
+    if limit == usize::MAX {
+        return 0;
+    }
+    limit_holds_back(heap_size, bytes, limit, LAST_LIVE.load(Ordering::Relaxed))
 }
 
-fn limit_holds_back(heap_size: usize, bytes: usize, limit: usize, live: usize) -> bool {
-    heap_size.saturating_add(bytes) > limit && live <= limit / 4 * 3
+fn limit_holds_back(heap_size: usize, bytes: usize, limit: usize, live: usize) -> usize {
+    if live <= limit / 4 * 3 {
+        heap_size.saturating_add(bytes).saturating_sub(limit)
+    } else {
+        0
+    }
 }
 
 /// The soft memory limit, if any.
@@ -414,13 +421,19 @@ mod tests {
     #[test]
     fn the_soft_limit_holds_back_growth_while_it_can_be_kept() {
         let limit = 150 * MIB;
-        assert!(!limit_holds_back(149 * MIB, MIB, limit, 100 * MIB));
-        assert!(limit_holds_back(150 * MIB, 1, limit, 100 * MIB));
-        assert!(limit_holds_back(usize::MAX - 1, 2, limit, 0));
+        assert_eq!(limit_holds_back(149 * MIB, MIB, limit, 100 * MIB), 0);
+        assert_eq!(limit_holds_back(150 * MIB, 1, limit, 100 * MIB), 1);
+        assert_eq!(
+            limit_holds_back(usize::MAX - 1, 2, limit, 0),
+            usize::MAX - limit
+        );
         // The live heap fills most of the limit: the heap grows.
-        assert!(limit_holds_back(150 * MIB, MIB, limit, limit / 4 * 3));
-        assert!(!limit_holds_back(150 * MIB, MIB, limit, limit / 4 * 3 + 1));
-        assert!(!limit_holds_back(400 * MIB, MIB, limit, 200 * MIB));
+        assert_eq!(limit_holds_back(150 * MIB, MIB, limit, limit / 4 * 3), MIB);
+        assert_eq!(
+            limit_holds_back(150 * MIB, MIB, limit, limit / 4 * 3 + 1),
+            0
+        );
+        assert_eq!(limit_holds_back(400 * MIB, MIB, limit, 200 * MIB), 0);
     }
 
     #[test]
