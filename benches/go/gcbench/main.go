@@ -8,7 +8,8 @@
 // (GCBench on 2 and 4 goroutines at once), binary-trees (-depth, 21 by
 // default), live-heap (-live-mb, 100 by default). -gc-percent and
 // -memory-limit-mb set GOGC and the soft memory limit (GOMEMLIMIT) as
-// defergc's --gc-percent and --memory-limit-mb set the precise heap's.
+// defergc's --gc-percent and --memory-limit-mb set the precise heap's;
+// without them the environment's GOGC and GOMEMLIMIT apply, as there.
 // The JSON line carries the same bench names as defergc's.
 package main
 
@@ -16,6 +17,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -183,23 +185,39 @@ func peakRSS() uint64 {
 	return 0
 }
 
+// limitMiB is a memory limit in MiB for the JSON line, nil for none.
+func limitMiB(limit int64) interface{} {
+	if limit == math.MaxInt64 {
+		return nil
+	}
+	return limit >> 20
+}
+
 func main() {
 	workload := flag.String("workload", "gcbench", "gcbench, gcbench-mt2, gcbench-mt4, binary-trees or live-heap")
 	runs := flag.Int("runs", 5, "timed runs")
 	depth := flag.Uint("depth", 21, "binary-trees: depth of the long-lived tree")
 	liveMB := flag.Int("live-mb", 100, "live-heap: megabytes of live data")
 	asJSON := flag.Bool("json", false, "print only the JSON line")
-	gcPercent := flag.Int("gc-percent", 100, "the collector's GOGC (debug.SetGCPercent)")
-	limitMB := flag.Int64("memory-limit-mb", 0, "soft memory limit in MiB, 0 for none (debug.SetMemoryLimit, GOMEMLIMIT)")
+	gcPercent := flag.Int("gc-percent", 100, "the collector's GOGC (debug.SetGCPercent); without it, GOGC from the environment")
+	limitMB := flag.Int64("memory-limit-mb", 0, "soft memory limit in MiB (debug.SetMemoryLimit); without it, GOMEMLIMIT from the environment")
 	flag.Parse()
-	debug.SetGCPercent(*gcPercent)
-	if *limitMB < 0 {
-		fmt.Fprintln(os.Stderr, "gcbench: -memory-limit-mb must not be negative")
-		os.Exit(2)
-	}
-	if *limitMB > 0 {
-		debug.SetMemoryLimit(*limitMB << 20)
-	}
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "gc-percent":
+			debug.SetGCPercent(*gcPercent)
+		case "memory-limit-mb":
+			if *limitMB <= 0 {
+				fmt.Fprintln(os.Stderr, "gcbench: -memory-limit-mb must be positive")
+				os.Exit(2)
+			}
+			debug.SetMemoryLimit(*limitMB << 20)
+		}
+	})
+	// The settings in force, for the JSON line.
+	percent := debug.SetGCPercent(100)
+	debug.SetGCPercent(percent)
+	limit := debug.SetMemoryLimit(-1)
 
 	var body func() error
 	switch *workload {
@@ -261,8 +279,8 @@ func main() {
 		"impl":            "go",
 		"go_version":      runtime.Version(),
 		"gomaxprocs":      runtime.GOMAXPROCS(0),
-		"gc_percent":      *gcPercent,
-		"memory_limit_mb": *limitMB,
+		"gc_percent":      percent,
+		"memory_limit_mb": limitMiB(limit),
 		"runs":            times,
 		"median_ms":       median,
 		"collections":     (after.NumGC - before.NumGC) / uint32(*runs),

@@ -100,11 +100,15 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// precise backend: collect when the heap has grown by this percentage
-    /// of what the last collection found live (Go's GOGC; default 100).
+    /// of what the last collection found live (Go's GOGC; default 100, or
+    /// GOGC from the environment). With `--go`, Go's program runs with it
+    /// too.
     #[arg(long)]
     gc_percent: Option<u32>,
     /// precise backend: a soft memory limit in MiB (Go's GOMEMLIMIT): the
-    /// heap's goal stays under it whatever `--gc-percent` allows.
+    /// heap's goal stays under it whatever `--gc-percent` allows, and an
+    /// allocation that would grow the heap past it waits for cycles to free
+    /// memory first. With `--go`, Go's program runs with it too.
     #[arg(long, allow_negative_numbers = true, value_parser = super::limits::count(1, 1 << 24))]
     memory_limit_mb: Option<u64>,
     /// The program to run.
@@ -1052,13 +1056,7 @@ fn bench<H: Heap>(args: &Args, heap: &mut H) -> i32 {
     if !args.json {
         summary.print(backend);
     }
-    let json = settings(
-        Json::new()
-            .str("bench", bench_name(args))
-            .str("backend", backend)
-            .num("runs", f64::from(args.runs)),
-        args,
-    );
+    let json = json_head(args, backend);
     println!("{}", summary.json(json, ""));
     0
 }
@@ -1100,13 +1098,7 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
         p.print("precise");
         println!("precise / bdwgc (medians): {ratio:.3}, processor time {cpu_ratio:.3}");
     }
-    let json = settings(
-        Json::new()
-            .str("bench", bench_name(args))
-            .str("backend", "both")
-            .num("runs", f64::from(args.runs)),
-        args,
-    );
+    let json = json_head(args, "both");
     let json = p
         .json(b.json(json, "bdwgc_"), "precise_")
         .num("ratio", ratio)
@@ -1115,8 +1107,13 @@ fn compare(args: &Args, bdwgc: &mut Bdwgc, precise: &mut precise_heap::Precise) 
     0
 }
 
-/// The precise heap's settings the command gave, as JSON fields.
-fn settings(mut json: Json, args: &Args) -> Json {
+/// The JSON line's first fields: the workload, the backend, the runs, and
+/// the precise heap's settings the command gave.
+fn json_head(args: &Args, backend: &str) -> Json {
+    let mut json = Json::new()
+        .str("bench", bench_name(args))
+        .str("backend", backend)
+        .num("runs", f64::from(args.runs));
     if let Some(percent) = args.gc_percent {
         json = json.num("gc_percent", f64::from(percent));
     }
