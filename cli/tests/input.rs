@@ -4,17 +4,7 @@
 
 mod common;
 
-use common::{defergc, field};
-
-/// Refused with status 2 and a `defergc:` message containing `says`.
-fn refused(args: &[&str], says: &str) {
-    let out = defergc(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.starts_with("defergc: "), "{args:?}: {err}");
-    assert!(err.contains(says), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed a report");
-}
+use common::{defergc, field, refused};
 
 #[test]
 fn counts_out_of_range_are_refused_with_the_range() {

@@ -58,8 +58,8 @@
 //! Always on, release builds included (each is a compare or two):
 //! null, invalid and stale handles (a stale one names an object that a
 //! collection found dead, swept or not yet) in [`deref()`], [`load`],
-//! [`load_many`], [`store`] (object and value), the byte accessors, [`size_of`] and
-//! [`type_of`];
+//! [`load_many`], [`store`] (object and value), the byte accessors,
+//! [`size_of`] and [`type_of`];
 //! unknown type ids ([`TypeId::from_raw`]); field offsets and byte ranges
 //! against the object size and its type's handle-field map; for a
 //! [`Field`] (checked once when made, for the code a compiler generates

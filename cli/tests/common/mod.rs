@@ -1,4 +1,6 @@
-//! What the command's tests share: running it, and reading its JSON line.
+//! What the command's tests share: running it, reading its JSON line,
+//! and checking a refusal.
+#![allow(dead_code)] // not every test uses every helper
 
 use std::process::{Command, Output};
 
@@ -20,4 +22,14 @@ pub fn field(json: &str, key: &str) -> String {
         .next()
         .unwrap()
         .to_string()
+}
+
+/// Refused with status 2 and a `defergc:` message containing `says`.
+pub fn refused(args: &[&str], says: &str) {
+    let out = defergc(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.starts_with("defergc: "), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed a report");
 }

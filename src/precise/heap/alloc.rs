@@ -575,11 +575,11 @@ fn large_cell(ts: &ThreadState, body: u32, handle: u64) -> Result<*mut Header> {
             // back: give back enough of them first (small objects take
             // them before the heap grows, a large object cannot).
             heap.release_oldest_free(excess.div_ceil(BLOCK));
-        }
-        if retry.at_soft_limit(heap.size(), bytes) {
-            drop(heap);
-            retry.on_soft_limit();
-            continue;
+            if retry.at_soft_limit(heap.size(), bytes) {
+                drop(heap);
+                retry.on_soft_limit();
+                continue;
+            }
         }
         if heap.size().saturating_add(bytes) > LIMIT.load(Ordering::Relaxed) {
             drop(heap);
