@@ -52,6 +52,13 @@ fn select() {
     both("select", &[]);
 }
 
+/// Go issue 2075's queue order, forced: fails (a false deadlock) when a
+/// select leaves the wrong queue of a channel it waited on.
+#[test]
+fn select6() {
+    both("select6", &[]);
+}
+
 #[test]
 fn select3() {
     both("select3", &[]);

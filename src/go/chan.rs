@@ -275,16 +275,15 @@ impl RawChan {
         unsafe { self.recvq.push(w) };
     }
 
-    /// Leaves whichever queue `w` is in (lock held; a select cleaning up).
+    /// Takes `w` out of this channel's send queue (`send`) or receive
+    /// queue, if it is still there (lock held; a select cleaning up).
     ///
     /// # Safety
     /// The lock is held.
-    pub(crate) unsafe fn dequeue_waiter(&self, w: &Waiter) {
-        // SAFETY: forwarded.
-        unsafe {
-            self.sendq.remove(w);
-            self.recvq.remove(w);
-        }
+    pub(crate) unsafe fn dequeue_waiter(&self, w: &Waiter, send: bool) {
+        let q = if send { &self.sendq } else { &self.recvq };
+        // SAFETY: forwarded; remove touches only a waiter q holds.
+        unsafe { q.remove(w) };
     }
 
     // ---- whole operations -------------------------------------------------

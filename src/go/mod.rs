@@ -47,6 +47,7 @@ mod chan;
 mod deadlock;
 mod fault;
 mod g;
+mod rand;
 mod scan;
 mod sched;
 mod select;

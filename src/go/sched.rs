@@ -107,8 +107,6 @@ pub(crate) struct M {
     spinning: Cell<bool>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
-    /// Random state for the steal order.
-    rng: Cell<u64>,
 }
 
 // SAFETY: the Cells are touched by the worker's own thread only; other
@@ -382,9 +380,6 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 p: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
                 current: Cell::new(ptr::null()),
-                rng: Cell::new(
-                    0x9E37_79B9_7F4A_7C15 ^ (id as u64).wrapping_mul(0xA24B_AED4_963E_E407),
-                ),
             }));
             CURRENT_M.with(|c| c.set(m));
             m.p.set(p as *const P);
@@ -528,7 +523,7 @@ fn find_runnable(m: &'static M) -> &'static G {
             // microseconds (a goroutine starting others), and parking and
             // waking a thread costs more than that.
             for round in 0..SPIN_ROUNDS {
-                if let Some(g) = steal(s, m, p) {
+                if let Some(g) = steal(s, p) {
                     stop_spinning(m);
                     return g;
                 }
@@ -605,10 +600,10 @@ fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
 }
 
 /// Steals half of another processor's queue (or its runnext).
-fn steal(s: &Sched, m: &M, p: &P) -> Option<&'static G> {
+fn steal(s: &Sched, p: &P) -> Option<&'static G> {
     let n = s.ps.len();
     for _ in 0..4 {
-        let start = (next_rand(m) as usize) % n;
+        let start = super::rand::below(n);
         for i in 0..n {
             let victim = &s.ps[(start + i) % n];
             if victim.id == p.id {
@@ -656,15 +651,6 @@ fn any_work(s: &Sched) -> bool {
                 || (p.status.load(Ordering::Acquire) == P_IDLE
                     && !p.runnext.load(Ordering::Acquire).is_null())
         })
-}
-
-fn next_rand(m: &M) -> u64 {
-    let mut x = m.rng.get();
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    m.rng.set(x);
-    x
 }
 
 /// A spinning worker found work: it stops spinning, and if it was the

@@ -22,7 +22,6 @@
 use super::chan::{ChanError, RawChan, Received};
 use super::wait::{Sleeper, Waiter, UNCLAIMED};
 use smallvec::SmallVec;
-use std::cell::Cell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -52,28 +51,7 @@ pub(crate) enum Chosen {
     Default,
 }
 
-thread_local! {
-    static RNG: Cell<u64> = const { Cell::new(0) };
-}
-
-/// A random number below `n` (xorshift, seeded per thread).
-fn below(n: usize) -> usize {
-    RNG.with(|r| {
-        let mut x = r.get();
-        if x == 0 {
-            x = (std::time::Instant::now().elapsed().as_nanos() as u64
-                ^ (r as *const Cell<u64> as u64))
-                | 1;
-        }
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        r.set(x);
-        // The high half of a 64 x 64 bit product: in range without a
-        // division (bias below n / 2^64, far under any measurement).
-        ((u128::from(x) * n as u128) >> 64) as usize
-    })
-}
+use super::rand::below;
 
 /// Room for this many cases (and their channels and waiters) on the
 /// selecting goroutine's stack; larger selects spill to the heap.
@@ -240,7 +218,7 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     for w in &waiters {
         if w.case != index {
             // SAFETY: locked; w was queued in this channel or dequeued.
-            unsafe { (*cases[w.case].chan).dequeue_waiter(w) };
+            unsafe { (*cases[w.case].chan).dequeue_waiter(w, cases[w.case].dir == Dir::Send) };
         }
     }
     // SAFETY: locked above.

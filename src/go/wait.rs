@@ -10,9 +10,15 @@
 //! (park returns at once after a ready that came first) never makes it
 //! act on a half-filled record.
 //!
-//! A waiter of a `select` stands in several queues at once; they share one
-//! selection word, and the first waker to claim it ([`Waiter::claim`])
-//! owns the waiter: the others skip it.
+//! A waiter of a `select` stands in several queues at once (one waiter
+//! record per case); they share one selection word, and the first waker to
+//! claim it ([`Waiter::claim`]) owns the waiter: the others skip it.
+//!
+//! A waiter knows which queue holds it (design.md: "a waiter knows its
+//! queue"): [`Queue::push`] records the queue, [`Queue::remove`] unlinks
+//! the waiter only from that queue and forgets it. Neighbour links alone
+//! cannot say so: a waiter with a predecessor in the receive queue looks
+//! just as queued to the send queue of the same channel.
 
 use super::Goroutine;
 use std::cell::Cell;
@@ -59,6 +65,8 @@ pub(crate) struct Waiter {
     /// For a select: the shared selection word, and this waiter's case.
     select: *const AtomicUsize,
     pub(crate) case: usize,
+    /// The queue holding it, or null.
+    queue: Cell<*const Queue>,
     next: Cell<*const Waiter>,
     prev: Cell<*const Waiter>,
 }
@@ -73,6 +81,7 @@ impl Waiter {
             done: AtomicBool::new(false),
             select: ptr::null(),
             case: 0,
+            queue: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
             prev: Cell::new(ptr::null()),
         }
@@ -93,6 +102,7 @@ impl Waiter {
             done: AtomicBool::new(false),
             select: selected,
             case,
+            queue: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
             prev: Cell::new(ptr::null()),
         }
@@ -178,8 +188,10 @@ impl Queue {
     ///
     /// # Safety
     /// The caller holds the owner's lock, and `w` stays valid (and in no
-    /// other place of this queue) until it is removed.
+    /// queue) until it is removed.
     pub(crate) unsafe fn push(&self, w: &Waiter) {
+        debug_assert!(w.queue.get().is_null(), "a waiter in two queues");
+        w.queue.set(self);
         w.next.set(ptr::null());
         w.prev.set(self.last.get());
         // SAFETY: the last waiter, if any, is valid (the caller's promise
@@ -191,16 +203,16 @@ impl Queue {
         self.last.set(w);
     }
 
-    /// Removes `w` if it is queued here (a select cleaning up).
+    /// Removes `w` if this queue holds it (a select cleaning up); a waiter
+    /// of another queue, or of none, is left alone.
     ///
     /// # Safety
-    /// The caller holds the owner's lock; `w` was pushed here or never.
+    /// The caller holds the owner's lock.
     pub(crate) unsafe fn remove(&self, w: &Waiter) {
-        let (prev, next) = (w.prev.get(), w.next.get());
-        let queued = !prev.is_null() || ptr::eq(self.first.get(), w);
-        if !queued {
+        if !ptr::eq(w.queue.get(), self) {
             return;
         }
+        let (prev, next) = (w.prev.get(), w.next.get());
         // SAFETY: neighbours of a queued waiter are queued, so valid.
         unsafe {
             match prev.as_ref() {
@@ -214,6 +226,7 @@ impl Queue {
         }
         w.next.set(ptr::null());
         w.prev.set(ptr::null());
+        w.queue.set(ptr::null());
     }
 
     /// Takes the oldest waiter that can be claimed (select waiters already
