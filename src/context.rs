@@ -204,7 +204,7 @@ thread_local! {
 /// else the thread's own (created on first use).
 #[inline(always)]
 pub(crate) fn current() -> &'static Context {
-    let c = CURRENT.with(Cell::get);
+    let c = crate::fresh::with(&CURRENT, Cell::get);
     if c.is_null() {
         return create_own();
     }
@@ -218,15 +218,15 @@ pub(crate) fn current() -> &'static Context {
 #[inline(always)]
 pub(crate) fn existing() -> Option<&'static Context> {
     // SAFETY: as in current.
-    unsafe { CURRENT.with(Cell::get).as_ref() }
+    unsafe { crate::fresh::with(&CURRENT, Cell::get).as_ref() }
 }
 
 #[cold]
 #[inline(never)]
 fn create_own() -> &'static Context {
     let own = Box::into_raw(Box::new(Context::new()));
-    OWN.with(|o| o.set(own));
-    CURRENT.with(|c| c.set(own));
+    crate::fresh::with(&OWN, |o| o.set(own));
+    crate::fresh::with(&CURRENT, |c| c.set(own));
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         crate::gc::thread::on_thread_exit(crate::gc::thread::ExitPhase::RuntimeState, destroy_own)
@@ -246,17 +246,17 @@ fn create_own() -> &'static Context {
 #[inline(always)]
 #[allow(dead_code)] // the go layer's scheduler uses it (being built)
 pub(crate) unsafe fn switch_to(next: *const Context) -> *const Context {
-    CURRENT.with(|c| c.replace(next))
+    crate::fresh::with(&CURRENT, |c| c.replace(next))
 }
 
 /// Thread exit: the thread's own context is destroyed.
 fn destroy_own() {
-    let own = OWN.with(|o| o.replace(ptr::null()));
+    let own = crate::fresh::with(&OWN, |o| o.replace(ptr::null()));
     if own.is_null() {
         return;
     }
     // Whatever ran here last, the thread's own context is the one left.
-    CURRENT.with(|c| c.set(ptr::null()));
+    crate::fresh::with(&CURRENT, |c| c.set(ptr::null()));
     // SAFETY: created by create_own with Box::into_raw; no longer current.
     unsafe {
         let own = Box::from_raw(own.cast_mut());

@@ -48,6 +48,7 @@ pub(crate) mod cache;
 pub(crate) mod context;
 pub mod defer;
 pub mod ffi;
+pub(crate) mod fresh;
 pub mod gc;
 pub mod go;
 #[cfg(feature = "precise")]

@@ -253,7 +253,7 @@ impl<T: 'static> Slot<T> {
     /// This thread's cell for the slot, if its page exists.
     #[inline(always)]
     fn cell(self) -> Option<NonNull<SlotCell<T>>> {
-        AREA.with(|area| {
+        crate::fresh::with(&AREA, |area| {
             let page = self.page as usize;
             if page < area.len.get() {
                 // SAFETY: dir has len entries.
@@ -425,7 +425,7 @@ fn lent_panic(what: &str) -> ! {
 fn create_page(page: usize) {
     // Registration (and the exit sequence) before the first root memory.
     gc_thread::ensure_registered();
-    AREA.with(|area| {
+    crate::fresh::with(&AREA, |area| {
         if page >= area.len.get() {
             grow_directory(area, page + 1);
         }
@@ -475,7 +475,7 @@ fn teardown() {
             break;
         }
     }
-    AREA.with(|area| {
+    crate::fresh::with(&AREA, |area| {
         let (dir, len) = (area.dir.replace(ptr::null_mut()), area.len.replace(0));
         for page in 0..len {
             // SAFETY: dir has len entries; each non-null one is a live block
@@ -495,10 +495,10 @@ fn teardown() {
 /// value (so that destructors may have refilled some).
 fn dispose_pass() -> bool {
     let mut any = false;
-    let len = AREA.with(|area| area.len.get());
+    let len = crate::fresh::with(&AREA, |area| area.len.get());
     let mut slots = Vec::new();
     for page in 0..len {
-        let base = AREA.with(|area| {
+        let base = crate::fresh::with(&AREA, |area| {
             // A destructor may have grown the directory; re-read it.
             // SAFETY: page < len <= current len (directories only grow).
             unsafe { *area.dir.get().add(page) }

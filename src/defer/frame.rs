@@ -520,9 +520,9 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
 pub fn main(body: impl FnOnce()) -> i32 {
     super::fault::catch_faults_by_default();
     quiet_panics_in_main();
-    IN_MAIN.with(|m| m.set(true));
+    crate::fresh::with(&IN_MAIN, |m| m.set(true));
     let ended = goroutine_body(body);
-    IN_MAIN.with(|m| m.set(false));
+    crate::fresh::with(&IN_MAIN, |m| m.set(false));
     match ended {
         Ended::Returned(()) => 0,
         Ended::Goexit => {
@@ -544,7 +544,7 @@ fn quiet_panics_in_main() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !IN_MAIN.with(|m| m.get()) {
+            if !crate::fresh::with(&IN_MAIN, |m| m.get()) {
                 previous(info);
             }
         }));

@@ -179,7 +179,7 @@ mod pool {
     /// Keeps `state` (reset: no frame, no panic, empty record stack) if
     /// there is room; gives it back otherwise.
     pub(super) fn keep(state: *mut ThreadState) -> Result<(), *mut ThreadState> {
-        FREE.try_with(|f| {
+        crate::fresh::try_with(&FREE, |f| {
             let mut f = f.borrow_mut();
             if f.len() < KEEP {
                 f.push(state as usize);
@@ -192,7 +192,7 @@ mod pool {
     }
 
     pub(super) fn take() -> Option<*mut ThreadState> {
-        FREE.try_with(|f| f.borrow_mut().pop())
+        crate::fresh::try_with(&FREE, |f| f.borrow_mut().pop())
             .ok()
             .flatten()
             .map(|s| s as *mut ThreadState)

@@ -80,7 +80,7 @@ fn blocks() -> impl Iterator<Item = &'static Counter> {
 
 #[inline(always)]
 fn mine() -> &'static Counter {
-    let mut c = MINE.with(Cell::get);
+    let mut c = crate::fresh::with(&MINE, Cell::get);
     if c.is_null() {
         c = adopt_counter();
     }
@@ -162,7 +162,7 @@ fn adopt_counter() -> *const Counter {
             c
         }
     };
-    MINE.with(|m| m.set(c));
+    crate::fresh::with(&MINE, |m| m.set(c));
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         super::thread::on_thread_exit(super::thread::ExitPhase::RuntimeState, release_counter)
@@ -172,7 +172,7 @@ fn adopt_counter() -> *const Counter {
 
 /// Thread exit: the block is free for the next thread.
 fn release_counter() {
-    let c = MINE.with(|m| m.replace(std::ptr::null()));
+    let c = crate::fresh::with(&MINE, |m| m.replace(std::ptr::null()));
     // SAFETY: a block of ours (never freed).
     if let Some(c) = unsafe { c.as_ref() } {
         c.in_use.store(false, Ordering::Release);
@@ -559,7 +559,7 @@ pub fn allocs_per_run(runs: u32, mut f: impl FnMut()) -> f64 {
     f();
     let mine = || {
         // SAFETY: a block of ours, if any (never freed).
-        let c = unsafe { MINE.with(Cell::get).as_ref() };
+        let c = unsafe { crate::fresh::with(&MINE, Cell::get).as_ref() };
         c.map_or(0, |c| c.mallocs.load(Ordering::Relaxed))
     };
     let before = mine();

@@ -202,11 +202,11 @@ pub(crate) fn sampled(p: Option<NonNull<u8>>, size: usize) {
     let rate = mem_profile_rate();
     super::memory::next_sample(|random| draw(rate, random));
     let Some(p) = p else { return };
-    if rate == 0 || RECORDING.with(|r| r.replace(true)) {
+    if rate == 0 || crate::fresh::with(&RECORDING, |r| r.replace(true)) {
         return;
     }
     record(p, size);
-    RECORDING.with(|r| r.set(false));
+    crate::fresh::with(&RECORDING, |r| r.set(false));
 }
 
 fn record(p: NonNull<u8>, size: usize) {

@@ -42,7 +42,7 @@ thread_local! {
 /// already is. Cheap enough for every allocation.
 #[inline(always)]
 pub(crate) fn ensure_registered() {
-    if STATE.with(Cell::get) != REGISTERED {
+    if crate::fresh::with(&STATE, Cell::get) != REGISTERED {
         register_slow();
     }
 }
@@ -53,13 +53,13 @@ fn register_slow() {
     super::init();
     backend::register_current_thread();
     arm_exit_sequence();
-    STATE.with(|s| s.set(REGISTERED));
+    crate::fresh::with(&STATE, |s| s.set(REGISTERED));
 }
 
 /// Whether the calling thread is currently registered with the collector
 /// (under `nogc`: whether its exit sequence is armed).
 pub fn is_thread_registered() -> bool {
-    STATE.with(Cell::get) == REGISTERED
+    crate::fresh::with(&STATE, Cell::get) == REGISTERED
 }
 
 /// When a thread-exit hook runs: the phases run in this order, before the
@@ -136,9 +136,9 @@ extern "C" fn run_exit_sequence(_value: *mut c_void) {
 
 /// Unregisters the calling thread from the collector now.
 pub(crate) fn unregister_now() {
-    if STATE.with(Cell::get) == REGISTERED {
+    if crate::fresh::with(&STATE, Cell::get) == REGISTERED {
         backend::unregister_current_thread();
-        STATE.with(|s| s.set(UNREGISTERED));
+        crate::fresh::with(&STATE, |s| s.set(UNREGISTERED));
     }
 }
 

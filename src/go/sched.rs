@@ -217,9 +217,10 @@ impl Sched {
 }
 
 /// This thread's worker, if it is one.
+#[inline(never)]
 pub(crate) fn current_m() -> Option<&'static M> {
     // SAFETY: workers are never freed.
-    unsafe { CURRENT_M.with(Cell::get).as_ref() }
+    unsafe { crate::fresh::with(&CURRENT_M, Cell::get).as_ref() }
 }
 
 /// The goroutine running on this thread, if any.
@@ -381,7 +382,7 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 spinning: Cell::new(spinning),
                 current: Cell::new(ptr::null()),
             }));
-            CURRENT_M.with(|c| c.set(m));
+            crate::fresh::with(&CURRENT_M, |c| c.set(m));
             m.p.set(p as *const P);
             m.scan.set_g0_sp(g::approximate_sp().saturating_sub(4096));
             schedule(m)

@@ -268,7 +268,7 @@ pub(crate) fn take(cached: bool) -> Slot {
     let g = geometry();
     IN_USE.fetch_add(1, Ordering::Relaxed);
     let slot = if cached {
-        LOCAL.with(|l| {
+        crate::fresh::with(&LOCAL, |l| {
             let mut l = l.borrow_mut();
             if l.is_empty() {
                 let mut p = pool();
@@ -320,7 +320,7 @@ pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
     IN_USE.fetch_sub(1, Ordering::Relaxed);
     if cached {
-        LOCAL.with(|l| {
+        crate::fresh::with(&LOCAL, |l| {
             let mut l = l.borrow_mut();
             l.push(slot);
             if l.len() >= CACHE {

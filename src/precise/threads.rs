@@ -299,7 +299,7 @@ unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
 /// This thread's state if it is registered (in any status), else null.
 #[inline(always)]
 pub(crate) fn current_ptr() -> *const ThreadState {
-    CURRENT.with(Cell::get)
+    crate::fresh::with(&CURRENT, Cell::get)
 }
 
 /// This thread's state, registering the thread on first use;
@@ -329,7 +329,7 @@ fn register_current() -> Result<&'static ThreadState> {
     let name = std::thread::current().name().map(str::to_owned);
     let ts = enlist(crate::roots::precise::owner(), name);
     crate::context::current().set(&KEY, ts.cast_mut().cast());
-    CURRENT.with(|c| c.set(ts));
+    crate::fresh::with(&CURRENT, |c| c.set(ts));
     // The context's end (thread exit, in its runtime-state phase, after
     // the tls teardown whose slot destructors may still use the heap; or
     // the goroutine's end) unregisters it.
@@ -344,7 +344,7 @@ fn register_current() -> Result<&'static ThreadState> {
 /// performs a pending round.
 pub(crate) fn switch_in(ctx: &crate::context::Context) {
     let ts = ctx.get(&KEY).cast_const().cast::<ThreadState>();
-    CURRENT.with(|c| c.set(ts));
+    crate::fresh::with(&CURRENT, |c| c.set(ts));
     // SAFETY: a registered context's live state, run by this thread only.
     if let Some(ts) = unsafe { ts.as_ref() } {
         if ts.switched_native.swap(false, Ordering::Relaxed) {
@@ -366,7 +366,7 @@ pub(crate) fn switch_out(ctx: &crate::context::Context, back: *const crate::cont
     }
     // SAFETY: `back` is this thread's live context (or null).
     let next = unsafe { back.as_ref() }.map_or(ptr::null(), |b| b.get(&KEY).cast_const());
-    CURRENT.with(|c| c.set(next.cast()));
+    crate::fresh::with(&CURRENT, |c| c.set(next.cast()));
 }
 
 /// The running context is about to block its thread in a system call
@@ -469,7 +469,7 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     drop(reg);
     // A collector waiting for us re-checks the (shorter) list.
     notify_collector();
-    CURRENT.with(|c| {
+    crate::fresh::with(&CURRENT, |c| {
         if c.get() == me {
             c.set(ptr::null());
         }

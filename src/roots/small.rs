@@ -51,7 +51,9 @@ pub(super) fn take(total: usize) -> Option<NonNull<u8>> {
     if total > SIZE {
         return None;
     }
-    FREE.try_with(|f| f.borrow_mut().0.pop()).ok().flatten()
+    crate::fresh::try_with(&FREE, |f| f.borrow_mut().0.pop())
+        .ok()
+        .flatten()
 }
 
 /// Keeps `block` (zeroed here) if it is a small allocation and there is
@@ -66,7 +68,7 @@ pub(super) unsafe fn keep(block: NonNull<u8>) -> Result<(), NonNull<u8>> {
     if usable != small_usable() {
         return Err(block);
     }
-    FREE.try_with(|f| {
+    crate::fresh::try_with(&FREE, |f| {
         let mut f = f.borrow_mut();
         if f.0.len() >= KEEP {
             return Err(block);

@@ -1,0 +1,37 @@
+//! Thread-locals read afresh: the one way runtime code that may run on a
+//! goroutine reaches a `thread_local!`.
+//!
+//! A goroutine moves between worker threads at every switch (a park, a
+//! yield, a system call's return), in the middle of a Rust function. The
+//! compiler takes a thread-local's address to be the same for the whole of
+//! a function (the thread pointer never changes under it), so after
+//! inlining it may compute the address once, before the switch, and use it
+//! after: the goroutine then reads and writes the slot of the thread it
+//! ran on before, which another goroutine now uses. (That is how readies a
+//! wait did not ask for turned into goroutines switched out under the
+//! wrong identity: a wait's loop parked twice, and the second park read
+//! the old worker's current goroutine.)
+//!
+//! [`with`] and [`try_with`] do the access inside a call that is never
+//! inlined, so each call computes the address on the thread it runs on.
+//! The closure must not switch goroutines. Every `thread_local!` of the
+//! crate that goroutine code can reach is read through them (design.md,
+//! invariant 10); a thread-local only the scheduler's own stack or a plain
+//! thread touches may use `LocalKey::with` directly.
+
+use std::thread::{AccessError, LocalKey};
+
+/// `key.with(f)`, on the thread this call runs on.
+#[inline(never)]
+pub(crate) fn with<T: 'static, R>(key: &'static LocalKey<T>, f: impl FnOnce(&T) -> R) -> R {
+    key.with(f)
+}
+
+/// `key.try_with(f)`, on the thread this call runs on.
+#[inline(never)]
+pub(crate) fn try_with<T: 'static, R>(
+    key: &'static LocalKey<T>,
+    f: impl FnOnce(&T) -> R,
+) -> Result<R, AccessError> {
+    key.try_with(f)
+}
