@@ -128,6 +128,14 @@ fn expectations() -> Vec<(&'static str, Expect)> {
         ("main-null", Abort("defergc: defergc_main: NULL main function")),
         ("main-nested", Abort("defergc: a second main goroutine while one runs")),
         ("go-codes", Ok),
+        (
+            "park-unlock-panics",
+            Abort("defergc: defergc_panic called from the unlock function of defergc_park_unlock"),
+        ),
+        (
+            "park-unlock-parks",
+            Abort("defergc: defergc_park called from the unlock function of defergc_park_unlock"),
+        ),
         ("outside-goroutine-codes", Ok),
         (
             "external-release-unheld",

@@ -154,6 +154,7 @@ with_caller! {
 
 /// `defergc_panic`, called from `pc`.
 extern "C-unwind" fn panic_at(value: *mut c_void, pc: *mut c_void, sp: usize) -> ! {
+    super::go::refuse_in_unlock("defergc_panic");
     c::panic_at(pc as usize, sp, || {
         if value.is_null() {
             PanicValue::new(PanicNilError)
@@ -167,6 +168,7 @@ extern "C-unwind" fn panic_at(value: *mut c_void, pc: *mut c_void, sp: usize) ->
 /// ends the goroutine (the thread, unless Rust code around catches it).
 #[no_mangle]
 pub extern "C-unwind" fn defergc_goexit() -> ! {
+    super::go::refuse_in_unlock("defergc_goexit");
     c::goexit()
 }
 
@@ -201,6 +203,7 @@ unsafe extern "C-unwind" fn panic_iface_at(
     pc: *mut c_void,
     sp: usize,
 ) -> ! {
+    super::go::refuse_in_unlock("defergc_panic_iface");
     // SAFETY: the caller's descriptor (or null).
     c::panic_at(pc as usize, sp, || match unsafe { ty.as_ref() } {
         None => PanicValue::new(PanicNilError),

@@ -151,6 +151,7 @@ pub unsafe extern "C" fn defergc_park(reason: *const c_char) -> c_int {
     // SAFETY: forwarded from the caller.
     let reason = unsafe { reason_of(reason) };
     entry("defergc_park", || {
+        refuse_in_unlock("defergc_park");
         if go::goid() == 0 {
             return errors::ENOTGOROUTINE;
         }
@@ -178,10 +179,11 @@ pub unsafe extern "C" fn defergc_park_unlock(
     // SAFETY: forwarded from the caller.
     let reason = unsafe { reason_of(reason) };
     entry("defergc_park_unlock", || {
+        refuse_in_unlock("defergc_park_unlock");
         let Some(unlock) = unlock else {
             return errors::EINVAL;
         };
-        UNLOCK_FN.with(|u| u.set(Some(unlock)));
+        crate::fresh::with(&UNLOCK_FN, |u| u.set(Some(unlock)));
         // SAFETY: call_unlock calls the caller's unlock with its arg, as
         // the caller allows.
         if unsafe { go::park_unlock(reason, call_unlock, arg.cast()) } {
@@ -197,6 +199,8 @@ thread_local! {
     /// by the worker right after the switch, on the same thread).
     static UNLOCK_FN: std::cell::Cell<Option<unsafe extern "C" fn(*mut c_void)>> =
         const { std::cell::Cell::new(None) };
+    /// Set while this thread runs such an unlock function.
+    static IN_UNLOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Calls the C unlock function stored for this thread.
@@ -204,9 +208,24 @@ thread_local! {
 /// # Safety
 /// `arg` is the argument its caller gave with it.
 unsafe fn call_unlock(arg: *mut u8) {
-    if let Some(f) = UNLOCK_FN.with(|u| u.take()) {
+    if let Some(f) = crate::fresh::with(&UNLOCK_FN, |u| u.take()) {
+        crate::fresh::with(&IN_UNLOCK, |i| i.set(true));
         // SAFETY: the function and argument of defergc_park_unlock.
-        unsafe { f(arg.cast()) }
+        unsafe { f(arg.cast()) };
+        crate::fresh::with(&IN_UNLOCK, |i| i.set(false));
+    }
+}
+
+/// Aborts, naming the misuse, when `entry` (a panic, Goexit or park) is
+/// called from the unlock function of `defergc_park_unlock`: that runs on
+/// the worker's own stack after the goroutine switched out, where there
+/// is no goroutine to panic, end or park.
+pub(crate) fn refuse_in_unlock(entry: &str) {
+    if crate::fresh::with(&IN_UNLOCK, std::cell::Cell::get) {
+        crate::abort(&format!(
+            "defergc: {entry} called from the unlock function of defergc_park_unlock \
+             (it runs after the goroutine switched out, and must not panic, park or unwind)"
+        ));
     }
 }
 

@@ -377,6 +377,30 @@ static void go_codes_body(void *arg) {
 
 static void go_codes(void) { defergc_main(go_codes_body, NULL); }
 
+static void unlock_that_panics(void *arg) {
+    (void)arg;
+    defergc_panic("from unlock");
+}
+
+static void park_unlock_panics_body(void *arg) {
+    (void)arg;
+    defergc_park_unlock("x", unlock_that_panics, NULL);
+}
+
+static void park_unlock_panics(void) { defergc_main(park_unlock_panics_body, NULL); }
+
+static void unlock_that_parks(void *arg) {
+    (void)arg;
+    defergc_park("again");
+}
+
+static void park_unlock_parks_body(void *arg) {
+    (void)arg;
+    defergc_park_unlock("x", unlock_that_parks, NULL);
+}
+
+static void park_unlock_parks(void) { defergc_main(park_unlock_parks_body, NULL); }
+
 static void outside_goroutine_codes(void) {
     CHECK(defergc_park("x") == DEFERGC_ENOTGOROUTINE);
     CHECK(defergc_park_unlock("x", unlock_nothing, NULL) == DEFERGC_ENOTGOROUTINE);
@@ -683,6 +707,8 @@ static const struct {
     {"main-null", main_null},
     {"main-nested", main_nested},
     {"go-codes", go_codes},
+    {"park-unlock-panics", park_unlock_panics},
+    {"park-unlock-parks", park_unlock_parks},
     {"outside-goroutine-codes", outside_goroutine_codes},
     {"external-release-unheld", external_release_unheld},
     {"send-closed", send_closed},
