@@ -477,7 +477,15 @@ int defergc_park_unlock(const char *reason, void (*unlock)(void *arg), void *arg
 /* Makes g runnable: a parked g runs again; otherwise its next park returns
  * at once. From any thread. 1; 0 if g has ended (a stale handle wakes
  * nothing, even if a new goroutine reuses g's memory); DEFERGC_EINVAL for
- * a handle that names no goroutine. */
+ * a handle that names no goroutine.
+ * A ready is only a hint that something changed, like a futex wake: a
+ * goroutine blocked inside the runtime (a channel operation, select,
+ * sleep, a timer, a sync type) that is readied by someone other than the
+ * operation it waits for re-checks its condition and parks again, so the
+ * operation completes exactly as it would have, and nothing the runtime
+ * keeps on that goroutine's stack for its wait is touched by the ready.
+ * Your own waits built on defergc_park must loop on their condition the
+ * same way. */
 int defergc_ready(defergc_goroutine g);
 
 /* Around code that blocks the thread (a system call, native code): the
