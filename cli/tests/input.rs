@@ -36,6 +36,51 @@ fn counts_out_of_range_are_refused_with_the_range() {
 }
 
 #[test]
+fn every_count_option_names_its_range_for_negative_and_zero_values() {
+    for (args, range) in [
+        (&["gcbench", "--runs"][..], "from 1 to 1000"),
+        (&["gcbench", "--depth"], "from 4 to 26"),
+        (&["gcbench", "--gc-percent"], "from 1 to 1000000"),
+        (&["gcbench", "--memory-limit-mb"], "from 1 to 16777216"),
+        (&["bench", "--runs"], "from 1 to 1000"),
+        (&["profile", "--rate"], "from 1 to 1073741824"),
+    ] {
+        for bad in ["-1", "0"] {
+            let mut line = args.to_vec();
+            line.push(bad);
+            refused(&line, range);
+        }
+    }
+}
+
+#[test]
+fn help_is_a_command_with_help_of_its_own() {
+    for args in [&["help", "--help"][..], &["help"], &["help", "gcbench"]] {
+        let out = defergc(args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(text.contains("Usage: defergc"), "{args:?}: {text}");
+    }
+    refused(&["help", "no-such-command"], "help: no command");
+}
+
+#[test]
+fn a_profile_path_that_cannot_be_written_is_refused_before_the_workload() {
+    // 10^11 defers would be refused for their memory once the workload
+    // starts (and take hours if they ran): the path's refusal comes first.
+    refused(
+        &[
+            "profile",
+            "--out",
+            "/nonexistent/dir/p.pb",
+            "--defers",
+            "100000000000",
+        ],
+        "cannot write /nonexistent/dir/p.pb",
+    );
+}
+
+#[test]
 fn a_run_bigger_than_the_machine_is_refused_before_it_starts() {
     // 10^11 defers need terabytes; the refusal names both sizes.
     refused(

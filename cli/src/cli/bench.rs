@@ -136,7 +136,8 @@ pub struct Args {
     #[arg(long, conflicts_with = "name")]
     pub all: bool,
     /// Timed runs (after one warm-up run), 1 to 1000.
-    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 9, allow_negative_numbers = true,
+          value_parser = super::limits::count32(1, 1000))]
     pub runs: u32,
     /// Print one JSON line per implementation instead of the human report.
     #[arg(long)]

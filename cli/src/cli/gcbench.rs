@@ -93,8 +93,9 @@ pub struct Args {
     /// Collector to run the workload on.
     #[arg(long, value_enum, default_value_t = Backend::Bdwgc)]
     backend: Backend,
-    /// Timed runs, one after another in this process.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Timed runs, one after another in this process, 1 to 1000.
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true,
+          value_parser = super::limits::count32(1, 1000))]
     runs: u32,
     /// Print only the JSON line.
     #[arg(long)]
@@ -102,13 +103,14 @@ pub struct Args {
     /// precise backend: collect when the heap has grown by this percentage
     /// of what the last collection found live (Go's GOGC; default 100, or
     /// GOGC from the environment). With `--go`, Go's program runs with it
-    /// too.
-    #[arg(long)]
+    /// too. 1 to 1000000.
+    #[arg(long, allow_negative_numbers = true, value_parser = super::limits::count32(1, 1_000_000))]
     gc_percent: Option<u32>,
     /// precise backend: a soft memory limit in MiB (Go's GOMEMLIMIT): the
     /// heap's goal stays under it whatever `--gc-percent` allows, and an
     /// allocation that would grow the heap past it waits for cycles to free
-    /// memory first. With `--go`, Go's program runs with it too.
+    /// memory first. With `--go`, Go's program runs with it too. 1 to
+    /// 16777216.
     #[arg(long, allow_negative_numbers = true, value_parser = super::limits::count(1, 1 << 24))]
     memory_limit_mb: Option<u64>,
     /// The program to run.
@@ -120,8 +122,9 @@ pub struct Args {
     #[arg(long, default_value_t = 100, allow_negative_numbers = true,
           value_parser = super::limits::count(1, 65536))]
     live_mb: u64,
-    /// binary-trees workload: depth of the long-lived tree.
-    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(4..=26))]
+    /// binary-trees workload: depth of the long-lived tree, 4 to 26.
+    #[arg(long, default_value_t = 21, allow_negative_numbers = true,
+          value_parser = super::limits::count32(4, 26))]
     depth: u32,
     /// Then run the same workload in Go (`benches/go/gcbench`, with `go
     /// run` from the repository root) for as many runs, and print its line

@@ -66,3 +66,9 @@ pub fn count(min: u64, max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone
         }
     }
 }
+
+/// [`count`] for options held in a `u32`.
+pub fn count32(min: u32, max: u32) -> impl Fn(&str) -> Result<u32, String> + Clone {
+    let parse = count(u64::from(min), u64::from(max));
+    move |s: &str| parse(s).map(|n| n as u32)
+}

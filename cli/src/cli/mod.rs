@@ -16,7 +16,8 @@ use clap::{Parser, Subcommand};
     name = "defergc",
     version,
     about = "defergc stress and benchmark drivers",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,6 +42,11 @@ enum Command {
     /// The stress workload with heap-profile sampling, then the profile in
     /// pprof's format.
     Profile(profile::Args),
+    /// Print this message or the help of the given command.
+    Help {
+        /// The command whose help to print.
+        command: Option<String>,
+    },
 }
 
 /// Parses the command line, runs the command and returns the exit code.
@@ -66,6 +72,28 @@ pub fn run() -> i32 {
         Some(Command::Gcbench(args)) => gcbench::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::Profile(args)) => profile::run(&args),
+        Some(Command::Help { command }) => help(command.as_deref()),
         None => stress::run(&cli.stress),
+    }
+}
+
+/// `defergc help [COMMAND]`: the help of the command, or of the program.
+fn help(command: Option<&str>) -> i32 {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let target = match command {
+        None => &mut cli,
+        Some(name) => match cli.find_subcommand_mut(name) {
+            Some(sub) => sub,
+            None => {
+                eprintln!("defergc: help: no command {name:?} (see defergc --help)");
+                return 2;
+            }
+        },
+    };
+    match target.print_long_help() {
+        Ok(()) => 0,
+        Err(_) => 2,
     }
 }

@@ -22,6 +22,12 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> i32 {
+    // Refuse a path that cannot be written before the workload runs, not
+    // after: the file is created now and written at the end.
+    if let Err(e) = std::fs::File::create(&args.out) {
+        eprintln!("defergc: profile: cannot write {}: {e}", args.out.display());
+        return 2;
+    }
     let previous = profile::set_mem_profile_rate(args.rate as i64);
     let status = stress::run(&args.stress);
     profile::set_mem_profile_rate(previous);
