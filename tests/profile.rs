@@ -1,6 +1,9 @@
 //! Heap profiles: sampled allocation sites written in pprof's format, read
 //! back (and, where Go is installed, by `go tool pprof -top`).
 
+mod cprog;
+mod skip;
+
 use defergc::gc::{self, profile};
 use serial_test::serial;
 use std::hint::black_box;
@@ -79,11 +82,7 @@ fn a_profile_names_the_allocating_function_with_its_counts() {
     }
     gc::keep_alive(keep);
 
-    if std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-    {
+    if have_go() {
         let path = std::env::temp_dir().join(format!("defergc-heap-{}.pprof", std::process::id()));
         profile::write_heap_profile_to(&path).unwrap();
         let out = std::process::Command::new("go")
@@ -99,7 +98,10 @@ fn a_profile_names_the_allocating_function_with_its_counts() {
         );
         let _ = std::fs::remove_file(path);
     } else {
-        eprintln!("go tool pprof: skipped, Go is not installed (apt-get install golang-go)");
+        skip::skipped(
+            "reading the profile with go tool pprof",
+            "Go is not installed (apt-get install golang-go)",
+        );
     }
 }
 
@@ -133,7 +135,10 @@ fn reuse_an_address_in_profile(size: usize) -> Option<*mut u8> {
 #[serial]
 fn an_object_freed_explicitly_is_not_in_use_even_when_its_address_is_reused() {
     if gc::BACKEND != "bdwgc" {
-        eprintln!("skipped: nothing is freed without a collector");
+        skip::skipped(
+            "freed samples",
+            "nothing is freed without a collector (nogc)",
+        );
         return;
     }
     let previous = profile::set_mem_profile_rate(1);
@@ -161,7 +166,7 @@ fn churn_in_profile(n: usize) -> usize {
 #[serial]
 fn samples_of_dead_objects_are_not_kept() {
     if gc::BACKEND != "bdwgc" {
-        eprintln!("skipped: nothing dies without a collector");
+        skip::skipped("dead samples", "nothing dies without a collector (nogc)");
         return;
     }
     const ROUND: usize = 5_000;
@@ -187,4 +192,61 @@ fn samples_of_dead_objects_are_not_kept() {
         inuse <= (ROUND / 10) as i64,
         "{inuse} of the dead still in use"
     );
+}
+
+/// A C program's profile names the compiled function that allocated, and
+/// `go tool pprof` finds the program's binary by the profile's mapping.
+#[test]
+fn a_c_programs_profile_names_its_function_and_binary() {
+    let exe = cprog::compile("heap-profile", &["tests/c/heap_profile.c"], &[]);
+    let path = cprog::out_dir("heap-profile").join("c.pprof");
+    let out = cprog::run(&exe, &[path.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", cprog::text(&out));
+    let bytes = std::fs::read(&path).unwrap();
+    let sites = profile::decode_for_tests(&bytes).expect("a valid profile");
+    let objects: i64 = sites
+        .iter()
+        .filter(|(names, _)| names.first().is_some_and(|n| n == "compiled_allocator"))
+        .map(|(_, v)| v[0])
+        .sum();
+    if gc::BACKEND == "nogc" {
+        skip::skipped(
+            "the C program's profile",
+            "no samples without a collector (nogc)",
+        );
+        return;
+    }
+    assert_eq!(objects, 1000, "{sites:?}");
+    if have_go() {
+        let out = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("compiled_allocator"),
+            "{text}{err}"
+        );
+        assert!(
+            !text.contains("Main binary filename not available")
+                && !err.contains("Main binary filename not available"),
+            "{text}{err}"
+        );
+        assert!(text.contains("Build ID: "), "{text}");
+    } else {
+        skip::skipped(
+            "reading the C program's profile with go tool pprof",
+            "Go is not installed (apt-get install golang-go)",
+        );
+    }
+}
+
+/// Whether `go` runs here.
+fn have_go() -> bool {
+    std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

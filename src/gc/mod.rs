@@ -35,6 +35,7 @@ pub mod finalize;
 pub(crate) mod fork;
 mod global_alloc;
 pub mod memory;
+mod objects;
 pub mod profile;
 pub(crate) mod scan;
 pub(crate) mod thread;

@@ -280,6 +280,8 @@ struct Profile {
     sample_type: Vec<ValueType>,
     #[prost(message, repeated, tag = "2")]
     sample: Vec<Sample>,
+    #[prost(message, repeated, tag = "3")]
+    mapping: Vec<Mapping>,
     #[prost(message, repeated, tag = "4")]
     location: Vec<Location>,
     #[prost(message, repeated, tag = "5")]
@@ -313,9 +315,35 @@ struct Sample {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
+struct Mapping {
+    #[prost(uint64, tag = "1")]
+    id: u64,
+    #[prost(uint64, tag = "2")]
+    memory_start: u64,
+    #[prost(uint64, tag = "3")]
+    memory_limit: u64,
+    #[prost(uint64, tag = "4")]
+    file_offset: u64,
+    #[prost(int64, tag = "5")]
+    filename: i64,
+    #[prost(int64, tag = "6")]
+    build_id: i64,
+    #[prost(bool, tag = "7")]
+    has_functions: bool,
+    #[prost(bool, tag = "8")]
+    has_filenames: bool,
+    #[prost(bool, tag = "9")]
+    has_line_numbers: bool,
+    #[prost(bool, tag = "10")]
+    has_inline_frames: bool,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
 struct Location {
     #[prost(uint64, tag = "1")]
     id: u64,
+    #[prost(uint64, tag = "2")]
+    mapping_id: u64,
     #[prost(uint64, tag = "3")]
     address: u64,
     #[prost(message, repeated, tag = "4")]
@@ -350,10 +378,38 @@ struct Builder {
     functions: Vec<Function>,
     function_ids: HashMap<(String, String), u64>,
     locations: Vec<Location>,
-    location_ids: HashMap<usize, u64>,
+    /// The loaded objects, and their mappings (ids from 1, in order).
+    objects: Vec<super::objects::Object>,
+    mappings: Vec<Mapping>,
+    /// By return address and the inlined frames left out of it.
+    location_ids: HashMap<(usize, usize), u64>,
 }
 
 impl Builder {
+    /// A builder whose mappings are the loaded objects.
+    fn new() -> Builder {
+        let mut b = Builder::default();
+        b.objects = super::objects::loaded();
+        let objects = b.objects.clone();
+        b.mappings = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Mapping {
+                id: i as u64 + 1,
+                memory_start: o.start,
+                memory_limit: o.limit,
+                file_offset: o.file_offset,
+                filename: b.string(&o.path),
+                build_id: b.string(&o.build_id),
+                has_functions: true,
+                has_filenames: true,
+                has_line_numbers: true,
+                has_inline_frames: true,
+            })
+            .collect();
+        b
+    }
+
     fn string(&mut self, s: &str) -> i64 {
         if self.strings.is_empty() {
             // Index 0 is the empty string, as pprof requires.
@@ -377,7 +433,7 @@ impl Builder {
         let id = self.functions.len() as u64 + 1;
         let f = Function {
             id,
-            name: self.string(name),
+            name: self.string(&display_name(name)),
             system_name: self.string(name),
             filename: self.string(file),
         };
@@ -386,55 +442,177 @@ impl Builder {
         id
     }
 
-    /// The location of the return address `pc`, with its function and line.
-    fn location(&mut self, pc: usize) -> u64 {
-        if let Some(&id) = self.location_ids.get(&pc) {
+    /// The location of the return address `pc`, with its functions and
+    /// lines (inlined ones too, innermost first), less the `skip`
+    /// innermost.
+    fn location(&mut self, pc: usize, skip: usize) -> u64 {
+        if let Some(&id) = self.location_ids.get(&(pc, skip)) {
             return id;
         }
-        let (name, file, line) = symbol(pc).unwrap_or_else(|| ("?".into(), String::new(), 0));
-        let function_id = self.function(&name, &file);
+        let mut frames = symbols(pc);
+        if frames.is_empty() {
+            frames.push(("?".into(), String::new(), 0));
+        }
+        let line = frames
+            .iter()
+            .skip(skip.min(frames.len() - 1))
+            .map(|(name, file, line)| Line {
+                function_id: self.function(name, file),
+                line: *line,
+            })
+            .collect();
         let id = self.locations.len() as u64 + 1;
+        let mapping_id = self
+            .objects
+            .iter()
+            .position(|o| (o.start..o.limit).contains(&(pc as u64)))
+            .map_or(0, |i| i as u64 + 1);
         self.locations.push(Location {
             id,
+            mapping_id,
             address: pc as u64,
-            line: vec![Line { function_id, line }],
+            line,
         });
-        self.location_ids.insert(pc, id);
+        self.location_ids.insert((pc, skip), id);
         id
     }
 }
 
-/// Whether the frame at `pc` is the collector's own (left out at the top
-/// of a sampled stack), or the sampler's.
-fn is_allocator_frame(pc: usize) -> bool {
-    symbol(pc).is_some_and(|(f, _, _)| {
-        f.starts_with("defergc::gc::")
-            || f.starts_with("backtrace::")
-            || f.starts_with("<defergc::gc::")
-            || f.starts_with("defergc_alloc")
-    })
+/// A Rust function's demangled name as a profile shows it: the type for
+/// a trait method (`<Vec<T> as FromIterator<T>>::from_iter` is
+/// `alloc::vec::Vec::from_iter`), without generic arguments. pprof cuts
+/// what is between angle brackets as C++ template arguments, which left
+/// `::from_iter` of the full name; the full name stays the function's
+/// system name.
+fn display_name(full: &str) -> String {
+    /// The index of the `>` that closes the `<` at `open`.
+    fn closing(s: &[u8], open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (i, &c) in s.iter().enumerate().skip(open) {
+            match c {
+                b'<' => depth += 1,
+                b'>' if i > 0 && s[i - 1] == b'-' => {}
+                b'>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    let b = full.as_bytes();
+    let mut out = String::with_capacity(full.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'<' {
+            let Some(end) = closing(b, i) else {
+                out.push_str(&full[i..]);
+                break;
+            };
+            let inner = &full[i + 1..end];
+            let after_ident = out
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if !after_ident {
+                // A qualified path `<T as Trait>`: keep the type.
+                let mut depth = 0i32;
+                let mut cut = inner.len();
+                for (k, c) in inner.char_indices() {
+                    match c {
+                        '<' => depth += 1,
+                        '>' => depth -= 1,
+                        ' ' if depth == 0 && inner[k..].starts_with(" as ") => {
+                            cut = k;
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                out.push_str(&display_name(&inner[..cut]));
+            }
+            // Generic arguments after a name are dropped.
+            i = end + 1;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
 }
 
-/// The function, file and line of the call before the return address
-/// `pc` (the innermost of inlined frames), from the program's debug
-/// information or symbol table.
-fn symbol(pc: usize) -> Option<(String, String, i64)> {
-    let mut found = None;
+/// Whether `f` is the runtime's own (left out at the top of a sampled
+/// stack, so that a sample names the code that allocated, as Go's name
+/// the user's function): the collector, the sampler, the other layers an
+/// allocation passes through (a C entry point, its panic guard), and the
+/// C ABI's entry symbols.
+fn is_allocator_function(f: &str) -> bool {
+    const RUNTIME: [&str; 12] = [
+        "defergc::gc::",
+        "defergc::ffi::",
+        "defergc::defer::",
+        "defergc::go::",
+        "defergc::precise::",
+        "defergc::roots::",
+        "defergc::tls::",
+        "defergc::fresh::",
+        "defergc::context::",
+        "backtrace::",
+        "std::panicking::",
+        "std::panic::catch_unwind",
+    ];
+    let f = f.strip_prefix('<').unwrap_or(f);
+    RUNTIME.iter().any(|p| f.starts_with(p))
+        || f.starts_with("core::panic::unwind_safe::AssertUnwindSafe")
+        || f.starts_with("defergc_")
+}
+
+/// A frame of a sampled stack: function, file and line.
+type Frame = (String, String, i64);
+
+/// The frames of the call before the return address `pc`, innermost
+/// first: the function the address is in, after the functions inlined
+/// into it at that call (from the program's debug information, or its
+/// symbol table alone).
+fn symbols(pc: usize) -> Vec<Frame> {
+    let mut frames = Vec::new();
     // (resolve looks up the byte before a return address itself.)
     super::unwind::resolve(pc, |sym| {
-        if found.is_none() {
-            found = Some((
-                sym.name()
-                    .map(|n| format!("{n:#}"))
-                    .unwrap_or_else(|| "?".into()),
-                sym.filename()
-                    .map(|f| f.display().to_string())
-                    .unwrap_or_default(),
-                i64::from(sym.lineno().unwrap_or(0)),
-            ));
-        }
+        frames.push((
+            sym.name()
+                .map(|n| format!("{n:#}"))
+                .unwrap_or_else(|| "?".into()),
+            sym.filename()
+                .map(|f| f.display().to_string())
+                .unwrap_or_default(),
+            i64::from(sym.lineno().unwrap_or(0)),
+        ));
     });
-    found
+    frames
+}
+
+/// Where a sample's stack starts once the collector's own frames are
+/// left out: the first return address with a frame that is not the
+/// collector's, and how many (inlined) frames of it to leave out. In an
+/// optimised build the allocation is inlined into its caller, so one
+/// return address holds both the collector's frames and the caller's.
+fn user_start(stack: &[usize]) -> (usize, usize) {
+    for (i, &pc) in stack.iter().enumerate() {
+        let frames = symbols(pc);
+        if frames.is_empty() {
+            return (i, 0);
+        }
+        if let Some(skip) = frames
+            .iter()
+            .position(|(f, _, _)| !is_allocator_function(f))
+        {
+            return (i, skip);
+        }
+    }
+    (stack.len(), 0)
 }
 
 /// Go's `pprof.WriteHeapProfile`: the samples so far, in pprof's protobuf
@@ -466,7 +644,7 @@ pub fn write_heap_profile(mut out: impl Write) -> std::io::Result<()> {
         stacks.sort_by_key(|(_, v)| std::cmp::Reverse(v[1] as u64));
         stacks
     };
-    let mut b = Builder::default();
+    let mut b = Builder::new();
     let sample_type = [
         "alloc_objects",
         "alloc_space",
@@ -482,11 +660,14 @@ pub fn write_heap_profile(mut out: impl Write) -> std::io::Result<()> {
     .collect();
     let mut samples = Vec::new();
     for (stack, values) in sites {
-        let start = stack
+        let (start, skip) = user_start(&stack);
+        // (The unwinder ends some stacks with a zero address.)
+        let location_id = stack[start..]
             .iter()
-            .position(|&pc| !is_allocator_frame(pc))
-            .unwrap_or(stack.len());
-        let location_id = stack[start..].iter().map(|&pc| b.location(pc)).collect();
+            .enumerate()
+            .filter(|&(_, &pc)| pc != 0)
+            .map(|(i, &pc)| b.location(pc, if i == 0 { skip } else { 0 }))
+            .collect();
         samples.push(Sample {
             location_id,
             value: values.iter().map(|v| v.round() as i64).collect(),
@@ -500,6 +681,7 @@ pub fn write_heap_profile(mut out: impl Write) -> std::io::Result<()> {
     let profile = Profile {
         sample_type,
         sample: samples,
+        mapping: b.mappings,
         location: b.locations,
         function: b.functions,
         string_table: b.strings,
@@ -554,4 +736,41 @@ pub fn decode_for_tests(bytes: &[u8]) -> Option<Vec<(Vec<String>, Vec<i64>)>> {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trait_methods_are_named_by_their_type_without_generic_arguments() {
+        for (full, shown) in [
+            (
+                "<alloc::vec::Vec<T> as core::iter::traits::collect::FromIterator<T>>::from_iter",
+                "alloc::vec::Vec::from_iter",
+            ),
+            (
+                "<core::panic::unwind_safe::AssertUnwindSafe<F> as core::ops::function::FnOnce<()>>::call_once",
+                "core::panic::unwind_safe::AssertUnwindSafe::call_once",
+            ),
+            (
+                "<core::result::Result<V,E> as core::iter::traits::collect::FromIterator<core::result::Result<A,E>>>::from_iter::{{closure}}",
+                "core::result::Result::from_iter::{{closure}}",
+            ),
+            (
+                "defergc::cli::stress::run::{{closure}}",
+                "defergc::cli::stress::run::{{closure}}",
+            ),
+            (
+                "<&dyn core::ops::function::Fn<(), Output = i32> as core::ops::function::FnOnce<()>>::call_once",
+                "&dyn core::ops::function::Fn::call_once",
+            ),
+            (
+                "core::ptr::drop_in_place<alloc::string::String>",
+                "core::ptr::drop_in_place",
+            ),
+        ] {
+            assert_eq!(display_name(full), shown, "{full}");
+        }
+    }
 }
