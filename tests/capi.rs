@@ -8,6 +8,8 @@
 //! build only: the installed library is the default configuration.
 #![cfg(all(defergc_boehm, not(feature = "precise")))]
 
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -38,7 +40,10 @@ fn check(cmd: &mut Command) -> String {
 #[test]
 fn a_c_program_builds_with_pkg_config_against_the_installed_library() {
     if !have("cargo-cinstall") || !have("pkg-config") {
-        eprintln!("skipped: cargo-c or pkg-config is not installed (apt-get install cargo-c)");
+        skip::skipped(
+            "the C library install test",
+            "cargo-c or pkg-config is not installed (apt-get install cargo-c pkg-config)",
+        );
         return;
     }
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capi");

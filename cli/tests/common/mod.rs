@@ -4,6 +4,9 @@
 
 use std::process::{Command, Output};
 
+mod skip;
+pub use skip::skipped;
+
 /// Runs `defergc ARGS` and returns what it did.
 pub fn defergc(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_defergc"))
