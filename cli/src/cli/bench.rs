@@ -246,7 +246,7 @@ pub fn run(args: &Args) -> i32 {
         }
     }
     if args.go {
-        return run_go(name, args);
+        return run_go(name, args, median);
     }
     0
 }
@@ -285,8 +285,10 @@ fn run_all(args: &Args) -> i32 {
     status
 }
 
-/// Runs Go's program of the same name and prints its line(s).
-fn run_go(name: Name, args: &Args) -> i32 {
+/// Runs Go's program of the same name: with `--json` its line(s) as they
+/// are, else a table of both rows with the ratio of the medians (ours is
+/// `median`).
+fn run_go(name: Name, args: &Args, median: f64) -> i32 {
     let go_args = [
         "-bench".to_string(),
         name.go_id().to_string(),
@@ -294,7 +296,34 @@ fn run_go(name: Name, args: &Args) -> i32 {
         args.runs.to_string(),
         "-json".to_string(),
     ];
-    super::report::print_go_program("bench", "benches/go/gobench/main.go", &go_args, args.json)
+    let program = "benches/go/gobench/main.go";
+    if args.json {
+        return super::report::print_go_program("bench", program, &go_args, true);
+    }
+    let lines = match super::report::go_program("bench", program, &go_args) {
+        Ok(lines) => lines,
+        Err(why) => {
+            eprintln!("{why}");
+            return 2;
+        }
+    };
+    let Some(line) = lines.first() else {
+        eprintln!("defergc: bench --go: the Go program printed no result");
+        return 2;
+    };
+    let go_median = report::json_number(line, "median").unwrap_or(f64::NAN);
+    let go_rss = report::json_number(line, "peak_rss_bytes").unwrap_or(0.0) as u64;
+    print!(
+        "{}",
+        report::comparison_table(
+            name.id(),
+            name.unit(),
+            args.runs,
+            (median, report::peak_rss_bytes() as u64),
+            (go_median, go_rss)
+        )
+    );
+    0
 }
 
 fn median_of(v: &[f64]) -> f64 {

@@ -146,3 +146,67 @@ pub fn go_program(command: &str, program: &str, args: &[String]) -> Result<Vec<S
         .map(str::to_string)
         .collect())
 }
+
+/// The number at `key` of a flat JSON line such as the Go programs print
+/// (`"median":412.5`), if it has one.
+pub fn json_number(line: &str, key: &str) -> Option<f64> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = line[at..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// Two rows, ours and Go's, and the ratio of their medians: what `bench
+/// NAME --go` prints for a person (`--json` prints both JSON lines).
+pub fn comparison_table(
+    name: &str,
+    unit: &str,
+    runs: u32,
+    ours: (f64, u64),
+    go: (f64, u64),
+) -> String {
+    let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    let mut t = format!("{name} ({unit}, median of {runs} runs each)\n");
+    t.push_str(&format!(
+        "  {:<8} {:>14} {:>14}\n",
+        "", "median", "peak RSS"
+    ));
+    t.push_str(&format!(
+        "  {:<8} {:>14.3} {:>10.1} MiB\n",
+        "defergc",
+        ours.0,
+        mib(ours.1)
+    ));
+    t.push_str(&format!(
+        "  {:<8} {:>14.3} {:>10.1} MiB\n",
+        "go",
+        go.0,
+        mib(go.1)
+    ));
+    if go.0 > 0.0 {
+        t.push_str(&format!("  defergc / go: {:.2}x\n", ours.0 / go.0));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_number_reads_a_field_of_a_go_line() {
+        let line = r#"{"bench":"chan-pingpong","impl":"go","unit":"ns/op","median":412.5,"peak_rss_bytes":5242880}"#;
+        assert_eq!(json_number(line, "median"), Some(412.5));
+        assert_eq!(json_number(line, "peak_rss_bytes"), Some(5_242_880.0));
+        assert_eq!(json_number(line, "missing"), None);
+    }
+
+    #[test]
+    fn the_table_gives_the_ratio_of_the_medians() {
+        let t = comparison_table("sieve", "ms", 9, (300.0, 1 << 20), (600.0, 2 << 20));
+        assert!(t.contains("defergc / go: 0.50x"), "{t}");
+        assert!(t.contains("1.0 MiB") && t.contains("2.0 MiB"), "{t}");
+    }
+}
