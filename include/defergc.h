@@ -413,7 +413,14 @@ int defergc_record_free(void *record);
  * built on them) and at defergc_exit_syscall. Code that blocks its thread
  * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
  * overflow ends the process: "defergc: goroutine N stack overflow",
- * status 2. */
+ * status 2.
+ * A goroutine may resume on another worker thread after any call that can
+ * switch (every blocking operation, gosched, park, exit_syscall): a C
+ * thread-local (_Thread_local, __thread, pthread keys) read before such a
+ * call and after it may name two threads' variables, and a C compiler may
+ * even reuse the first address for the second read. Keep per-goroutine
+ * state in the goroutine (defergc_goroutine_locals, your own records), as
+ * Go code has no thread-locals. */
 
 /* The largest argument block of defergc_go. */
 #define DEFERGC_GO_MAX_ARGS 65536
