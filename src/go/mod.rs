@@ -47,6 +47,7 @@ mod chan;
 mod deadlock;
 mod fault;
 mod g;
+mod prim;
 mod rand;
 mod scan;
 mod sched;

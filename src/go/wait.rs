@@ -20,16 +20,18 @@
 //! cannot say so: a waiter with a predecessor in the receive queue looks
 //! just as queued to the send queue of the same channel.
 
+use super::prim::{thread, AtomicBool, AtomicUsize};
 use super::Goroutine;
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Who waits: a goroutine (parked) or a plain thread (blocked).
+/// Who waits: a goroutine (parked) or a plain thread (blocked; under
+/// `cfg(loom)`, a loom thread, parked by loom).
 #[derive(Clone)]
 pub(crate) enum Sleeper {
     Goroutine(Goroutine),
-    Thread(std::thread::Thread),
+    Thread(thread::Thread),
 }
 
 impl Sleeper {
@@ -37,7 +39,7 @@ impl Sleeper {
     pub(crate) fn current() -> Sleeper {
         match Goroutine::current() {
             Some(g) => Sleeper::Goroutine(g),
-            None => Sleeper::Thread(std::thread::current()),
+            None => Sleeper::Thread(thread::current()),
         }
     }
 
@@ -163,10 +165,10 @@ pub(crate) fn block(reason: &'static str) {
 /// A plain thread waits; as a precise mutator, it waits in native code,
 /// so that collections do not wait for it.
 fn park_thread() {
-    #[cfg(feature = "precise")]
+    #[cfg(all(feature = "precise", not(loom)))]
     crate::precise::syscall_enter();
-    std::thread::park();
-    #[cfg(feature = "precise")]
+    thread::park();
+    #[cfg(all(feature = "precise", not(loom)))]
     crate::precise::syscall_exit();
 }
 
