@@ -280,9 +280,32 @@ impl RawChan {
     /// # Safety
     /// The lock is held.
     pub(crate) unsafe fn dequeue_waiter(&self, w: &Waiter, send: bool) {
+        #[cfg(loom)]
+        if super::model::bug1() {
+            // Bug 1, for tests/chan_loom.rs: the old cleanup, from both
+            // queues whatever the case's direction.
+            // SAFETY: forwarded.
+            unsafe {
+                self.sendq.remove(w);
+                self.recvq.remove(w);
+            }
+            return;
+        }
         let q = if send { &self.sendq } else { &self.recvq };
         // SAFETY: forwarded; remove touches only a waiter q holds.
         unsafe { q.remove(w) };
+    }
+
+    /// Under loom: both queues are consistent and empty.
+    #[cfg(loom)]
+    pub(crate) fn assert_idle(&self) {
+        self.lock();
+        // SAFETY: locked, then released.
+        unsafe {
+            self.recvq.assert_empty("the receive queue");
+            self.sendq.assert_empty("the send queue");
+            self.unlock();
+        }
     }
 
     // ---- whole operations -------------------------------------------------

@@ -231,6 +231,10 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     }
     // SAFETY: locked above.
     unsafe { unlock_all(&chans) };
+    #[cfg(loom)]
+    for w in &waiters {
+        w.assert_unlinked();
+    }
     match cases[index].dir {
         Dir::Send if !success => Err(ChanError::SendOnClosed),
         Dir::Send => Ok(Chosen::Case { index, ok: true }),
