@@ -15,6 +15,10 @@
 //! a queue checks the queue is consistent, and each model checks at the
 //! end that every value arrived exactly once and every queue is empty.
 //! `defergc::go::model` hands the test channels of `u64` and `select`.
+//! A select locks its channels in address order, so the models that
+//! select over two channels place them side by side and run once for
+//! each order ([`chans`]): both lock orders are checked, and what loom
+//! explores does not depend on where the allocator put them.
 //!
 //! `select_issue_2075` is Go's select6 (issue 2075): a receiver queued on
 //! c1, then a select queued on c1 behind it (two receive cases) and on
@@ -36,25 +40,46 @@ use std::sync::RwLock;
 
 /// Runs a model under loom: every interleaving with at most three
 /// preemptions (`LOOM_MAX_PREEMPTIONS` overrides it); says how many
-/// executions that took (with `--nocapture`).
+/// executions that took, or after how many it failed (with
+/// `--nocapture`).
 fn check(name: &str, f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(3);
     }
     b.max_branches = 100_000;
-    let runs = std::sync::Arc::new(AtomicUsize::new(0));
-    let counted = runs.clone();
-    let start = std::time::Instant::now();
+    let report = Report {
+        name: name.to_owned(),
+        runs: std::sync::Arc::new(AtomicUsize::new(0)),
+        start: std::time::Instant::now(),
+    };
+    let counted = report.runs.clone();
     b.check(move || {
         counted.fetch_add(1, Ordering::Relaxed);
         f();
     });
-    eprintln!(
-        "{name}: {} executions in {:.2?}",
-        runs.load(Ordering::Relaxed),
-        start.elapsed()
-    );
+}
+
+/// Says, when dropped (also while a failure unwinds), how a model went.
+struct Report {
+    name: String,
+    runs: std::sync::Arc<AtomicUsize>,
+    start: std::time::Instant,
+}
+
+impl Drop for Report {
+    fn drop(&mut self) {
+        let (name, n, t) = (
+            &self.name,
+            self.runs.load(Ordering::Relaxed),
+            self.start.elapsed(),
+        );
+        if std::thread::panicking() {
+            eprintln!("{name}: failed in execution {n}, after {t:.2?}");
+        } else {
+            eprintln!("{name}: {n} executions, all passed, in {t:.2?}");
+        }
+    }
 }
 
 /// Bug 1 is switched for the whole process: the test that turns it on
@@ -130,34 +155,52 @@ fn close_races_a_receiver_and_a_sender() {
     });
 }
 
+/// Channels side by side, so at addresses in index order: a select
+/// locks its channels in address order, and a model picks that order by
+/// the indexes it gives each channel rather than leave it to where the
+/// allocator put them (which would also make the exploration depend on
+/// what ran before).
+fn chans<const N: usize>() -> Arc<[Chan; N]> {
+    Arc::new(std::array::from_fn(|_| Chan::new(0)))
+}
+
+/// The two ways two channels can lie in memory (so be locked by select).
+const ORDERS: [[usize; 2]; 2] = [[0, 1], [1, 0]];
+
 #[test]
 fn select_two_receives_two_senders() {
     let _n = normal();
-    check("select_two_receives_two_senders", || {
-        let (a, b) = (Arc::new(Chan::new(0)), Arc::new(Chan::new(0)));
-        let a2 = a.clone();
-        let sa = thread::spawn(move || a2.send(1).unwrap());
-        let b2 = b.clone();
-        let sb = thread::spawn(move || b2.send(2).unwrap());
-        let (index, v) = select(&[Case::Recv(&a), Case::Recv(&b)]).unwrap();
-        // The case's own value; then the other sender's, directly.
-        let rest = match index {
-            0 => {
-                assert_eq!(v, Some(1));
-                b.recv()
-            }
-            1 => {
-                assert_eq!(v, Some(2));
-                a.recv()
-            }
-            _ => unreachable!(),
-        };
-        assert_eq!(rest, Some(if index == 0 { 2 } else { 1 }));
-        sa.join().unwrap();
-        sb.join().unwrap();
-        a.assert_idle();
-        b.assert_idle();
-    });
+    for [ia, ib] in ORDERS {
+        check(
+            &format!("select_two_receives_two_senders, channels {ia}, {ib}"),
+            move || {
+                let cs = chans::<2>();
+                let ca = cs.clone();
+                let sa = thread::spawn(move || ca[ia].send(1).unwrap());
+                let cb = cs.clone();
+                let sb = thread::spawn(move || cb[ib].send(2).unwrap());
+                let (a, b) = (&cs[ia], &cs[ib]);
+                let (index, v) = select(&[Case::Recv(a), Case::Recv(b)]).unwrap();
+                // The case's own value; then the other sender's, directly.
+                let rest = match index {
+                    0 => {
+                        assert_eq!(v, Some(1));
+                        b.recv()
+                    }
+                    1 => {
+                        assert_eq!(v, Some(2));
+                        a.recv()
+                    }
+                    _ => unreachable!(),
+                };
+                assert_eq!(rest, Some(if index == 0 { 2 } else { 1 }));
+                sa.join().unwrap();
+                sb.join().unwrap();
+                a.assert_idle();
+                b.assert_idle();
+            },
+        );
+    }
 }
 
 #[test]
@@ -194,24 +237,24 @@ fn select_two_recvs_on_one_channel() {
 /// Go's select6 (issue 2075), with a select of three cases over two
 /// channels: a receiver is queued on c1 when the select queues behind it
 /// (cases 0 and 2), the select completes through c2, then it receives on
-/// c1 again and the main thread sends twice on c1.
-fn issue_2075() {
-    check("issue_2075", || {
-        let (c1, c2, c3) = (
-            Arc::new(Chan::new(0)),
-            Arc::new(Chan::new(0)),
-            Arc::new(Chan::new(0)),
-        );
-        let c1a = c1.clone();
-        let first = thread::spawn(move || c1a.recv().expect("a value"));
-        let (c1b, c2b, c3b) = (c1.clone(), c2.clone(), c3.clone());
+/// c1 again and the main thread sends twice on c1. `[i1, i2]`: where c1
+/// and c2 lie (see [`chans`]).
+fn issue_2075([i1, i2]: [usize; 2]) {
+    check(&format!("issue_2075, channels {i1}, {i2}"), move || {
+        // c3 (index 2) is in no select: its place does not matter.
+        let cs = chans::<3>();
+        let cf = cs.clone();
+        let first = thread::spawn(move || cf[i1].recv().expect("a value"));
+        let css = cs.clone();
         let selecting = thread::spawn(move || {
-            let chosen = select(&[Case::Recv(&c1b), Case::Recv(&c2b), Case::Recv(&c1b)]).unwrap();
+            let (c1, c2, c3) = (&css[i1], &css[i2], &css[2]);
+            let chosen = select(&[Case::Recv(c1), Case::Recv(c2), Case::Recv(c1)]).unwrap();
             // Nothing is sent on c1 before c3.
             assert_eq!(chosen, (1, Some(20)));
-            c3b.send(30).unwrap();
-            c1b.recv().expect("a value")
+            c3.send(30).unwrap();
+            c1.recv().expect("a value")
         });
+        let (c1, c2, c3) = (&cs[i1], &cs[i2], &cs[2]);
         c2.send(20).unwrap();
         assert_eq!(c3.recv(), Some(30));
         c1.send(1).unwrap();
@@ -219,7 +262,7 @@ fn issue_2075() {
         let mut got = [first.join().unwrap(), selecting.join().unwrap()];
         got.sort_unstable();
         assert_eq!(got, [1, 2]);
-        for c in [&c1, &c2, &c3] {
+        for c in cs.iter() {
             c.assert_idle();
         }
     });
@@ -228,21 +271,25 @@ fn issue_2075() {
 #[test]
 fn select_issue_2075() {
     let _n = normal();
-    issue_2075();
+    for order in ORDERS {
+        issue_2075(order);
+    }
 }
 
 #[test]
 fn loom_catches_bug_1() {
     let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
-    model::set_bug1(true);
-    let caught = std::panic::catch_unwind(issue_2075);
-    model::set_bug1(false);
-    let err =
-        caught.expect_err("loom found nothing wrong with bug 1 back: the model checks nothing");
-    let msg = err
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| err.downcast_ref::<&str>().copied())
-        .unwrap_or("(not a string)");
-    eprintln!("with bug 1, loom failed with: {msg}");
+    for order in ORDERS {
+        model::set_bug1(true);
+        let caught = std::panic::catch_unwind(|| issue_2075(order));
+        model::set_bug1(false);
+        let err =
+            caught.expect_err("loom found nothing wrong with bug 1 back: the model checks nothing");
+        let msg = err
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| err.downcast_ref::<&str>().copied())
+            .unwrap_or("(not a string)");
+        eprintln!("with bug 1 (channels in order {order:?}), loom failed with: {msg}");
+    }
 }
