@@ -203,6 +203,59 @@ fn select_two_receives_two_senders() {
     }
 }
 
+/// A select over two channels while one is closed and a value is sent
+/// on the other: the close ends the select's case on its channel (a
+/// receive gets closed, a send the error) unless the value came first;
+/// either way the value is delivered once.
+fn select_races_close_and_send(send_case: bool) {
+    for [ia, ib] in ORDERS {
+        let name =
+            format!("select_races_close_and_send, send case {send_case}, channels {ia}, {ib}");
+        check(&name, move || {
+            let cs = chans::<2>();
+            let cc = cs.clone();
+            let closer = thread::spawn(move || cc[ia].close());
+            let cv = cs.clone();
+            let sender = thread::spawn(move || cv[ib].send(9).unwrap());
+            let (a, b) = (&cs[ia], &cs[ib]);
+            let first = if send_case {
+                Case::Send(a, 1)
+            } else {
+                Case::Recv(a)
+            };
+            match select(&[first, Case::Recv(b)]) {
+                Ok((1, v)) => assert_eq!(v, Some(9)),
+                // The closed case: the value is still b's to receive.
+                closed => {
+                    if send_case {
+                        assert_eq!(closed, Err(SendOnClosed));
+                    } else {
+                        assert_eq!(closed, Ok((0, None)));
+                    }
+                    assert_eq!(b.recv(), Some(9));
+                }
+            }
+            closer.join().unwrap();
+            sender.join().unwrap();
+            assert_eq!(a.recv(), None);
+            a.assert_idle();
+            b.assert_idle();
+        });
+    }
+}
+
+#[test]
+fn select_recv_races_close_and_send() {
+    let _n = normal();
+    select_races_close_and_send(false);
+}
+
+#[test]
+fn select_send_races_close_and_send() {
+    let _n = normal();
+    select_races_close_and_send(true);
+}
+
 #[test]
 fn select_send_and_recv_on_one_channel() {
     let _n = normal();
