@@ -28,12 +28,11 @@
 //! closed channel`, `close of nil channel`; the caller raises them in its
 //! own way (Rust unwinding, or the C protocol).
 
+use super::prim::{AtomicBool, AtomicUsize, RawLock};
 use super::wait::{Queue, Waiter};
-use lock_api::RawMutex as _;
-use parking_lot::RawMutex;
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// The largest element Go allows in a channel (a compile error beyond).
 pub const MAX_ELEM_SIZE: usize = 1 << 16;
@@ -44,7 +43,7 @@ pub(crate) struct RawChan {
     /// [`RawChan::MAGIC`]: lets the C ABI refuse a pointer that is not a
     /// channel before it touches anything else.
     magic: u64,
-    lock: RawMutex,
+    lock: RawLock,
     closed: AtomicBool,
     /// Elements in the buffer (read without the lock by len and the
     /// non-blocking fast paths).
@@ -105,7 +104,7 @@ impl RawChan {
     pub(crate) fn new(elem_size: usize, pointers: bool, cap: usize, buf: *mut u8) -> RawChan {
         RawChan {
             magic: Self::MAGIC,
-            lock: RawMutex::INIT,
+            lock: RawLock::new(),
             closed: AtomicBool::new(false),
             count: AtomicUsize::new(0),
             elem_size,
@@ -281,9 +280,32 @@ impl RawChan {
     /// # Safety
     /// The lock is held.
     pub(crate) unsafe fn dequeue_waiter(&self, w: &Waiter, send: bool) {
+        #[cfg(loom)]
+        if super::model::bug1() {
+            // Bug 1, for tests/chan_loom.rs: the old cleanup, from both
+            // queues whatever the case's direction.
+            // SAFETY: forwarded.
+            unsafe {
+                self.sendq.remove(w);
+                self.recvq.remove(w);
+            }
+            return;
+        }
         let q = if send { &self.sendq } else { &self.recvq };
         // SAFETY: forwarded; remove touches only a waiter q holds.
         unsafe { q.remove(w) };
+    }
+
+    /// Under loom: both queues are consistent and empty.
+    #[cfg(loom)]
+    pub(crate) fn assert_idle(&self) {
+        self.lock();
+        // SAFETY: locked, then released.
+        unsafe {
+            self.recvq.assert_empty("the receive queue");
+            self.sendq.assert_empty("the send queue");
+            self.unlock();
+        }
     }
 
     // ---- whole operations -------------------------------------------------

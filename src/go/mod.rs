@@ -47,6 +47,10 @@ mod chan;
 mod deadlock;
 mod fault;
 mod g;
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod model;
+mod prim;
 mod rand;
 mod scan;
 mod sched;

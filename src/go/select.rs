@@ -20,10 +20,11 @@
 //! selecting goroutine holds from its poll until it is parked.
 
 use super::chan::{ChanError, RawChan, Received};
+use super::prim::AtomicUsize;
 use super::wait::{Sleeper, Waiter, UNCLAIMED};
 use smallvec::SmallVec;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Which way a case goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +52,7 @@ pub(crate) enum Chosen {
     Default,
 }
 
+#[cfg(not(loom))]
 use super::rand::below;
 
 /// Room for this many cases (and their channels and waiters) on the
@@ -135,6 +137,12 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
         if c.chan.is_null() {
             continue;
         }
+        // Under loom, the cases' own order: an execution must take the
+        // same branches each time loom replays it (the models list cases
+        // in the orders they want checked).
+        #[cfg(loom)]
+        let j = order.len();
+        #[cfg(not(loom))]
         let j = below(order.len() + 1);
         if j == order.len() {
             order.push(i);
@@ -223,6 +231,10 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     }
     // SAFETY: locked above.
     unsafe { unlock_all(&chans) };
+    #[cfg(loom)]
+    for w in &waiters {
+        w.assert_unlinked();
+    }
     match cases[index].dir {
         Dir::Send if !success => Err(ChanError::SendOnClosed),
         Dir::Send => Ok(Chosen::Case { index, ok: true }),

@@ -19,17 +19,23 @@
 //! the waiter only from that queue and forgets it. Neighbour links alone
 //! cannot say so: a waiter with a predecessor in the receive queue looks
 //! just as queued to the send queue of the same channel.
+//!
+//! Under `cfg(loom)` (`tests/chan_loom.rs`) the atomics and the way a
+//! thread blocks are loom's (`prim.rs`), and every change of a queue
+//! checks that the queue is consistent (`Queue::check`).
 
+use super::prim::{thread, AtomicBool, AtomicUsize};
 use super::Goroutine;
 use std::cell::Cell;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-/// Who waits: a goroutine (parked) or a plain thread (blocked).
+/// Who waits: a goroutine (parked) or a plain thread (blocked; under
+/// `cfg(loom)`, a loom thread, parked by loom).
 #[derive(Clone)]
 pub(crate) enum Sleeper {
     Goroutine(Goroutine),
-    Thread(std::thread::Thread),
+    Thread(thread::Thread),
 }
 
 impl Sleeper {
@@ -37,7 +43,7 @@ impl Sleeper {
     pub(crate) fn current() -> Sleeper {
         match Goroutine::current() {
             Some(g) => Sleeper::Goroutine(g),
-            None => Sleeper::Thread(std::thread::current()),
+            None => Sleeper::Thread(thread::current()),
         }
     }
 
@@ -137,6 +143,15 @@ impl Waiter {
         who.wake();
     }
 
+    /// Under loom: the waiter is in no queue and linked to nothing.
+    #[cfg(loom)]
+    pub(crate) fn assert_unlinked(&self) {
+        assert!(
+            self.queue.get().is_null() && self.next.get().is_null() && self.prev.get().is_null(),
+            "a waiter still linked after its operation ended"
+        );
+    }
+
     /// Whether a waker finished with this waiter.
     pub(crate) fn is_done(&self) -> bool {
         self.done.load(Ordering::Acquire)
@@ -163,10 +178,10 @@ pub(crate) fn block(reason: &'static str) {
 /// A plain thread waits; as a precise mutator, it waits in native code,
 /// so that collections do not wait for it.
 fn park_thread() {
-    #[cfg(feature = "precise")]
+    #[cfg(all(feature = "precise", not(loom)))]
     crate::precise::syscall_enter();
-    std::thread::park();
-    #[cfg(feature = "precise")]
+    thread::park();
+    #[cfg(all(feature = "precise", not(loom)))]
     crate::precise::syscall_exit();
 }
 
@@ -201,6 +216,24 @@ impl Queue {
             None => self.first.set(w),
         }
         self.last.set(w);
+        #[cfg(loom)]
+        // SAFETY: the caller holds the lock.
+        unsafe {
+            self.check()
+        };
+    }
+
+    /// Whether this queue holds `w`: the queue it recorded.
+    #[inline]
+    fn holds(&self, w: &Waiter) -> bool {
+        #[cfg(loom)]
+        if super::model::bug1() {
+            // Bug 1 (tests/chan_loom.rs shows loom finds it): the old
+            // test, which takes a waiter with a predecessor in *any*
+            // queue for one of this queue's.
+            return !w.prev.get().is_null() || ptr::eq(self.first.get(), w);
+        }
+        ptr::eq(w.queue.get(), self)
     }
 
     /// Removes `w` if this queue holds it (a select cleaning up); a waiter
@@ -209,7 +242,7 @@ impl Queue {
     /// # Safety
     /// The caller holds the owner's lock.
     pub(crate) unsafe fn remove(&self, w: &Waiter) {
-        if !ptr::eq(w.queue.get(), self) {
+        if !self.holds(w) {
             return;
         }
         let (prev, next) = (w.prev.get(), w.next.get());
@@ -227,6 +260,62 @@ impl Queue {
         w.next.set(ptr::null());
         w.prev.set(ptr::null());
         w.queue.set(ptr::null());
+        #[cfg(loom)]
+        // SAFETY: the caller holds the lock.
+        unsafe {
+            self.check()
+        };
+    }
+
+    /// Under loom, after every change: the queue is consistent. The chain
+    /// from `first` along `next` ends at `last`, each link's `prev` is the
+    /// waiter before it, and each linked waiter records this queue. Only
+    /// waiters reached from `first` are read (a corrupt `last` is only
+    /// compared), so a broken queue is reported before anything dangles.
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    #[cfg(loom)]
+    pub(crate) unsafe fn check(&self) {
+        let mut prev: *const Waiter = ptr::null();
+        let mut cur = self.first.get();
+        let mut n = 0;
+        // SAFETY: waiters reached from first are queued, so valid (in a
+        // consistent queue; the checks below stop at the first break).
+        while let Some(w) = unsafe { cur.as_ref() } {
+            assert!(
+                ptr::eq(w.prev.get(), prev),
+                "corrupt wait queue: a waiter's prev is not the waiter before it"
+            );
+            assert!(
+                ptr::eq(w.queue.get(), self),
+                "corrupt wait queue: a linked waiter records another queue"
+            );
+            n += 1;
+            assert!(n <= 64, "corrupt wait queue: a cycle");
+            prev = cur;
+            cur = w.next.get();
+        }
+        assert!(
+            ptr::eq(self.last.get(), prev),
+            "corrupt wait queue: last ({:?}) is not the end of the chain from first ({:?})",
+            self.last.get(),
+            prev
+        );
+    }
+
+    /// Under loom: the queue is consistent and empty.
+    ///
+    /// # Safety
+    /// The caller holds the owner's lock.
+    #[cfg(loom)]
+    pub(crate) unsafe fn assert_empty(&self, what: &str) {
+        // SAFETY: forwarded.
+        unsafe { self.check() };
+        assert!(
+            self.first.get().is_null() && self.last.get().is_null(),
+            "{what} is not empty at the end"
+        );
     }
 
     /// Takes the oldest waiter that can be claimed (select waiters already

@@ -1,0 +1,156 @@
+//! The parts of the channel code that `tests/chan_loom.rs` runs under
+//! loom (`--cfg loom` only): real channels ([`RawChan`]: its lock, queues
+//! of waiters, send, receive and close) of `u64` elements, and the real
+//! `select`, used from loom threads. Under loom a waiting thread blocks
+//! in `loom::thread::park` and its waker unparks it (`prim.rs`), so loom
+//! sees every wait, and reports a thread that is never woken as a
+//! deadlock.
+//!
+//! [`set_bug1`] brings back bug 1 for the test that checks loom finds it:
+//! a select that cleans up took its waiter out of both queues of a
+//! channel, and a queue took a waiter for its own when it had a
+//! predecessor (in whatever queue) or headed it.
+
+use super::chan::{ChanError, RawChan, Received};
+use super::select::{self, Case as RawCase, Chosen, Dir};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Bug 1 on (a std atomic: set outside loom's executions).
+static BUG1: AtomicBool = AtomicBool::new(false);
+
+/// Turns bug 1 on or off for every channel (see the module docs).
+pub fn set_bug1(on: bool) {
+    BUG1.store(on, Ordering::Relaxed);
+}
+
+pub(crate) fn bug1() -> bool {
+    BUG1.load(Ordering::Relaxed)
+}
+
+/// A send found the channel closed (Go's `send on closed channel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendOnClosed;
+
+/// A channel of `u64`s, unbuffered or with a buffer of `cap`.
+pub struct Chan {
+    raw: RawChan,
+    /// The buffer's memory (`raw` points into it; it never moves).
+    _buf: Box<[u64]>,
+}
+
+impl Chan {
+    /// `make(chan uint64, cap)`.
+    pub fn new(cap: usize) -> Chan {
+        let mut buf = vec![0u64; cap].into_boxed_slice();
+        let p = if cap == 0 {
+            std::ptr::NonNull::<u64>::dangling().as_ptr()
+        } else {
+            buf.as_mut_ptr()
+        };
+        Chan {
+            raw: RawChan::new(8, false, cap, p.cast()),
+            _buf: buf,
+        }
+    }
+
+    /// `c <- v`, blocking.
+    pub fn send(&self, v: u64) -> Result<(), SendOnClosed> {
+        // SAFETY: v is 8 readable bytes, live until send returns.
+        match unsafe { self.raw.send((&v as *const u64).cast(), true) } {
+            Ok(true) => Ok(()),
+            Ok(false) => unreachable!("a blocking send completes"),
+            Err(ChanError::SendOnClosed) => Err(SendOnClosed),
+            Err(e) => unreachable!("send: {e:?}"),
+        }
+    }
+
+    /// `v, ok := <-c`, blocking: `None` once closed and drained (the zero
+    /// value was stored, which this checks).
+    pub fn recv(&self) -> Option<u64> {
+        let mut v = u64::MAX;
+        // SAFETY: v is 8 writable bytes, live until recv returns.
+        match unsafe { self.raw.recv((&mut v as *mut u64).cast(), true) } {
+            Received::Value => Some(v),
+            Received::Closed => {
+                assert_eq!(v, 0, "a receive on a closed channel stores the zero value");
+                None
+            }
+            Received::WouldBlock => unreachable!("a blocking receive completes"),
+        }
+    }
+
+    /// `close(c)`. Panics on a closed channel.
+    pub fn close(&self) {
+        self.raw.close().expect("close of closed channel");
+    }
+
+    /// `len(c)`.
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Whether `len(c) == 0`.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Asserts that both queues are consistent (first to last along the
+    /// links, each waiter recording the queue) and empty.
+    pub fn assert_idle(&self) {
+        self.raw.assert_idle();
+    }
+}
+
+/// A case of [`select`].
+#[derive(Clone, Copy)]
+pub enum Case<'c> {
+    /// `case c <- v`.
+    Send(&'c Chan, u64),
+    /// `case v, ok := <-c`.
+    Recv(&'c Chan),
+}
+
+/// A blocking select over `cases` (polled in their order): the index of
+/// the case that completed and, for a receive, the value (`None`: the
+/// channel was closed). A send case that found its channel closed is the
+/// error.
+pub fn select(cases: &[Case<'_>]) -> Result<(usize, Option<u64>), SendOnClosed> {
+    let mut slots: Vec<u64> = cases
+        .iter()
+        .map(|c| match *c {
+            Case::Send(_, v) => v,
+            Case::Recv(_) => u64::MAX,
+        })
+        .collect();
+    let raw: Vec<RawCase> = cases
+        .iter()
+        .zip(slots.iter_mut())
+        .map(|(c, slot)| {
+            let (chan, dir) = match *c {
+                Case::Send(c, _) => (c, Dir::Send),
+                Case::Recv(c) => (c, Dir::Recv),
+            };
+            RawCase {
+                chan: &chan.raw,
+                dir,
+                elem: (slot as *mut u64).cast(),
+            }
+        })
+        .collect();
+    // SAFETY: the channels are borrowed and the slots live until select
+    // returns; each slot has 8 bytes, the channels' element size.
+    let chosen = unsafe { select::select(&raw, true) };
+    match chosen {
+        Ok(Chosen::Case { index, ok }) => match cases[index] {
+            Case::Send(..) => Ok((index, None)),
+            Case::Recv(_) if ok => Ok((index, Some(slots[index]))),
+            Case::Recv(_) => {
+                assert_eq!(slots[index], 0, "a closed case stores the zero value");
+                Ok((index, None))
+            }
+        },
+        Ok(Chosen::Default) => unreachable!("a blocking select completes a case"),
+        Err(ChanError::SendOnClosed) => Err(SendOnClosed),
+        Err(e) => unreachable!("select: {e:?}"),
+    }
+}

@@ -1,0 +1,89 @@
+//! The synchronisation primitives of the waiting protocol (`wait.rs`,
+//! `chan.rs`, `select.rs`): the waiter's done flag and a select's
+//! selection word, a channel's lock, and how a plain thread blocks and is
+//! woken.
+//!
+//! They are std's and parking_lot's, or loom's under `cfg(loom)` (as
+//! `precise/sync.rs` does for the collector), so that
+//! `tests/chan_loom.rs` runs the real queues, channel operations and
+//! select under loom's exhaustive scheduler, with each waiter a loom
+//! thread that blocks in `loom::thread::park`. Under `cfg(loom)` only that
+//! test may run: loom's types work only inside `loom::model`.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize};
+#[cfg(loom)]
+pub(crate) use loom::thread;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::thread;
+
+/// A lock taken and released by plain calls (no guard), as a channel's
+/// lock is: parking_lot's raw mutex.
+#[cfg(not(loom))]
+pub(crate) struct RawLock(parking_lot::RawMutex);
+
+#[cfg(not(loom))]
+impl RawLock {
+    pub(crate) const fn new() -> RawLock {
+        RawLock(<parking_lot::RawMutex as lock_api::RawMutex>::INIT)
+    }
+
+    #[inline]
+    pub(crate) fn lock(&self) {
+        lock_api::RawMutex::lock(&self.0);
+    }
+
+    /// # Safety
+    /// The caller holds the lock.
+    #[inline]
+    pub(crate) unsafe fn unlock(&self) {
+        // SAFETY: forwarded.
+        unsafe { lock_api::RawMutex::unlock(&self.0) };
+    }
+}
+
+/// Under loom: loom's mutex, its guard kept in the lock while it is held
+/// (so that loom sees a thread that waits for the lock as blocked, and
+/// reports a deadlock rather than spinning).
+#[cfg(loom)]
+pub(crate) struct RawLock {
+    /// The holder's guard. Declared first: dropped before the mutex it
+    /// borrows.
+    guard: std::cell::UnsafeCell<Option<loom::sync::MutexGuard<'static, ()>>>,
+    mutex: loom::sync::Mutex<()>,
+}
+
+#[cfg(loom)]
+impl RawLock {
+    pub(crate) fn new() -> RawLock {
+        RawLock {
+            guard: std::cell::UnsafeCell::new(None),
+            mutex: loom::sync::Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn lock(&self) {
+        let guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: the guard borrows self.mutex, and is kept only in
+        // self.guard, which is emptied by unlock or dropped before the
+        // mutex (field order): it never outlives what it borrows.
+        let guard = unsafe {
+            std::mem::transmute::<loom::sync::MutexGuard<'_, ()>, loom::sync::MutexGuard<'static, ()>>(
+                guard,
+            )
+        };
+        // SAFETY: only the holder of the mutex touches the slot.
+        unsafe { *self.guard.get() = Some(guard) };
+    }
+
+    /// # Safety
+    /// The caller holds the lock.
+    pub(crate) unsafe fn unlock(&self) {
+        // SAFETY: the caller holds the mutex, so it alone touches the slot.
+        let guard = unsafe { (*self.guard.get()).take() };
+        debug_assert!(guard.is_some(), "unlock of a lock not held");
+        drop(guard);
+    }
+}
