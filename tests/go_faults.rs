@@ -135,3 +135,60 @@ fn with_catching_off_a_fault_is_the_default_action() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The lines of a report before its goroutine header, and the header.
+fn before_header(stderr: &str) -> (String, Option<String>) {
+    let mut out = String::new();
+    for line in stderr.lines() {
+        if line.starts_with("goroutine ") && line.ends_with("[running]:") {
+            return (out, Some(line.to_string()));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    (out, None)
+}
+
+#[test]
+fn faults_in_code_that_never_deferred_are_go_panics() {
+    // (case, Go's report, the goroutine, the function that faulted)
+    let cases = [
+        ("nil-main", "nil-nodefer.out", Some(1), "store_nil"),
+        ("div-main", "div-nodefer.out", Some(1), "divide"),
+        ("nil-go", "nil-nodefer.out", None, "store_nil"),
+        ("div-go", "div-nodefer.out", None, "divide"),
+        ("nil-thread", "nil-nodefer.out", None, "store_nil"),
+    ];
+    let mut failures = Vec::new();
+    for (case, file, goroutine, function) in cases {
+        let out = faults_c(case);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (want_head, want_header) = before_header(&expected(file));
+        let (head, header) = before_header(&stderr);
+        let (_, first) = head_and_first_frame(&stderr);
+        let id = header.as_deref().and_then(|h| {
+            h.strip_prefix("goroutine ")?
+                .strip_suffix(" [running]:")?
+                .parse::<u64>()
+                .ok()
+        });
+        let header_ok = match goroutine {
+            // The main goroutine is 1, as in Go.
+            Some(1) => header == want_header,
+            // Another goroutine's (or thread's) id is ours, not Go's.
+            _ => id.is_some(),
+        };
+        if out.status.code() != Some(2)
+            || cprog::addresses_elided(&head) != cprog::addresses_elided(&want_head)
+            || !header_ok
+            || first.as_deref() != Some(function)
+        {
+            failures.push(format!(
+                "{case}: status {}, got\n{stderr}\nwhere Go prints\n{}(then {function})",
+                out.status,
+                expected(file)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

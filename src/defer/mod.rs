@@ -76,7 +76,7 @@ pub mod traceback;
 
 pub use cframe::CValue;
 pub use fault::{catch_faults, catching_faults};
-pub(crate) use fault::{catch_faults_by_default, set_overflow_check};
+pub(crate) use fault::{catch_faults_by_default, catch_on_this_thread, set_overflow_check};
 pub use frame::{
     call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
     Frame, Named, Panicking,

@@ -198,6 +198,9 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // SAFETY: defergc_thread_create passed a boxed Start it gave up.
     let start = unsafe { Box::from_raw(start.cast::<Start>()) };
     gc::thread::ensure_registered();
+    // The thread runs compiled code from its start: its faults are Go
+    // panics while catching is on, deferred or not.
+    crate::defer::catch_on_this_thread();
     // SAFETY: the caller of defergc_thread_create vouched for the function.
     match crate::defer::goroutine_body(|| unsafe { (start.f)(start.arg) }) {
         Ended::Returned(result) => result,

@@ -175,6 +175,40 @@ static void go_main(void *arg) {
     defergc_frame_leave(&fr);
 }
 
+/* ---- faults in code that never deferred ------------------------------ */
+
+/* A nil pointer the compiler cannot see (a literal null store is
+ * undefined behaviour that GCC drops or traps). */
+static int *volatile nil_int;
+
+/* func storeNil() { var p *int; *p = 1 } */
+__attribute__((noinline)) static void store_nil(void) {
+    *nil_int = 1;
+}
+
+/* func divZero() { fmt.Println(div(1, zero)) } */
+__attribute__((noinline)) static void div_zero(void) {
+    printf("%ld\n", divide(1, zero));
+}
+
+/* A goroutine (or main) that faults without ever entering a frame. */
+static void nodefer_nil(void *args) {
+    (void)args;
+    store_nil();
+}
+
+static void nodefer_div(void *args) {
+    (void)args;
+    div_zero();
+}
+
+/* main starts a goroutine that faults, and waits for it forever. */
+static void nodefer_go_main(void *arg) {
+    CHECK(defergc_go((defergc_go_fn)arg, NULL, 0) == 0);
+    for (;;)
+        defergc_park("forever");
+}
+
 /* The "runtime" case's recover: hands the runtime a pointer it cannot
  * write through. */
 static void recover_into_bad_pointer(void *args, const defergc_call *call) {
@@ -198,6 +232,21 @@ int main(int argc, char **argv) {
         }
         defergc_defer(&fr, recover_into_bad_pointer, NULL, 0);
         defergc_panic((void *)0x1234);
+    }
+    if (strcmp(which, "nil-main") == 0)
+        return defergc_main(nodefer_nil, NULL);
+    if (strcmp(which, "div-main") == 0)
+        return defergc_main(nodefer_div, NULL);
+    if (strcmp(which, "nil-go") == 0)
+        return defergc_main(nodefer_go_main, (void *)nodefer_nil);
+    if (strcmp(which, "div-go") == 0)
+        return defergc_main(nodefer_go_main, (void *)nodefer_div);
+    if (strcmp(which, "nil-thread") == 0) {
+        /* A plain thread that asked for faults to be caught. */
+        defergc_init();
+        defergc_catch_faults(1);
+        store_nil();
+        return 0;
     }
     return defergc_main(go_main, NULL);
 }
