@@ -136,6 +136,31 @@ fn with_catching_off_a_fault_is_the_default_action() {
     );
 }
 
+/// Runs the faults program's `case` with a deadline: a process still
+/// running after it is killed, and the run reported as hung (`None`).
+fn faults_c_within(case: &str, deadline: std::time::Duration) -> Option<std::process::Output> {
+    use std::process::{Command, Stdio};
+    let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
+    let mut child = Command::new(exe)
+        .arg(case)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// The lines of a report before its goroutine header, and the header.
 fn before_header(stderr: &str) -> (String, Option<String>) {
     let mut out = String::new();
@@ -191,4 +216,27 @@ fn faults_in_code_that_never_deferred_are_go_panics() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_stack_overflow_inside_malloc_is_reported_and_never_hangs() {
+    // The report of an overflow is made in the signal handler, possibly
+    // while the faulting malloc holds its arena's lock: it must not
+    // allocate. Before it was made without allocating, every run hung.
+    for run in 0..20 {
+        let Some(out) = faults_c_within("overflow-malloc", std::time::Duration::from_secs(20))
+        else {
+            panic!("run {run}: hung (killed after 20 s)");
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "run {run}: {stderr}");
+        assert!(
+            stderr.starts_with("defergc: goroutine ")
+                && stderr.contains(
+                    " stack overflow (256 KiB stack; raise it with DEFERGC_STACK_SIZE or \
+                     the scheduler's stack size setting)\nfatal error: stack overflow\n"
+                ),
+            "run {run}: {stderr}"
+        );
+    }
 }

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -209,6 +210,25 @@ static void nodefer_go_main(void *arg) {
         defergc_park("forever");
 }
 
+/* ---- a stack overflow inside malloc ----------------------------------- */
+
+/* Recurses without bound, allocating (past the thread cache's sizes, so
+ * under the arena's lock) in every frame: the overflow mostly lands inside
+ * malloc, and its report must not allocate. */
+static volatile uintptr_t depth_limit = UINTPTR_MAX;
+
+__attribute__((noinline)) static uintptr_t recurse_malloc(uintptr_t n) {
+    void *volatile p = malloc(4096 + (n & 7) * 512);
+    if (n == depth_limit)
+        return n;
+    return recurse_malloc(n + 1) + (uintptr_t)p;
+}
+
+static void overflow_malloc(void *args) {
+    (void)args;
+    printf("%lu\n", (unsigned long)recurse_malloc(0));
+}
+
 /* The "runtime" case's recover: hands the runtime a pointer it cannot
  * write through. */
 static void recover_into_bad_pointer(void *args, const defergc_call *call) {
@@ -248,5 +268,7 @@ int main(int argc, char **argv) {
         store_nil();
         return 0;
     }
+    if (strcmp(which, "overflow-malloc") == 0)
+        return defergc_main(nodefer_go_main, (void *)overflow_malloc);
     return defergc_main(go_main, NULL);
 }
