@@ -240,3 +240,27 @@ fn a_stack_overflow_inside_malloc_is_reported_and_never_hangs() {
         );
     }
 }
+
+#[test]
+fn main_returning_waits_for_another_goroutine_s_panic() {
+    // main returns while the other goroutine's panic runs its deferred
+    // call: as in Go, the report is printed and the status is 2.
+    for run in 0..20 {
+        let Some(out) =
+            faults_c_within("return-while-panicking", std::time::Duration::from_secs(20))
+        else {
+            panic!("run {run}: hung (killed after 20 s)");
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "run {run}: {stderr}");
+        let (head, header) = before_header(&stderr);
+        assert_eq!(
+            head, "panic: panic called with nil argument\n\n",
+            "run {run}: {stderr}"
+        );
+        assert!(
+            header.is_some_and(|h| h != "goroutine 1 [running]:"),
+            "run {run}: {stderr}"
+        );
+    }
+}

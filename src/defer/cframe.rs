@@ -259,6 +259,7 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
             // and compiled code lie above the thread's start.
             unsafe { libc::pthread_exit(ptr::null_mut()) }
         }
+        panic::dying();
         let mut report = format!(
             "{}\n{}",
             panic::report(th),

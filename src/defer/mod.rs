@@ -82,6 +82,7 @@ pub use frame::{
     Frame, Named, Panicking,
 };
 pub(crate) use frame::{goroutine_body, Ended};
+pub(crate) use panic::{not_dying, wait_for_panics};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
 
 /// Ends the process as Go does after an unrecovered panic or a fatal

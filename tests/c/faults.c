@@ -8,10 +8,12 @@
  */
 #include "defergc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -229,6 +231,41 @@ static void overflow_malloc(void *args) {
     printf("%lu\n", (unsigned long)recurse_malloc(0));
 }
 
+/* ---- main returns while another goroutine panics ---------------------- */
+
+static atomic_int panicking;
+
+/* defer func() { panicking = true; ... }(): main may now return. */
+static void set_panicking(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+    atomic_store(&panicking, 1);
+    usleep(1000);
+}
+
+/* go func() { defer setPanicking(); panic(nil) }() */
+static void panicker(void *args) {
+    (void)args;
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, set_panicking, NULL, 0);
+    defergc_panic(NULL);
+    defergc_frame_leave(&fr);
+}
+
+/* main returns as soon as the other goroutine's panic runs its deferred
+ * calls: Go waits for the panic's report and exits with status 2. */
+static void return_while_panicking(void *arg) {
+    (void)arg;
+    CHECK(defergc_go(panicker, NULL, 0) == 0);
+    while (!atomic_load(&panicking))
+        defergc_gosched();
+}
+
 /* The "runtime" case's recover: hands the runtime a pointer it cannot
  * write through. */
 static void recover_into_bad_pointer(void *args, const defergc_call *call) {
@@ -270,5 +307,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(which, "overflow-malloc") == 0)
         return defergc_main(nodefer_go_main, (void *)overflow_malloc);
+    if (strcmp(which, "return-while-panicking") == 0)
+        return defergc_main(return_while_panicking, NULL);
     return defergc_main(go_main, NULL);
 }
