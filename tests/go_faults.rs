@@ -264,3 +264,51 @@ fn main_returning_waits_for_another_goroutine_s_panic() {
         );
     }
 }
+
+#[test]
+fn an_unrecovered_panic_flushes_stdio_and_runs_no_exit_handlers() {
+    // Every way an unrecovered panic ends the process: C's buffered
+    // output appears (before the report), atexit handlers do not run,
+    // the status is 2 (include/defergc.h, "How the process ends").
+    for case in ["exit-main", "exit-plain", "exit-thread"] {
+        let out = faults_c(case);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "buffered before the panic\n",
+            "{case}: {stderr}"
+        );
+        assert!(
+            stderr.starts_with("panic: panic called with nil argument\n\ngoroutine "),
+            "{case}: {stderr}"
+        );
+        assert!(!stderr.contains("atexit handler ran"), "{case}: {stderr}");
+    }
+}
+
+#[test]
+fn gotraceback_crash_ends_with_sigabrt_after_the_report() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("exit-main").env("GOTRACEBACK", "crash");
+    // SAFETY: setrlimit is async-signal-safe; no core file is left behind.
+    unsafe {
+        cmd.pre_exec(|| {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{stderr}");
+    assert!(
+        stderr.starts_with("panic: panic called with nil argument\n"),
+        "{stderr}"
+    );
+}

@@ -260,18 +260,11 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
             unsafe { libc::pthread_exit(ptr::null_mut()) }
         }
         panic::dying();
-        let mut report = format!(
+        super::exit_go(&format!(
             "{}\n{}",
             panic::report(th),
             panic::goroutine_section(th, true)
-        );
-        if !report.ends_with('\n') {
-            report.push('\n');
-        }
-        // SAFETY: writes initialised bytes to fd 2.
-        unsafe { libc::write(2, report.as_ptr().cast(), report.len()) };
-        // Go's exit status for an unrecovered panic; atexit handlers run.
-        std::process::exit(2)
+        ))
     }
     panic::deliver(th)
 }

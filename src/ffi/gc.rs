@@ -205,14 +205,6 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     match crate::defer::goroutine_body(|| unsafe { (start.f)(start.arg) }) {
         Ended::Returned(result) => result,
         Ended::Goexit => std::ptr::null_mut(),
-        Ended::Panicked(report) => {
-            let mut line = report;
-            if !line.ends_with('\n') {
-                line.push('\n');
-            }
-            // SAFETY: writes initialised bytes to fd 2.
-            unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
-            std::process::exit(2)
-        }
+        Ended::Panicked(report) => crate::defer::c::exit_go(&report),
     }
 }

@@ -8,6 +8,7 @@
  */
 #include "defergc.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -266,6 +267,32 @@ static void return_while_panicking(void *arg) {
         defergc_gosched();
 }
 
+/* ---- how the process ends after an unrecovered panic ----------------- */
+
+/* Must not run: the runtime ends the process with _exit(2), as Go's. */
+static void at_exit(void) {
+    fprintf(stderr, "atexit handler ran\n");
+}
+
+/* Output left in stdio's buffer (stdout is a pipe: fully buffered),
+ * then panic(nil): the buffer is flushed before the report. */
+static void print_then_panic(void) {
+    CHECK(atexit(at_exit) == 0);
+    printf("buffered before the panic\n");
+    defergc_panic(NULL);
+}
+
+static void exit_main(void *arg) {
+    (void)arg;
+    print_then_panic();
+}
+
+static void *exit_thread(void *arg) {
+    (void)arg;
+    print_then_panic();
+    return NULL;
+}
+
 /* The "runtime" case's recover: hands the runtime a pointer it cannot
  * write through. */
 static void recover_into_bad_pointer(void *args, const defergc_call *call) {
@@ -303,6 +330,18 @@ int main(int argc, char **argv) {
         defergc_init();
         defergc_catch_faults(1);
         store_nil();
+        return 0;
+    }
+    if (strcmp(which, "exit-main") == 0)
+        return defergc_main(exit_main, NULL);
+    if (strcmp(which, "exit-plain") == 0) {
+        /* The process's main thread, outside any goroutine. */
+        print_then_panic();
+    }
+    if (strcmp(which, "exit-thread") == 0) {
+        pthread_t t;
+        CHECK(defergc_thread_create(&t, NULL, exit_thread, NULL) == 0);
+        pthread_join(t, NULL);
         return 0;
     }
     if (strcmp(which, "overflow-malloc") == 0)
