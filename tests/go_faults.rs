@@ -312,3 +312,23 @@ fn gotraceback_crash_ends_with_sigabrt_after_the_report() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_panic_the_runtime_raises_names_its_compiled_caller() {
+    // (case, the compiled function that called the runtime)
+    let cases = [("close-nil", "close_nil"), ("wg-negative", "wg_negative")];
+    let mut failures = Vec::new();
+    for (case, function) in cases {
+        let out = faults_c(case);
+        let want = expected(&format!("{case}.out"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (head, first) = head_and_first_frame(&stderr);
+        if out.status.code() != Some(2) || head != want || first.as_deref() != Some(function) {
+            failures.push(format!(
+                "{case}: status {}, got\n{stderr}\nwhere Go prints\n{want}(then {function})",
+                out.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

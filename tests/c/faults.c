@@ -267,6 +267,31 @@ static void return_while_panicking(void *arg) {
         defergc_gosched();
 }
 
+/* ---- panics raised by the runtime ------------------------------------- */
+
+static volatile int after_call;
+
+/* func closeNil() { var c chan int; close(c) } */
+__attribute__((noinline)) static void close_nil(void) {
+    defergc_chan_close(NULL);
+    after_call++; /* (not a tail call: close_nil keeps its frame) */
+}
+
+/* func wgNegative() { var wg sync.WaitGroup; wg.Done() } */
+__attribute__((noinline)) static void wg_negative(void) {
+    static defergc_wg negative;
+    defergc_wg_done(&negative);
+    after_call++;
+}
+
+static void runtime_raised(void *arg) {
+    (void)arg;
+    if (strcmp(which, "close-nil") == 0)
+        close_nil();
+    else
+        wg_negative();
+}
+
 /* ---- how the process ends after an unrecovered panic ----------------- */
 
 /* Must not run: the runtime ends the process with _exit(2), as Go's. */
@@ -332,6 +357,8 @@ int main(int argc, char **argv) {
         store_nil();
         return 0;
     }
+    if (strcmp(which, "close-nil") == 0 || strcmp(which, "wg-negative") == 0)
+        return defergc_main(runtime_raised, NULL);
     if (strcmp(which, "exit-main") == 0)
         return defergc_main(exit_main, NULL);
     if (strcmp(which, "exit-plain") == 0) {

@@ -55,8 +55,24 @@ func storeNil() {
 	*p = 1
 }
 
+//go:noinline
+func closeNil() {
+	var c chan int
+	close(c)
+}
+
+//go:noinline
+func wgNegative() {
+	var wg sync.WaitGroup
+	wg.Done()
+}
+
 func main() {
 	switch os.Args[1] {
+	case "close-nil": // close-nil.out, then main.closeNil
+		closeNil()
+	case "wg-negative": // wg-negative.out, then sync.(*WaitGroup).Add, ...
+		wgNegative()
 	case "nil-main": // nil-nodefer.out
 		storeNil()
 	case "div-main": // div-nodefer.out
