@@ -383,9 +383,12 @@ size_t defergc_stack(char *buf, size_t len, int all);
  * "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x...]".
  * A fault at any other address is Go's "fatal error: fault", one in the
  * runtime's own code "fatal error: unexpected signal during runtime
- * execution" (status 2). Only threads that run the runtime's code are
- * concerned; faults on other threads, and signals sent with kill, go to
- * the handler installed before (or the default action). x86-64 Linux.
+ * execution" (status 2). Concerned are every goroutine (whether or not
+ * it ever deferred), threads of defergc_thread_create, threads with a
+ * frame or deferred call in flight, and a plain thread that called
+ * defergc_catch_faults(1) itself; faults on other threads, and signals
+ * sent with kill, go to the handler installed before (or the default
+ * action). x86-64 Linux.
  * Off until asked for; defergc_main turns it on unless the program called
  * defergc_catch_faults(0) before. */
 void defergc_catch_faults(int on);
