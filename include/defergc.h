@@ -230,7 +230,17 @@ void defergc_frame_unwind(defergc_frame *fr);
 
 /* Go's panic(value). value stays alive while the panic is in flight. NULL
  * panics with "panic called with nil argument" (Go 1.21). With no frame to
- * run deferred calls, prints Go's report and exits with status 2. */
+ * run deferred calls, prints Go's report and exits with status 2.
+ *
+ * How the process ends after an unrecovered panic or a fatal error (in
+ * any goroutine or thread, one path for all): C's stdio buffers are
+ * flushed (fflush(NULL)), so what the program printed comes before the
+ * report, as a Go program's unbuffered output does; the report goes to
+ * standard error; the process ends with _exit(2): atexit handlers and
+ * destructors do not run (Go's runtime runs none, and other threads may
+ * be running the program). GOTRACEBACK=crash ends with SIGABRT instead.
+ * A goroutine's stack overflow is reported from the fault handler: no
+ * flush there, only write(2) and _exit(2). */
 DEFERGC_NORETURN void defergc_panic(void *value);
 
 /* What defergc_recover returns. */
@@ -373,9 +383,12 @@ size_t defergc_stack(char *buf, size_t len, int all);
  * "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x...]".
  * A fault at any other address is Go's "fatal error: fault", one in the
  * runtime's own code "fatal error: unexpected signal during runtime
- * execution" (status 2). Only threads that run the runtime's code are
- * concerned; faults on other threads, and signals sent with kill, go to
- * the handler installed before (or the default action). x86-64 Linux.
+ * execution" (status 2). Concerned are every goroutine (whether or not
+ * it ever deferred), threads of defergc_thread_create, threads with a
+ * frame or deferred call in flight, and a plain thread that called
+ * defergc_catch_faults(1) itself; faults on other threads, and signals
+ * sent with kill, go to the handler installed before (or the default
+ * action). x86-64 Linux.
  * Off until asked for; defergc_main turns it on unless the program called
  * defergc_catch_faults(0) before. */
 void defergc_catch_faults(int on);

@@ -135,3 +135,200 @@ fn with_catching_off_a_fault_is_the_default_action() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs the faults program's `case` with a deadline: a process still
+/// running after it is killed, and the run reported as hung (`None`).
+fn faults_c_within(case: &str, deadline: std::time::Duration) -> Option<std::process::Output> {
+    use std::process::{Command, Stdio};
+    let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
+    let mut child = Command::new(exe)
+        .arg(case)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The lines of a report before its goroutine header, and the header.
+fn before_header(stderr: &str) -> (String, Option<String>) {
+    let mut out = String::new();
+    for line in stderr.lines() {
+        if line.starts_with("goroutine ") && line.ends_with("[running]:") {
+            return (out, Some(line.to_string()));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    (out, None)
+}
+
+#[test]
+fn faults_in_code_that_never_deferred_are_go_panics() {
+    // (case, Go's report, the goroutine, the function that faulted)
+    let cases = [
+        ("nil-main", "nil-nodefer.out", Some(1), "store_nil"),
+        ("div-main", "div-nodefer.out", Some(1), "divide"),
+        ("nil-go", "nil-nodefer.out", None, "store_nil"),
+        ("div-go", "div-nodefer.out", None, "divide"),
+        ("nil-thread", "nil-nodefer.out", None, "store_nil"),
+    ];
+    let mut failures = Vec::new();
+    for (case, file, goroutine, function) in cases {
+        let out = faults_c(case);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (want_head, want_header) = before_header(&expected(file));
+        let (head, header) = before_header(&stderr);
+        let (_, first) = head_and_first_frame(&stderr);
+        let id = header.as_deref().and_then(|h| {
+            h.strip_prefix("goroutine ")?
+                .strip_suffix(" [running]:")?
+                .parse::<u64>()
+                .ok()
+        });
+        let header_ok = match goroutine {
+            // The main goroutine is 1, as in Go.
+            Some(1) => header == want_header,
+            // Another goroutine's (or thread's) id is ours, not Go's.
+            _ => id.is_some(),
+        };
+        if out.status.code() != Some(2)
+            || cprog::addresses_elided(&head) != cprog::addresses_elided(&want_head)
+            || !header_ok
+            || first.as_deref() != Some(function)
+        {
+            failures.push(format!(
+                "{case}: status {}, got\n{stderr}\nwhere Go prints\n{}(then {function})",
+                out.status,
+                expected(file)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_stack_overflow_inside_malloc_is_reported_and_never_hangs() {
+    // The report of an overflow is made in the signal handler, possibly
+    // while the faulting malloc holds its arena's lock: it must not
+    // allocate. Before it was made without allocating, every run hung.
+    for run in 0..20 {
+        let Some(out) = faults_c_within("overflow-malloc", std::time::Duration::from_secs(20))
+        else {
+            panic!("run {run}: hung (killed after 20 s)");
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "run {run}: {stderr}");
+        assert!(
+            stderr.starts_with("defergc: goroutine ")
+                && stderr.contains(
+                    " stack overflow (256 KiB stack; raise it with DEFERGC_STACK_SIZE or \
+                     the scheduler's stack size setting)\nfatal error: stack overflow\n"
+                ),
+            "run {run}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn main_returning_waits_for_another_goroutine_s_panic() {
+    // main returns while the other goroutine's panic runs its deferred
+    // call: as in Go, the report is printed and the status is 2.
+    for run in 0..20 {
+        let Some(out) =
+            faults_c_within("return-while-panicking", std::time::Duration::from_secs(20))
+        else {
+            panic!("run {run}: hung (killed after 20 s)");
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "run {run}: {stderr}");
+        let (head, header) = before_header(&stderr);
+        assert_eq!(
+            head, "panic: panic called with nil argument\n\n",
+            "run {run}: {stderr}"
+        );
+        assert!(
+            header.is_some_and(|h| h != "goroutine 1 [running]:"),
+            "run {run}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn an_unrecovered_panic_flushes_stdio_and_runs_no_exit_handlers() {
+    // Every way an unrecovered panic ends the process: C's buffered
+    // output appears (before the report), atexit handlers do not run,
+    // the status is 2 (include/defergc.h, "How the process ends").
+    for case in ["exit-main", "exit-plain", "exit-thread"] {
+        let out = faults_c(case);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: {stderr}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "buffered before the panic\n",
+            "{case}: {stderr}"
+        );
+        assert!(
+            stderr.starts_with("panic: panic called with nil argument\n\ngoroutine "),
+            "{case}: {stderr}"
+        );
+        assert!(!stderr.contains("atexit handler ran"), "{case}: {stderr}");
+    }
+}
+
+#[test]
+fn gotraceback_crash_ends_with_sigabrt_after_the_report() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("exit-main").env("GOTRACEBACK", "crash");
+    // SAFETY: setrlimit is async-signal-safe; no core file is left behind.
+    unsafe {
+        cmd.pre_exec(|| {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{stderr}");
+    assert!(
+        stderr.starts_with("panic: panic called with nil argument\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_panic_the_runtime_raises_names_its_compiled_caller() {
+    // (case, the compiled function that called the runtime)
+    let cases = [("close-nil", "close_nil"), ("wg-negative", "wg_negative")];
+    let mut failures = Vec::new();
+    for (case, function) in cases {
+        let out = faults_c(case);
+        let want = expected(&format!("{case}.out"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let (head, first) = head_and_first_frame(&stderr);
+        if out.status.code() != Some(2) || head != want || first.as_deref() != Some(function) {
+            failures.push(format!(
+                "{case}: status {}, got\n{stderr}\nwhere Go prints\n{want}(then {function})",
+                out.status
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

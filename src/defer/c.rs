@@ -17,6 +17,7 @@ use std::any::Any;
 
 pub use super::cframe::CFrame;
 pub(crate) use super::cframe::{approx_sp, defer, enter, leave, recover, unwind};
+pub(crate) use super::exit_go;
 pub(crate) use super::panic::recovered_as_iface;
 pub(crate) use super::record::CFn;
 pub use super::record::CallToken;

@@ -259,18 +259,12 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
             // and compiled code lie above the thread's start.
             unsafe { libc::pthread_exit(ptr::null_mut()) }
         }
-        let mut report = format!(
+        panic::dying();
+        super::exit_go(&format!(
             "{}\n{}",
             panic::report(th),
             panic::goroutine_section(th, true)
-        );
-        if !report.ends_with('\n') {
-            report.push('\n');
-        }
-        // SAFETY: writes initialised bytes to fd 2.
-        unsafe { libc::write(2, report.as_ptr().cast(), report.len()) };
-        // Go's exit status for an unrecovered panic; atexit handlers run.
-        std::process::exit(2)
+        ))
     }
     panic::deliver(th)
 }

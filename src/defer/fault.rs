@@ -15,8 +15,11 @@
 //! 1. a hook of the layers above may claim the fault and end the process
 //!    (the go layer's stack guard pages: [`set_overflow_check`]);
 //! 2. the fault is ours if catching is on ([`catch_faults`]), the kernel
-//!    raised it (not `kill`), and the thread runs the runtime's code (it
-//!    has a defer chain). Then, as Go does, the handler makes the faulting
+//!    raised it (not `kill`), and the thread runs compiled code the
+//!    runtime answers for: a goroutine (deferred or not), a thread with a
+//!    defer chain, or a thread that asked ([`catch_faults`] on it,
+//!    `defergc_thread_create`). Nothing is allocated here: the goroutine's
+//!    defer state, created lazily, is created by [`raise`]. Then, as Go does, the handler makes the faulting
 //!    instruction look as if it had called [`fault_entry`] (return address
 //!    just past the faulting pc, stack pointer just below the faulting
 //!    one) and returns: the kernel restores the signal mask and resumes
@@ -93,11 +96,47 @@ static MODE: AtomicU8 = AtomicU8::new(UNSET);
 /// Off unless asked for: a program that wants its own SIGSEGV, SIGBUS and
 /// SIGFPE handling keeps it. `defergc_main` (and [`crate::go::main`]) turn
 /// it on unless the program said otherwise first.
+///
+/// Faults are caught in every goroutine, and on a plain thread that
+/// called `catch_faults(true)` itself (or a thread of
+/// `defergc_thread_create`), whether or not it ever deferred.
 pub fn catch_faults(on: bool) {
     MODE.store(if on { ON } else { OFF }, Ordering::Release);
     if on {
         install();
+        // A goroutine is covered anyway (and moves between threads).
+        if !crate::context::existing().is_some_and(|c| c.is_boundary()) {
+            catch_on_this_thread();
+        }
     }
+}
+
+thread_local! {
+    /// Set on a plain thread whose faults are ours while catching is on:
+    /// one that asked (`catch_faults(true)`), or one that runs compiled
+    /// code from its start (`defergc_thread_create`). `const`, no
+    /// destructor: a plain TLS word the signal handler may read.
+    static ASKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling (plain) thread as running compiled code whose faults
+/// are ours while catching is on.
+pub(crate) fn catch_on_this_thread() {
+    crate::fresh::with(&ASKED, |a| a.set(true));
+}
+
+/// Whether a fault on this thread, now, is in code the runtime answers
+/// for (called in the signal handler: reads thread-locals only, allocates
+/// nothing): a goroutine runs here, or the thread has a defer chain, or
+/// it asked for faults to be caught. What the fault then needs (the
+/// context's defer state) is created by [`raise`], out of signal context.
+fn ours_here() -> bool {
+    if let Some(ctx) = crate::context::existing() {
+        if ctx.is_boundary() {
+            return true;
+        }
+    }
+    ThreadState::existing().is_some() || crate::fresh::with(&ASKED, std::cell::Cell::get)
 }
 
 /// [`catch_faults`]`(true)` unless the program already chose.
@@ -174,7 +213,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     }
     // code > 0: raised by the kernel for an instruction (SI_USER and
     // SI_TKILL, from kill and tgkill, are <= 0).
-    if code > 0 && catching_faults() && ThreadState::existing().is_some() {
+    if code > 0 && catching_faults() && ours_here() {
         // SAFETY: ctx is the interrupted context the kernel passes.
         if unsafe { redirect(sig, code, addr, ctx) } {
             return;

@@ -480,6 +480,7 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
         th.panics.replace(ptr::null_mut::<PanicRec>()),
         th.goexiting.replace(false),
     );
+    panic::recount(th);
     th.boundaries.set(th.boundaries.get() + 1);
     let outcome = catch_unwind(AssertUnwindSafe(f));
     th.boundaries.set(th.boundaries.get() - 1);
@@ -488,6 +489,7 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
     panic::clear(th);
     th.frame.set(saved.0);
     th.panics.set(saved.1);
+    panic::recount(th);
     th.goexiting.set(saved.2);
     match outcome {
         Ok(value) => Some(value),
@@ -558,7 +560,10 @@ pub(crate) enum Ended<R> {
     /// It called [`goexit`].
     Goexit,
     /// An unrecovered panic ended it: Go's report of the panic chain
-    /// (`panic: v [recovered]` ...), without the Rust panic message.
+    /// (`panic: v [recovered]` ...), without the Rust panic message. The
+    /// report counts as dying (`panic::dying`: a returning main waits for
+    /// it) until the process ends, or the holder gives the report to Rust
+    /// code instead (`panic::not_dying`).
     Panicked(String),
 }
 
@@ -586,13 +591,20 @@ pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
                 format!("panic: {}\n{section}", super::render::indented(message))
             };
             let text = match payload.downcast::<String>() {
-                // What leave_outermost raised: the report itself.
+                // What leave_outermost raised: the report itself (counted
+                // as dying there).
                 Ok(report) if report.starts_with("panic: ") => *report,
-                Ok(message) => plain(&message),
-                Err(payload) => match payload.downcast::<&'static str>() {
-                    Ok(message) => plain(*message),
-                    Err(_) => plain("Rust panic with a payload that is not a message"),
-                },
+                Ok(message) => {
+                    panic::dying();
+                    plain(&message)
+                }
+                Err(payload) => {
+                    panic::dying();
+                    match payload.downcast::<&'static str>() {
+                        Ok(message) => plain(*message),
+                        Err(_) => plain("Rust panic with a payload that is not a message"),
+                    }
+                }
             };
             Ended::Panicked(text)
         }

@@ -76,28 +76,53 @@ pub mod traceback;
 
 pub use cframe::CValue;
 pub use fault::{catch_faults, catching_faults};
-pub(crate) use fault::{catch_faults_by_default, set_overflow_check};
+pub(crate) use fault::{catch_faults_by_default, catch_on_this_thread, set_overflow_check};
 pub use frame::{
     call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
     Frame, Named, Panicking,
 };
 pub(crate) use frame::{goroutine_body, Ended};
+pub(crate) use panic::{not_dying, wait_for_panics};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
 
-/// Ends the process as Go does after an unrecovered panic or a fatal
-/// error: C's buffered output flushed, `text` (with a final newline) on
-/// standard error, status 2, no exit handlers run (other threads may be
-/// running the program).
+/// The one way the runtime ends the process after an unrecovered panic or
+/// a fatal error (every such path comes here; the one exception is a
+/// goroutine's stack overflow, reported inside the fault handler, where
+/// only `write(2)` and `_exit(2)` are safe):
+///
+/// 1. C's stdio buffers are flushed (`fflush(NULL)`): what a compiled
+///    program printed before the panic appears before the report, as a Go
+///    program's does (Go's os.Stdout is unbuffered);
+/// 2. `text` (with a final newline) is written to standard error;
+/// 3. the process ends with `_exit(2)`, Go's status: no `atexit` handlers
+///    and no destructors run (Go's runtime runs none either, and other
+///    threads may still be running the program's code). With
+///    `GOTRACEBACK=crash` it ends with SIGABRT instead, as Go's does.
 pub(crate) fn exit_go(text: &str) -> ! {
     let mut text = text.to_string();
     if !text.ends_with('\n') {
         text.push('\n');
     }
+    let crash = traceback::level() == traceback::Level::Crash;
     // SAFETY: flushes C's buffers, writes initialised bytes to fd 2, then
-    // ends the process.
+    // ends the process (SIGABRT with its default action, or _exit).
     unsafe {
         libc::fflush(std::ptr::null_mut());
-        libc::write(2, text.as_ptr().cast(), text.len());
+        let mut rest = text.as_bytes();
+        while !rest.is_empty() {
+            let n = libc::write(2, rest.as_ptr().cast(), rest.len());
+            if n <= 0 {
+                if n < 0 && *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                break;
+            }
+            rest = &rest[n as usize..];
+        }
+        if crash {
+            libc::signal(libc::SIGABRT, libc::SIG_DFL);
+            libc::raise(libc::SIGABRT);
+        }
         libc::_exit(2)
     }
 }

@@ -28,6 +28,7 @@ use std::any::{Any, TypeId};
 use std::cell::Cell;
 use std::fmt;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The message of a nil-function call, Go's nil dereference runtime error.
 pub(crate) const NIL_DEREF: &str = "invalid memory address or nil pointer dereference";
@@ -394,7 +395,72 @@ fn push(
         goexit,
     }));
     th.panics.set(rec);
+    recount(th);
     rec
+}
+
+/// Execution contexts with a panic in flight (from the moment it is
+/// raised until it is recovered or its report is made): Go's
+/// `runningPanicDefers`, which a returning main waits on.
+static PANICKING: AtomicUsize = AtomicUsize::new(0);
+
+/// Unrecovered panics whose final report is being made: the process ends
+/// with status 2 once it is printed. Go's `panicking`, on which a
+/// returning main parks forever.
+static DYING: AtomicUsize = AtomicUsize::new(0);
+
+/// Brings `th`'s share of [`PANICKING`] up to date after its chain of
+/// records changed: one while the chain holds a panic (a Goexit alone is
+/// not one).
+pub(crate) fn recount(th: &ThreadState) {
+    let mut cur = th.panics.get();
+    let mut has = false;
+    // SAFETY: walking this context's live records.
+    while let Some(r) = unsafe { cur.as_ref() } {
+        if !r.goexit {
+            has = true;
+            break;
+        }
+        cur = r.link.get();
+    }
+    if th.counted.replace(has) != has {
+        if has {
+            PANICKING.fetch_add(1, Ordering::SeqCst);
+        } else {
+            PANICKING.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// An unrecovered panic's final report begins: the process will end with
+/// it (see [`DYING`]).
+pub(crate) fn dying() {
+    DYING.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A report counted by [`dying`] went back to Rust code that does not end
+/// the process (`go::run`'s caller gets the main goroutine's report).
+pub(crate) fn not_dying() {
+    DYING.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// What a returning main goroutine waits for, as Go's `runtime.main`
+/// does before it exits: while another goroutine's panic runs its
+/// deferred calls, up to `patience`; then, if a panic's report is being
+/// made, forever (that goroutine ends the process with status 2).
+pub(crate) fn wait_for_panics(patience: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while PANICKING.load(Ordering::SeqCst) != 0
+        && DYING.load(Ordering::SeqCst) == 0
+        && start.elapsed() < patience
+    {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
+    if DYING.load(Ordering::SeqCst) != 0 {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
 }
 
 /// Pops the newest record.
@@ -407,6 +473,7 @@ fn pop(th: &ThreadState) {
             drop(Box::from_raw(rec));
         }
     }
+    recount(th);
 }
 
 /// The payload frames unwind each other with. It names nothing: the state
@@ -494,6 +561,7 @@ impl Drop for Unwind {
             }
             link.set(below);
         }
+        recount(th);
     }
 }
 
@@ -755,7 +823,9 @@ pub(crate) fn leave_outermost(th: &ThreadState) -> ! {
     }
     if th.reports_itself.get() {
         // The whole report, goroutine section included: the boundary
-        // prints it as it is.
+        // prints it as it is, and ends the process (go::run's main
+        // goroutine excepted: see not_dying).
+        dying();
         let message = format!("{}\n{}", report(th), goroutine_section(th, true));
         clear(th);
         std::panic::resume_unwind(Box::new(message))
@@ -775,5 +845,6 @@ pub(crate) fn newest_is_goexit(th: &ThreadState) -> bool {
 pub(crate) fn clear(th: &ThreadState) {
     // SAFETY: the chain belongs to this thread and is unlinked first.
     unsafe { free_all(th.panics.replace(ptr::null_mut())) };
+    recount(th);
     th.goexiting.set(false);
 }

@@ -62,6 +62,9 @@ pub(crate) struct ThreadState {
     /// Set on threads of `defergc_thread_create`: their trampoline prints
     /// Go's report itself, so the panic leaves without Rust's hook message.
     pub(crate) reports_itself: Cell<bool>,
+    /// Whether this context counts in `panic::PANICKING` (it has a panic,
+    /// not only a Goexit, in flight); kept by `panic::recount`.
+    pub(crate) counted: Cell<bool>,
     /// Blocks of low-level records freed lately, oldest first (see
     /// `lowlevel::record_free`).
     quarantine: RefCell<VecDeque<NonNull<u8>>>,
@@ -145,6 +148,7 @@ impl ThreadState {
                         running: Cell::new(ptr::null()),
                         boundaries: Cell::new(0),
                         reports_itself: Cell::new(false),
+                        counted: Cell::new(false),
                         quarantine: RefCell::new(VecDeque::new()),
                         tokens: Cell::new(0),
                     })
@@ -242,6 +246,7 @@ unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
             let th = &*state;
             th.frame.get().is_null() && th.quarantine.borrow().is_empty() && {
                 super::panic::free_all(th.panics.replace(ptr::null_mut()));
+                super::panic::recount(th);
                 th.goexiting.set(false);
                 th.head.set(ptr::null_mut());
                 th.running.set(ptr::null());
@@ -266,6 +271,7 @@ unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
     // more (it is destroyed after its own code ended).
     unsafe {
         super::panic::free_all((*state).panics.replace(ptr::null_mut()));
+        super::panic::recount(&*state);
         for block in (*state).quarantine.borrow_mut().drain(..) {
             roots::free_block(block);
         }

@@ -47,6 +47,9 @@ pub(crate) struct Trace {
     entries: SmallVec<[Origin; 8]>,
     /// Whether the first entry is the panic's site (not a frame).
     site_first: bool,
+    /// Whether the entries are the whole stack (nothing is appended from
+    /// the live stack when the report is printed).
+    whole: bool,
 }
 
 /// `GOTRACEBACK`'s levels.
@@ -81,8 +84,13 @@ impl Trace {
     /// is `frame` will report.
     pub(crate) fn capture(site: Origin, mut frame: *const super::thread::FrameLink) -> Trace {
         let mut entries = SmallVec::new();
-        if level() >= Level::System {
-            // The whole stack, now.
+        let raised_by_runtime = matches!(site, Origin::Source(loc) if is_runtime_location(loc));
+        if level() >= Level::System || raised_by_runtime {
+            // The whole stack, now. A panic the runtime raised (a channel
+            // closed twice, a negative WaitGroup counter) is reported, as
+            // Go reports it, at the code that called the runtime: the
+            // runtime's own frames are left out when it is printed, so
+            // the first frame listed is that caller.
             crate::gc::unwind::walk(|pc| {
                 entries.push(Origin::Return(pc));
                 entries.len() < 100
@@ -90,6 +98,7 @@ impl Trace {
             return Trace {
                 entries,
                 site_first: false,
+                whole: true,
             };
         }
         let site_first = !matches!(site, Origin::None);
@@ -104,6 +113,7 @@ impl Trace {
         Trace {
             entries,
             site_first,
+            whole: false,
         }
     }
 
@@ -130,7 +140,7 @@ impl Trace {
                 }
             }
         }
-        if live && level() < Level::System {
+        if live && !self.whole {
             // Above the outermost recorded frame: what called it.
             let mut frames = Vec::new();
             crate::gc::unwind::walk(|pc| {
@@ -157,6 +167,17 @@ impl Trace {
         }
         out
     }
+}
+
+/// Whether `loc` is in the runtime's own source (this crate's files): a
+/// panic raised there is the runtime's, on behalf of its caller.
+fn is_runtime_location(loc: &Location<'_>) -> bool {
+    // This file's path, less its path inside the crate, is where the
+    // crate's sources are, as the compiler names them (relative in this
+    // workspace, absolute when built as a dependency).
+    const HERE: &str = file!();
+    let root = HERE.strip_suffix("defer/traceback.rs").unwrap_or("src/");
+    loc.file().starts_with(root)
 }
 
 /// A symbolised frame.

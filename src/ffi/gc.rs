@@ -198,18 +198,13 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // SAFETY: defergc_thread_create passed a boxed Start it gave up.
     let start = unsafe { Box::from_raw(start.cast::<Start>()) };
     gc::thread::ensure_registered();
+    // The thread runs compiled code from its start: its faults are Go
+    // panics while catching is on, deferred or not.
+    crate::defer::catch_on_this_thread();
     // SAFETY: the caller of defergc_thread_create vouched for the function.
     match crate::defer::goroutine_body(|| unsafe { (start.f)(start.arg) }) {
         Ended::Returned(result) => result,
         Ended::Goexit => std::ptr::null_mut(),
-        Ended::Panicked(report) => {
-            let mut line = report;
-            if !line.ends_with('\n') {
-                line.push('\n');
-            }
-            // SAFETY: writes initialised bytes to fd 2.
-            unsafe { libc::write(2, line.as_ptr().cast(), line.len()) };
-            std::process::exit(2)
-        }
+        Ended::Panicked(report) => crate::defer::c::exit_go(&report),
     }
 }

@@ -259,6 +259,8 @@ pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
             crate::defer::Ended::Returned(()) => {}
             crate::defer::Ended::Goexit => MAIN_GOEXIT.store(true, Ordering::SeqCst),
             crate::defer::Ended::Panicked(report) => {
+                // The report goes to run's caller: the process goes on.
+                crate::defer::not_dying();
                 *MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
             }
         });
@@ -268,6 +270,11 @@ pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
     }
     0
 }
+
+/// How long a returning main waits for another goroutine's panic that is
+/// running its deferred calls (Go yields 1000 times; deferred calls of
+/// compiled code may take longer than that, so a second).
+const PANIC_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Starts the main goroutine with `start` and waits until it has
 /// finished; returns the report of its unrecovered panic, if it left one.
@@ -282,6 +289,10 @@ pub(crate) fn run_main(start: impl FnOnce()) -> Option<String> {
         done = MAIN_DONE.wait(done).unwrap_or_else(|e| e.into_inner());
     }
     drop(done);
+    // As Go's runtime.main: a panic in another goroutine that is running
+    // its deferred calls is waited for (a while), and one whose report is
+    // being made, forever: that goroutine ends the process with status 2.
+    crate::defer::wait_for_panics(PANIC_PATIENCE);
     MAIN_RUNNING.store(false, Ordering::Release);
     MAIN_PANIC.lock().unwrap_or_else(|e| e.into_inner()).take()
 }

@@ -8,9 +8,13 @@
  */
 #include "defergc.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -175,6 +179,145 @@ static void go_main(void *arg) {
     defergc_frame_leave(&fr);
 }
 
+/* ---- faults in code that never deferred ------------------------------ */
+
+/* A nil pointer the compiler cannot see (a literal null store is
+ * undefined behaviour that GCC drops or traps). */
+static int *volatile nil_int;
+
+/* func storeNil() { var p *int; *p = 1 } */
+__attribute__((noinline)) static void store_nil(void) {
+    *nil_int = 1;
+}
+
+/* func divZero() { fmt.Println(div(1, zero)) } */
+__attribute__((noinline)) static void div_zero(void) {
+    printf("%ld\n", divide(1, zero));
+}
+
+/* A goroutine (or main) that faults without ever entering a frame. */
+static void nodefer_nil(void *args) {
+    (void)args;
+    store_nil();
+}
+
+static void nodefer_div(void *args) {
+    (void)args;
+    div_zero();
+}
+
+/* main starts a goroutine that faults, and waits for it forever. */
+static void nodefer_go_main(void *arg) {
+    CHECK(defergc_go((defergc_go_fn)arg, NULL, 0) == 0);
+    for (;;)
+        defergc_park("forever");
+}
+
+/* ---- a stack overflow inside malloc ----------------------------------- */
+
+/* Recurses without bound, allocating (past the thread cache's sizes, so
+ * under the arena's lock) in every frame: the overflow mostly lands inside
+ * malloc, and its report must not allocate. */
+static volatile uintptr_t depth_limit = UINTPTR_MAX;
+
+__attribute__((noinline)) static uintptr_t recurse_malloc(uintptr_t n) {
+    void *volatile p = malloc(4096 + (n & 7) * 512);
+    if (n == depth_limit)
+        return n;
+    return recurse_malloc(n + 1) + (uintptr_t)p;
+}
+
+static void overflow_malloc(void *args) {
+    (void)args;
+    printf("%lu\n", (unsigned long)recurse_malloc(0));
+}
+
+/* ---- main returns while another goroutine panics ---------------------- */
+
+static atomic_int panicking;
+
+/* defer func() { panicking = true; ... }(): main may now return. */
+static void set_panicking(void *args, const defergc_call *call) {
+    (void)args;
+    (void)call;
+    atomic_store(&panicking, 1);
+    usleep(1000);
+}
+
+/* go func() { defer setPanicking(); panic(nil) }() */
+static void panicker(void *args) {
+    (void)args;
+    defergc_frame fr;
+    defergc_frame_enter(&fr);
+    if (DEFERGC_FRAME_ARM(&fr)) {
+        defergc_frame_unwind(&fr);
+        return;
+    }
+    defergc_defer(&fr, set_panicking, NULL, 0);
+    defergc_panic(NULL);
+    defergc_frame_leave(&fr);
+}
+
+/* main returns as soon as the other goroutine's panic runs its deferred
+ * calls: Go waits for the panic's report and exits with status 2. */
+static void return_while_panicking(void *arg) {
+    (void)arg;
+    CHECK(defergc_go(panicker, NULL, 0) == 0);
+    while (!atomic_load(&panicking))
+        defergc_gosched();
+}
+
+/* ---- panics raised by the runtime ------------------------------------- */
+
+static volatile int after_call;
+
+/* func closeNil() { var c chan int; close(c) } */
+__attribute__((noinline)) static void close_nil(void) {
+    defergc_chan_close(NULL);
+    after_call++; /* (not a tail call: close_nil keeps its frame) */
+}
+
+/* func wgNegative() { var wg sync.WaitGroup; wg.Done() } */
+__attribute__((noinline)) static void wg_negative(void) {
+    static defergc_wg negative;
+    defergc_wg_done(&negative);
+    after_call++;
+}
+
+static void runtime_raised(void *arg) {
+    (void)arg;
+    if (strcmp(which, "close-nil") == 0)
+        close_nil();
+    else
+        wg_negative();
+}
+
+/* ---- how the process ends after an unrecovered panic ----------------- */
+
+/* Must not run: the runtime ends the process with _exit(2), as Go's. */
+static void at_exit(void) {
+    fprintf(stderr, "atexit handler ran\n");
+}
+
+/* Output left in stdio's buffer (stdout is a pipe: fully buffered),
+ * then panic(nil): the buffer is flushed before the report. */
+static void print_then_panic(void) {
+    CHECK(atexit(at_exit) == 0);
+    printf("buffered before the panic\n");
+    defergc_panic(NULL);
+}
+
+static void exit_main(void *arg) {
+    (void)arg;
+    print_then_panic();
+}
+
+static void *exit_thread(void *arg) {
+    (void)arg;
+    print_then_panic();
+    return NULL;
+}
+
 /* The "runtime" case's recover: hands the runtime a pointer it cannot
  * write through. */
 static void recover_into_bad_pointer(void *args, const defergc_call *call) {
@@ -199,5 +342,38 @@ int main(int argc, char **argv) {
         defergc_defer(&fr, recover_into_bad_pointer, NULL, 0);
         defergc_panic((void *)0x1234);
     }
+    if (strcmp(which, "nil-main") == 0)
+        return defergc_main(nodefer_nil, NULL);
+    if (strcmp(which, "div-main") == 0)
+        return defergc_main(nodefer_div, NULL);
+    if (strcmp(which, "nil-go") == 0)
+        return defergc_main(nodefer_go_main, (void *)nodefer_nil);
+    if (strcmp(which, "div-go") == 0)
+        return defergc_main(nodefer_go_main, (void *)nodefer_div);
+    if (strcmp(which, "nil-thread") == 0) {
+        /* A plain thread that asked for faults to be caught. */
+        defergc_init();
+        defergc_catch_faults(1);
+        store_nil();
+        return 0;
+    }
+    if (strcmp(which, "close-nil") == 0 || strcmp(which, "wg-negative") == 0)
+        return defergc_main(runtime_raised, NULL);
+    if (strcmp(which, "exit-main") == 0)
+        return defergc_main(exit_main, NULL);
+    if (strcmp(which, "exit-plain") == 0) {
+        /* The process's main thread, outside any goroutine. */
+        print_then_panic();
+    }
+    if (strcmp(which, "exit-thread") == 0) {
+        pthread_t t;
+        CHECK(defergc_thread_create(&t, NULL, exit_thread, NULL) == 0);
+        pthread_join(t, NULL);
+        return 0;
+    }
+    if (strcmp(which, "overflow-malloc") == 0)
+        return defergc_main(nodefer_go_main, (void *)overflow_malloc);
+    if (strcmp(which, "return-while-panicking") == 0)
+        return defergc_main(return_while_panicking, NULL);
     return defergc_main(go_main, NULL);
 }

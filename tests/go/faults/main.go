@@ -49,8 +49,40 @@ func outer() {
 	fmt.Println("not reached")
 }
 
+//go:noinline
+func storeNil() {
+	var p *int
+	*p = 1
+}
+
+//go:noinline
+func closeNil() {
+	var c chan int
+	close(c)
+}
+
+//go:noinline
+func wgNegative() {
+	var wg sync.WaitGroup
+	wg.Done()
+}
+
 func main() {
 	switch os.Args[1] {
+	case "close-nil": // close-nil.out, then main.closeNil
+		closeNil()
+	case "wg-negative": // wg-negative.out, then sync.(*WaitGroup).Add, ...
+		wgNegative()
+	case "nil-main": // nil-nodefer.out
+		storeNil()
+	case "div-main": // div-nodefer.out
+		fmt.Println(div(1, zero))
+	case "nil-go": // nil-nodefer.out, another goroutine's header
+		go storeNil()
+		select {}
+	case "div-go": // div-nodefer.out, another goroutine's header
+		go func() { fmt.Println(div(1, zero)) }()
+		select {}
 	case "nil":
 		fmt.Println(nilDeref(nil))
 	case "div":
