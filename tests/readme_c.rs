@@ -7,7 +7,9 @@
 //!
 //! The installed-library block needs cargo-c and pkg-config (`apt-get
 //! install cargo-c pkg-config`, as CI does); without them it is skipped
-//! with a note. Runs in the default build only: the example and the
+//! with a note. It builds the library again (cargo-c's own build, a minute
+//! or two), so it is one of the slow tests: `cargo test -- --ignored`
+//! runs it, and CI does. Runs in the default build only: the example and the
 //! installed library are the default configuration.
 #![cfg(all(defergc_boehm, not(feature = "precise")))]
 
@@ -124,6 +126,7 @@ fn the_shared_library_build_of_the_readme_works() {
 }
 
 #[test]
+#[ignore = "slow (cargo-c builds the library again): cargo test -- --ignored"]
 fn the_installed_library_build_of_the_readme_works() {
     if !have("cargo-cinstall") || !have("pkg-config") {
         skip::skipped(
