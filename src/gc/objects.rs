@@ -128,7 +128,8 @@ mod tests {
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
         let first = &objects[0];
         assert_eq!(first.path, exe.display().to_string());
-        let here = the_executable_comes_first_with_its_path_and_this_function as usize as u64;
+        let here =
+            the_executable_comes_first_with_its_path_and_this_function as fn() as usize as u64;
         assert!(
             objects
                 .iter()

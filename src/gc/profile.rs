@@ -388,8 +388,10 @@ struct Builder {
 impl Builder {
     /// A builder whose mappings are the loaded objects.
     fn new() -> Builder {
-        let mut b = Builder::default();
-        b.objects = super::objects::loaded();
+        let mut b = Builder {
+            objects: super::objects::loaded(),
+            ..Builder::default()
+        };
         let objects = b.objects.clone();
         b.mappings = objects
             .iter()

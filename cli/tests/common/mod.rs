@@ -5,6 +5,7 @@
 use std::process::{Command, Output};
 
 mod skip;
+#[allow(unused_imports)] // not every test skips
 pub use skip::skipped;
 
 /// Runs `defergc ARGS` and returns what it did.
