@@ -371,13 +371,13 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
         .stack_size(WORKER_STACK)
         .spawn(move || {
             crate::gc::thread::ensure_registered();
-            super::fault::alt_stack();
+            let (alt_lo, alt_hi) = super::fault::alt_stack();
             let m: &'static M = Box::leak(Box::new(M {
                 thread: std::thread::current(),
                 next_p: AtomicPtr::new(ptr::null_mut()),
                 next_spinning: AtomicBool::new(false),
                 woken: AtomicBool::new(false),
-                scan: super::scan::register_worker(),
+                scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
                 current: Cell::new(ptr::null()),
