@@ -413,7 +413,17 @@ int defergc_record_free(void *record);
  * built on them) and at defergc_exit_syscall. Code that blocks its thread
  * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
  * overflow ends the process: "defergc: goroutine N stack overflow",
- * status 2. */
+ * status 2.
+ *
+ * Below each goroutine stack lies a 64 KiB guard zone (address space
+ * only): any access less than 64 KiB below the stack is caught, so every
+ * function whose frame is smaller than 64 KiB is, even compiled without
+ * stack probes (gcc's and clang's default on many systems, which may
+ * touch a frame's lowest bytes first). Code with larger frames must probe
+ * its stack (-fstack-clash-protection: a touch every page on the way
+ * down) or check, in its prologue, the stack pointer less the frame size
+ * against the stack's low end, as Go's compiler does; an unprobed frame of
+ * 64 KiB or more can jump the guard into another goroutine's stack. */
 
 /* The largest argument block of defergc_go. */
 #define DEFERGC_GO_MAX_ARGS 65536

@@ -1,28 +1,72 @@
 //! Goroutine stack overflows end the process with a message naming the
 //! goroutine, never silent corruption.
 //!
-//! Two ways an overflow is caught (see `stack.rs`): a guard page below the
-//! stack faults at once, and the canary at the stack's low end, checked at
+//! Two ways an overflow is caught (see `stack.rs`): a guard zone below the
+//! stack (64 KiB: frames of code without stack probes cannot jump it)
+//! faults at once, and the canary at the stack's low end, checked at
 //! every switch, catches what ran past a missing guard. A fault needs a
 //! signal stack to be handled on (the goroutine's own is exhausted): every
 //! worker thread gets one ([`alt_stack`]). The defer layer's fault handler
 //! (`crate::defer::fault`) asks this layer first whether a fault hit a
-//! guard page; any other fault is its business.
+//! guard zone; any other fault is its business.
 
 /// Ends the process: goroutine `id` overflowed its stack. Writes with
 /// `write(2)` and leaves with `_exit(2)` (Go's status for a fatal error):
-/// nothing that may touch the damaged memory runs.
+/// nothing that may touch the damaged memory runs. Async-signal-safe (the
+/// fault handler calls it): the message is put together in a buffer on
+/// the stack, without allocating.
 pub(crate) fn stack_overflow(id: u64) -> ! {
-    let size = super::sched::get().map_or(0, |s| s.stack_size >> 10);
-    let msg = format!(
-        "defergc: goroutine {id} stack overflow ({size} KiB stack; raise it with \
-         DEFERGC_STACK_SIZE or the scheduler's stack size setting)\n\
-         fatal error: stack overflow\n"
+    let size = super::sched::get().map_or(0, |s| s.stack_size >> 10) as u64;
+    let mut msg = Message::new();
+    msg.push(b"defergc: goroutine ");
+    msg.number(id);
+    msg.push(b" stack overflow (");
+    msg.number(size);
+    msg.push(
+        b" KiB stack; raise it with DEFERGC_STACK_SIZE or the scheduler's stack size \
+          setting)\nfatal error: stack overflow\n",
     );
     // SAFETY: writes initialised bytes to fd 2, then ends the process.
     unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::write(2, msg.buf.as_ptr().cast(), msg.len);
         libc::_exit(2)
+    }
+}
+
+/// A message put together without allocating.
+struct Message {
+    buf: [u8; 256],
+    len: usize,
+}
+
+impl Message {
+    fn new() -> Message {
+        Message {
+            buf: [0; 256],
+            len: 0,
+        }
+    }
+
+    /// Appends `bytes` (cut at the buffer's end).
+    fn push(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+    }
+
+    /// Appends `n` in decimal.
+    fn number(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[at..]);
     }
 }
 
@@ -47,7 +91,7 @@ pub(crate) fn alt_stack() -> (usize, usize) {
     (lo, lo + ALT_STACK)
 }
 
-/// Makes the defer layer's fault handler check the guard pages first.
+/// Makes the defer layer's fault handler check the guard zones first.
 pub(crate) fn install() {
     crate::defer::set_overflow_check(check_guard);
 }

@@ -8,6 +8,15 @@
  *             on its signal stack, and the collector must still scan the
  *             right ranges. Objects kept only on the faulting goroutines'
  *             stacks must survive.
+ *   bigframe PAD
+ *             a goroutine recurses through 12 KiB frames (compiled without
+ *             -fstack-clash-protection: no probes, the lowest byte of each
+ *             frame written first) past the end of its stack, PAD bytes
+ *             deeper at the start; the goroutine whose stack slot lies
+ *             below waits with a pattern in its locals. The overflow must
+ *             be reported (status 2) before anything of the neighbour is
+ *             written: the program never ends with "neighbour intact" or a
+ *             corrupted neighbour.
  */
 #include "defergc.h"
 
@@ -124,10 +133,84 @@ static void storm(void) {
     printf("storm: %ld faults recovered, %ld collections\n", faults, collections);
 }
 
+/* ---- bigframe ---- */
+
+enum { FRAME = 12 << 10, NEIGHBOUR_WORDS = 1024 };
+
+static defergc_chan *wake;
+static long pad;
+
+static uint64_t pattern(int i) {
+    return 0x5EED000000000000ull + (uint64_t)i * 0x10001;
+}
+
+/* Waits with 8 KiB of locals at the top of its stack, then checks them. */
+static void neighbour(void *args) {
+    (void)args;
+    volatile uint64_t words[NEIGHBOUR_WORDS];
+    for (int i = 0; i < NEIGHBOUR_WORDS; i++)
+        words[i] = pattern(i);
+    int v;
+    defergc_chan_recv(wake, &v);
+    for (int i = 0; i < NEIGHBOUR_WORDS; i++) {
+        if (words[i] != pattern(i)) {
+            printf("neighbour corrupted at word %d\n", i);
+            fflush(stdout);
+            exit(1);
+        }
+    }
+    printf("neighbour intact\n");
+    defergc_wg_done(&wg);
+}
+
+/* A 12 KiB frame of which only the lowest bytes are used (a large buffer
+ * holding a short string), as code without stack probes has: nothing
+ * between its bottom and the return address above is touched. */
+__attribute__((noinline)) static long deep(int n) {
+    volatile char buf[FRAME];
+    for (size_t i = 0; i < 64; i++)
+        buf[i] = (char)n;
+    if (n == 0)
+        return buf[0];
+    return deep(n - 1) + buf[1];
+}
+
+__attribute__((noinline)) static long padded(int n) {
+    volatile char room[pad + 1];
+    room[0] = 1;
+    return deep(n) + room[0];
+}
+
+static void recurser(void *args) {
+    int depth = *(int *)args;
+    printf("recursion returned %ld\n", padded(depth));
+    fflush(stdout);
+    int v = 1;
+    defergc_chan_send(wake, &v);
+    defergc_wg_done(&wg);
+}
+
+static void bigframe(void) {
+    wake = defergc_chan_make(sizeof(int), 0, 0);
+    /* Deep enough to run three frames past the end of the stack. */
+    const char *size = getenv("DEFERGC_STACK_SIZE");
+    CHECK(size != NULL);
+    int depth = (int)(strtol(size, NULL, 10) / FRAME) + 3;
+    defergc_wg_add(&wg, 2);
+    /* Started one after the other from one worker: neighbouring slots,
+     * the recurser's above the neighbour's. */
+    CHECK(defergc_go(neighbour, NULL, 0) == 0);
+    defergc_gosched();
+    CHECK(defergc_go(recurser, &depth, sizeof depth) == 0);
+    defergc_wg_wait(&wg);
+}
+
 static void go_main(void *arg) {
     (void)arg;
     if (strcmp(which, "storm") == 0)
         storm();
+    else if (strcmp(which, "bigframe") == 0)
+        bigframe();
     else
         CHECK(!"unknown case");
 }
@@ -135,7 +218,9 @@ static void go_main(void *arg) {
 int main(int argc, char **argv) {
     CHECK(argc >= 2);
     which = argv[1];
-    if (argc >= 3)
+    if (argc >= 3) {
         seconds = atof(argv[2]);
+        pad = atol(argv[2]);
+    }
     return defergc_main(go_main, NULL);
 }
