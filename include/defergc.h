@@ -415,6 +415,14 @@ int defergc_record_free(void *record);
  * overflow ends the process: "defergc: goroutine N stack overflow",
  * status 2.
  *
+ * fork() from a goroutine: the child keeps the forking goroutine only;
+ * every other goroutine is dead there and never runs. The child may
+ * allocate, exec, _exit, use plain libc, and start goroutines and wait for
+ * them on channels and locks it made itself (one shared with another
+ * goroutine may stay held). Exec or _exit soon after the fork, as the
+ * child of Go's syscall.ForkExec does, is the safe use. fork() may be
+ * called inside defergc_enter_syscall/defergc_exit_syscall or outside.
+ *
  * Below each goroutine stack lies a 64 KiB guard zone (address space
  * only): any access less than 64 KiB below the stack is caught, so every
  * function whose frame is smaller than 64 KiB is, even compiled without

@@ -61,3 +61,24 @@ fn a_large_frame_cannot_jump_the_guard_into_the_neighbouring_stack() {
         assert!(!text.contains("neighbour"), "pad {pad}: {text}");
     }
 }
+
+/// A goroutine forks 50 times while others churn channels and sleep; each
+/// child allocates, starts a goroutine and hears from it, then exits or
+/// execs. Half the forks are made inside a system call (as Go's ForkExec
+/// makes them): there the child's exit from the call found no processor
+/// (the other workers' processors never came back) and parked for good;
+/// a child could also spin for ever on a global-queue slot a parent
+/// thread was writing at the fork. The parent waits for each child with a
+/// timeout.
+#[test]
+fn children_of_forks_among_busy_goroutines_start_goroutines_and_exit() {
+    for run in 0..2 {
+        let out = stacks_c(&["fork", "50"], &[("GOMAXPROCS", "2")]);
+        succeeded(&format!("fork run {run}"), &out);
+        assert!(
+            cprog::text(&out).contains("fork: 0 of 50 children failed"),
+            "{}",
+            cprog::text(&out)
+        );
+    }
+}

@@ -29,6 +29,25 @@
 //!   calls (gosched, park, channel and lock operations, sleeps, system
 //!   call exits). Nothing preempts a goroutine that loops without them.
 //!
+//! Fork (design.md invariant 9): [`fork_prepare`] takes the timer heap's,
+//! the stack pool's, the global queue's and the scheduler's locks, so no
+//! queue or pool is caught half-changed (the local queues are lock-free
+//! deques whose operations never wait on another thread, and the global
+//! queue is a locked list: a lock-free one could be caught with a slot a
+//! parent thread had reserved and not yet written, which its readers wait
+//! for forever). In the child only the forking thread exists: every other
+//! worker is gone, and with it the goroutines it was running. So the child
+//! keeps one goroutine, the forking one (if it forks from a goroutine):
+//! [`fork_child`] forgets the other workers, makes every processor but the
+//! forking worker's idle, empties the run queues, and marks every other
+//! goroutine dead without running it (a goroutine's work is not done twice,
+//! once in each process; a wakeup for one is ignored). The forking
+//! goroutine may start goroutines in the child and wait for them, on
+//! channels and locks it made there; anything another goroutine may have
+//! held at the fork (a channel shared with it, a mutex) may stay held. As
+//! in Go, whose child of `syscall.ForkExec` only execs, the safe use is
+//! exec or `_exit` soon after the fork.
+//!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
 //! every goroutine is asleep: the program ends with Go's report.
@@ -36,8 +55,9 @@
 use super::g::{self, Switch, G};
 use super::scan::WorkerScan;
 use super::stack;
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Steal, Stealer, Worker};
 use std::cell::{Cell, UnsafeCell};
+use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -125,9 +145,55 @@ struct Idle {
 // SAFETY: the pointers are to never-freed processors and workers.
 unsafe impl Send for Idle {}
 
+/// The global run queue: a locked list, with its length readable without
+/// the lock (Go's `sched.runq`; see the module docs on fork).
+struct GlobalQueue {
+    q: Mutex<VecDeque<GRef>>,
+    len: AtomicUsize,
+}
+
+/// Goroutines a worker takes from the global queue at once, at most.
+const GLOBAL_BATCH: usize = 32;
+
+impl GlobalQueue {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<GRef>> {
+        self.q.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, g: GRef) {
+        let mut q = self.lock();
+        q.push_back(g);
+        self.len.store(q.len(), Ordering::Release);
+    }
+
+    /// Whether it is empty (racy: a hint).
+    fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+
+    /// The first goroutine, with up to its share of the rest (for `procs`
+    /// processors) moved to `local`.
+    fn take(&self, local: &Worker<GRef>, procs: usize) -> Option<GRef> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut q = self.lock();
+        let n = q.len().min(q.len() / procs + 1).min(GLOBAL_BATCH);
+        let first = q.pop_front();
+        for _ in 1..n {
+            match q.pop_front() {
+                Some(g) => local.push(g),
+                None => break,
+            }
+        }
+        self.len.store(q.len(), Ordering::Release);
+        first
+    }
+}
+
 pub(crate) struct Sched {
     ps: Box<[P]>,
-    global: Injector<GRef>,
+    global: GlobalQueue,
     idle: Mutex<Idle>,
     npidle: AtomicUsize,
     nmspinning: AtomicUsize,
@@ -159,6 +225,11 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
+        static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+            prepare: fork_prepare,
+            child: fork_child,
+        };
+        crate::gc::fork::on_fork(&FORK);
         let ps: Box<[P]> = (0..s.procs.max(1))
             .map(|id| {
                 let local = Worker::new_fifo();
@@ -178,7 +249,10 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
         let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
         Sched {
             ps,
-            global: Injector::new(),
+            global: GlobalQueue {
+                q: Mutex::new(VecDeque::new()),
+                len: AtomicUsize::new(0),
+            },
             idle: Mutex::new(Idle {
                 ps: idle_ps,
                 ms: Vec::new(),
@@ -589,15 +663,10 @@ fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
 }
 
 fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
-    loop {
-        // SAFETY: this worker holds p.
-        match s.global.steal_batch_and_pop(unsafe { p.local() }) {
-            // SAFETY: queued goroutines are live.
-            Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
-            Steal::Empty => return None,
-            Steal::Retry => continue,
-        }
-    }
+    // SAFETY: this worker holds p.
+    let GRef(g) = s.global.take(unsafe { p.local() }, s.procs())?;
+    // SAFETY: queued goroutines are live.
+    Some(unsafe { &*g })
 }
 
 /// Steals half of another processor's queue (or its runnext).
@@ -790,4 +859,73 @@ pub(crate) fn exit_syscall(g: &G) {
         }
         None => g.switch_out(Switch::SyscallExit),
     }
+}
+
+// ---- fork ------------------------------------------------------------
+
+/// Before a fork (see the module docs): the locks of the timer heap, the
+/// stack pool, the global queue and the scheduler, in that order (the
+/// timer thread takes the global queue's under the heap's when it readies
+/// a goroutine).
+fn fork_prepare() {
+    let Some(s) = get() else { return };
+    super::timer::lock_for_fork();
+    stack::lock_for_fork();
+    crate::gc::fork::held::keep(s.global.lock());
+    crate::gc::fork::held::keep(s.lock());
+}
+
+/// In the child (see the module docs): only the forking thread exists.
+fn fork_child() {
+    let Some(s) = get() else { return };
+    let m = current_m();
+    // SAFETY: processors are never freed.
+    let mine = m.and_then(|m| unsafe { m.p.get().as_ref() });
+    let forking = current_g();
+    {
+        let mut idle = s.lock();
+        idle.ms.clear();
+        idle.ps.clear();
+        idle.workers = usize::from(m.is_some());
+        // A goroutine that forked between entering and leaving a system
+        // call (as Go's ForkExec does) holds no processor.
+        idle.in_syscall = usize::from(m.is_some() && mine.is_none() && forking.is_some());
+        for p in s.ps.iter().rev() {
+            p.runnext.store(ptr::null_mut(), Ordering::Release);
+            // SAFETY: the child has one thread: no other holder, no
+            // stealer is left.
+            let local = unsafe { p.local() };
+            while local.pop().is_some() {}
+            if mine.is_some_and(|q| q.id == p.id) {
+                continue;
+            }
+            p.status.store(P_IDLE, Ordering::Release);
+            idle.ps.push(p);
+        }
+        s.npidle.store(idle.ps.len(), Ordering::SeqCst);
+    }
+    s.nmspinning.store(0, Ordering::SeqCst);
+    if let Some(m) = m {
+        m.spinning.set(false);
+    }
+    {
+        let mut q = s.global.lock();
+        q.clear();
+        s.global.len.store(0, Ordering::Release);
+    }
+    // Every goroutine but the forking one is dead: it never runs here, a
+    // wakeup leaves it alone. Its stack stays (scanned, never reused).
+    let geometry = stack::geometry();
+    stack::for_each_live(|slot| {
+        // SAFETY: a live slot holds an initialised goroutine header.
+        let g = unsafe { G::of(slot, &geometry) };
+        if forking.is_some_and(|f| ptr::eq(f, g)) {
+            return;
+        }
+        g.status.store(g.tag() | g::DEAD, Ordering::Release);
+    });
+    s.goroutines
+        .store(usize::from(forking.is_some()), Ordering::SeqCst);
+    s.launching.store(0, Ordering::SeqCst);
+    super::timer::restart_after_fork();
 }

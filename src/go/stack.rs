@@ -262,6 +262,13 @@ fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Takes the pool's lock until the fork is over (`gc::fork`): a fork
+/// never catches the pool half-changed. Slots that other threads kept in
+/// their caches are lost in the child.
+pub(crate) fn lock_for_fork() {
+    crate::gc::fork::held::keep(pool());
+}
+
 /// Fixes the geometry of every slot (once, when the scheduler starts).
 pub(crate) fn configure(g: Geometry) {
     let _ = GEOMETRY.set(g);

@@ -17,10 +17,20 @@
  *             be reported (status 2) before anything of the neighbour is
  *             written: the program never ends with "neighbour intact" or a
  *             corrupted neighbour.
+ *   fork N    a goroutine forks N times while others churn channels and
+ *             sleep on timers; each child allocates, starts a goroutine
+ *             and receives from it on a channel it made, then _exits 0 (or
+ *             execs /bin/true, every third). Half the forks are made
+ *             between defergc_enter_syscall and defergc_exit_syscall, as
+ *             Go's ForkExec makes them. The parent waits for each child
+ *             with a timeout: a child that hangs fails the run.
  */
 #include "defergc.h"
 
+#include <signal.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,12 +215,137 @@ static void bigframe(void) {
     defergc_wg_wait(&wg);
 }
 
+/* ---- fork ---- */
+
+static volatile int churning = 1;
+
+/* Ping-pongs on two unbuffered channels until told to stop. */
+static void pinger(void *args) {
+    defergc_chan *const *c = args;
+    long v = 0;
+    while (churning) {
+        defergc_chan_send(c[0], &v);
+        defergc_chan_recv(c[1], &v);
+        v++;
+        defergc_alloc(32);
+        /* (Without a pause the pairs keep both workers busy and the
+         * forking goroutine, woken from its sleep onto the global queue,
+         * can wait for a long time: see the report of issue 34.) */
+        if (v % 64 == 0)
+            defergc_sleep_ns(20 * 1000);
+    }
+    v = -1;
+    defergc_chan_send(c[0], &v);
+    defergc_wg_done(&wg);
+}
+
+static void ponger(void *args) {
+    defergc_chan *const *c = args;
+    long v;
+    for (;;) {
+        defergc_chan_recv(c[0], &v);
+        if (v < 0)
+            break;
+        defergc_chan_send(c[1], &v);
+    }
+    defergc_wg_done(&wg);
+}
+
+static void sleeper(void *args) {
+    (void)args;
+    while (churning)
+        defergc_sleep_ns(100 * 1000);
+    defergc_wg_done(&wg);
+}
+
+static void child_sender(void *args) {
+    defergc_chan *c = *(defergc_chan **)args;
+    long v = 42;
+    defergc_chan_send(c, &v);
+}
+
+/* What a child does: allocate, start a goroutine and hear from it. */
+static void in_child(int round, int in_syscall) {
+    if (in_syscall)
+        defergc_exit_syscall();
+    long *p = defergc_alloc(64);
+    CHECK(p != NULL);
+    p[7] = round;
+    defergc_chan *c = defergc_chan_make(sizeof(long), 0, 0);
+    CHECK(defergc_go(child_sender, &c, sizeof c) == 0);
+    long v = 0;
+    CHECK(defergc_chan_recv(c, &v) && v == 42);
+    CHECK(p[7] == round);
+    if (round % 3 == 2) {
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(3);
+    }
+    _exit(0);
+}
+
+/* Waits up to 10 s for pid; 0 if it exited with status 0. */
+static int wait_child(pid_t pid, int round) {
+    for (int ms = 0; ms < 10000; ms++) {
+        int status;
+        defergc_enter_syscall();
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        defergc_exit_syscall();
+        CHECK(r >= 0);
+        if (r == pid) {
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return 0;
+            printf("child of fork %d: wait status %#x\n", round, status);
+            return 1;
+        }
+        defergc_sleep_ns(1000 * 1000);
+    }
+    printf("child of fork %d hangs\n", round);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 1;
+}
+
+static void forks(int n) {
+    enum { PAIRS = 3 };
+    static defergc_chan *chans[PAIRS][2];
+    defergc_wg_add(&wg, 2 * PAIRS + 1);
+    for (int i = 0; i < PAIRS; i++) {
+        chans[i][0] = defergc_chan_make(sizeof(long), 0, 0);
+        chans[i][1] = defergc_chan_make(sizeof(long), 0, 0);
+        CHECK(defergc_go(pinger, chans[i], sizeof chans[i]) == 0);
+        CHECK(defergc_go(ponger, chans[i], sizeof chans[i]) == 0);
+    }
+    CHECK(defergc_go(sleeper, NULL, 0) == 0);
+    int failed = 0;
+    for (int round = 0; round < n; round++) {
+        /* Let the churn get going again. */
+        defergc_sleep_ns(2 * 1000 * 1000);
+        int in_syscall = round % 2;
+        if (in_syscall)
+            defergc_enter_syscall();
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0)
+            in_child(round, in_syscall);
+        if (in_syscall)
+            defergc_exit_syscall();
+        failed += wait_child(pid, round);
+    }
+    churning = 0;
+    defergc_wg_wait(&wg);
+    printf("fork: %d of %d children failed\n", failed, n);
+    fflush(stdout);
+    CHECK(failed == 0);
+}
+
 static void go_main(void *arg) {
     (void)arg;
     if (strcmp(which, "storm") == 0)
         storm();
     else if (strcmp(which, "bigframe") == 0)
         bigframe();
+    else if (strcmp(which, "fork") == 0)
+        forks((int)pad);
     else
         CHECK(!"unknown case");
 }
@@ -218,6 +353,7 @@ static void go_main(void *arg) {
 int main(int argc, char **argv) {
     CHECK(argc >= 2);
     which = argv[1];
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc >= 3) {
         seconds = atof(argv[2]);
         pad = atol(argv[2]);
