@@ -52,6 +52,20 @@
 //! [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a program
 //! that had a million goroutines once does not keep their pages.
 //!
+//! Where regions go: one after the other from [`ARENA`] (32 TiB), far
+//! from where the kernel puts other mappings (top-down from near 128 TiB)
+//! and the program's break, and so far from bdwgc's heap. bdwgc takes
+//! every word it scans that lies between its lowest and highest heap
+//! address (plus a slop for growth) for a possible pointer, and a value
+//! there that is not an object's address is *blacklisted*: a hash table
+//! of heap block addresses that it will not allocate in. Stacks mapped
+//! between heap sections put every goroutine's pointers to its own stack
+//! and header in that range: a million goroutines fill the table, every
+//! new heap block looks blacklisted, and allocation gives up ("Too many
+//! retries in GC_allocobj"). Where the hint cannot be honoured (another
+//! mapping there, a smaller address space) the kernel places the region
+//! anywhere, as before.
+//!
 //! Each region has a bitmap of its live slots ([`set_live`]), which the
 //! collector walks with the world stopped ([`for_each_live`]): the region
 //! table is append-only and read without a lock.
@@ -88,6 +102,14 @@ const CANARY_WORDS: usize = 4;
 /// Stack space a switch needs below the recorded stack pointer (the
 /// switch's own frames, a signal frame of the collector's stop signal).
 pub(crate) const RED_ZONE: usize = 8192;
+
+/// Where the first region is asked for (see the module docs): 32 TiB, in
+/// the user address space of x86-64 and aarch64 with 48-bit addresses,
+/// far below the mmap area and far above the program and its break.
+#[cfg(target_pointer_width = "64")]
+const ARENA: usize = 0x2000_0000_0000;
+#[cfg(not(target_pointer_width = "64"))]
+const ARENA: usize = 0;
 
 /// `MADV_GUARD_INSTALL` (Linux 6.13).
 const MADV_GUARD_INSTALL: libc::c_int = 102;
@@ -241,6 +263,8 @@ struct Pool {
     fresh_next: usize,
     /// Guard pages made with mprotect so far.
     mprotect_guards: usize,
+    /// Where the next region is asked for (0: at [`ARENA`]).
+    next_region: usize,
 }
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
@@ -251,6 +275,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     fresh: 0,
     fresh_next: 0,
     mprotect_guards: 0,
+    next_region: 0,
 });
 /// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
 /// the first time it refuses one.
@@ -438,10 +463,16 @@ pub(crate) fn usage() -> (usize, usize) {
 
 fn new_region(p: &mut Pool, g: &Geometry) {
     let len = REGION_SLOTS * g.slot;
-    // SAFETY: a fresh private anonymous mapping; no existing memory named.
+    let hint = if p.next_region == 0 {
+        ARENA
+    } else {
+        p.next_region
+    };
+    // SAFETY: a fresh private anonymous mapping; the address is a hint
+    // (no MAP_FIXED): no existing memory is replaced.
     let at = unsafe {
         libc::mmap(
-            std::ptr::null_mut(),
+            hint as *mut libc::c_void,
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
@@ -456,6 +487,9 @@ fn new_region(p: &mut Pool, g: &Geometry) {
             std::io::Error::last_os_error()
         ));
     }
+    // The next region right above this one (where the hint was honoured,
+    // the arena grows upwards; where not, wherever this one went).
+    p.next_region = at as usize + len;
     let index = p.region_free.len();
     if index >= MAX_REGIONS {
         crate::abort(&format!(
@@ -608,6 +642,7 @@ mod tests {
             fresh: 0,
             fresh_next: 0,
             mprotect_guards: 0,
+            next_region: 0,
         };
         for r in 0..regions {
             for i in 0..REGION_SLOTS {

@@ -24,6 +24,13 @@
  *             between defergc_enter_syscall and defergc_exit_syscall, as
  *             Go's ForkExec makes them. The parent waits for each child
  *             with a timeout: a child that hangs fails the run.
+ *   many N    N goroutines each allocate a 16-byte object and park on one
+ *             channel (a receive) holding it; then the channel is closed
+ *             and each checks its object. Every thousandth also checks
+ *             that its stack lies outside bdwgc's plausible heap range
+ *             (where a value that is no object's address is blacklisted:
+ *             a million stacks there fill the blacklist, and allocation
+ *             gives up with "Too many retries in GC_allocobj").
  */
 #include "defergc.h"
 
@@ -338,6 +345,54 @@ static void forks(int n) {
     CHECK(failed == 0);
 }
 
+/* ---- many ---- */
+
+static defergc_chan *gate;
+
+/* bdwgc's plausible heap range (gc_mark.h); absent without bdwgc. */
+extern void *GC_least_plausible_heap_addr __attribute__((weak));
+extern void *GC_greatest_plausible_heap_addr __attribute__((weak));
+static long in_range, probed;
+
+/* Whether p lies in the range (read while the collector may change it:
+ * a snapshot is all this needs). */
+static int plausible(const void *p) {
+    if (&GC_least_plausible_heap_addr == NULL || &GC_greatest_plausible_heap_addr == NULL)
+        return 0;
+    return p >= GC_least_plausible_heap_addr && p < GC_greatest_plausible_heap_addr;
+}
+
+static void holder(void *args) {
+    long i = *(long *)args;
+    long *p = defergc_alloc(16);
+    CHECK(p != NULL);
+    p[0] = i;
+    p[1] = ~i;
+    long v;
+    if (i % 1000 == 0) {
+        __atomic_fetch_add(&probed, 1, __ATOMIC_RELAXED);
+        if (plausible(&v))
+            __atomic_fetch_add(&in_range, 1, __ATOMIC_RELAXED);
+    }
+    CHECK(!defergc_chan_recv(gate, &v));
+    CHECK(p[0] == i && p[1] == ~i);
+    defergc_wg_done(&wg);
+}
+
+static void many(long n) {
+    gate = defergc_chan_make(sizeof(long), 0, 0);
+    defergc_wg_add(&wg, (int)n);
+    double t0 = now();
+    for (long i = 0; i < n; i++)
+        CHECK(defergc_go(holder, &i, sizeof i) == 0);
+    double t1 = now();
+    defergc_chan_close(gate);
+    defergc_wg_wait(&wg);
+    printf("many: %ld goroutines started in %.1f s, all done in %.1f s\n", n, t1 - t0,
+           now() - t0);
+    printf("many: %ld of %ld stacks probed in the plausible heap range\n", in_range, probed);
+}
+
 static void go_main(void *arg) {
     (void)arg;
     if (strcmp(which, "storm") == 0)
@@ -346,6 +401,8 @@ static void go_main(void *arg) {
         bigframe();
     else if (strcmp(which, "fork") == 0)
         forks((int)pad);
+    else if (strcmp(which, "many") == 0)
+        many(pad);
     else
         CHECK(!"unknown case");
 }
