@@ -30,16 +30,17 @@
 //!   call exits). Nothing preempts a goroutine that loops without them.
 //!
 //! Fork (design.md invariant 9): [`fork_prepare`] takes the timer heap's,
-//! the stack pool's, the global queue's and the scheduler's locks, so no
-//! queue or pool is caught half-changed (the local queues are lock-free
-//! deques whose operations never wait on another thread, and the global
-//! queue is a locked list: a lock-free one could be caught with a slot a
-//! parent thread had reserved and not yet written, which its readers wait
-//! for forever). In the child only the forking thread exists: every other
-//! worker is gone, and with it the goroutines it was running. So the child
-//! keeps one goroutine, the forking one (if it forks from a goroutine):
-//! [`fork_child`] forgets the other workers, makes every processor but the
-//! forking worker's idle, empties the run queues, and marks every other
+//! the stack pool's and the scheduler's locks, so none of them is caught
+//! half-changed. The run queues are lock-free: a local queue's operations
+//! never wait on another thread, but the global queue (crossbeam's
+//! Injector) may be caught with a slot a parent thread had reserved and
+//! not yet written, which its readers wait for forever; the child gets a
+//! new, empty one. In the child only the forking thread exists: every
+//! other worker is gone, and with it the goroutines it was running. So the
+//! child keeps one goroutine, the forking one (if it forks from a
+//! goroutine): [`fork_child`] forgets the other workers, makes every
+//! processor but the forking worker's idle, empties the run queues, and
+//! marks every other
 //! goroutine dead without running it (a goroutine's work is not done twice,
 //! once in each process; a wakeup for one is ignored). The forking
 //! goroutine may start goroutines in the child and wait for them, on
@@ -55,9 +56,8 @@
 use super::g::{self, Switch, G};
 use super::scan::WorkerScan;
 use super::stack;
-use crossbeam_deque::{Steal, Stealer, Worker};
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::{Cell, UnsafeCell};
-use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -145,55 +145,11 @@ struct Idle {
 // SAFETY: the pointers are to never-freed processors and workers.
 unsafe impl Send for Idle {}
 
-/// The global run queue: a locked list, with its length readable without
-/// the lock (Go's `sched.runq`; see the module docs on fork).
-struct GlobalQueue {
-    q: Mutex<VecDeque<GRef>>,
-    len: AtomicUsize,
-}
-
-/// Goroutines a worker takes from the global queue at once, at most.
-const GLOBAL_BATCH: usize = 32;
-
-impl GlobalQueue {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<GRef>> {
-        self.q.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn push(&self, g: GRef) {
-        let mut q = self.lock();
-        q.push_back(g);
-        self.len.store(q.len(), Ordering::Release);
-    }
-
-    /// Whether it is empty (racy: a hint).
-    fn is_empty(&self) -> bool {
-        self.len.load(Ordering::Acquire) == 0
-    }
-
-    /// The first goroutine, with up to its share of the rest (for `procs`
-    /// processors) moved to `local`.
-    fn take(&self, local: &Worker<GRef>, procs: usize) -> Option<GRef> {
-        if self.is_empty() {
-            return None;
-        }
-        let mut q = self.lock();
-        let n = q.len().min(q.len() / procs + 1).min(GLOBAL_BATCH);
-        let first = q.pop_front();
-        for _ in 1..n {
-            match q.pop_front() {
-                Some(g) => local.push(g),
-                None => break,
-            }
-        }
-        self.len.store(q.len(), Ordering::Release);
-        first
-    }
-}
-
 pub(crate) struct Sched {
     ps: Box<[P]>,
-    global: GlobalQueue,
+    /// The global queue: replaced by an empty one in a forked child (see
+    /// the module docs), never otherwise.
+    global: UnsafeCell<Injector<GRef>>,
     idle: Mutex<Idle>,
     npidle: AtomicUsize,
     nmspinning: AtomicUsize,
@@ -249,10 +205,7 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
         let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
         Sched {
             ps,
-            global: GlobalQueue {
-                q: Mutex::new(VecDeque::new()),
-                len: AtomicUsize::new(0),
-            },
+            global: UnsafeCell::new(Injector::new()),
             idle: Mutex::new(Idle {
                 ps: idle_ps,
                 ms: Vec::new(),
@@ -279,7 +232,17 @@ fn sched() -> &'static Sched {
         .unwrap_or_else(|| crate::abort("defergc: the goroutine scheduler is not started"))
 }
 
+// SAFETY: `global` is written only in a forked child's fork hook, where
+// the forking thread is the only thread; everything else is Sync.
+unsafe impl Sync for Sched {}
+
 impl Sched {
+    /// The global run queue.
+    fn global(&self) -> &Injector<GRef> {
+        // SAFETY: replaced only while no other thread exists (fork_child).
+        unsafe { &*self.global.get() }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Idle> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -328,7 +291,7 @@ pub(crate) fn runqput(g: &G, next: bool) {
                 local.push(GRef(g));
             }
         }
-        None => s.global.push(GRef(g)),
+        None => s.global().push(GRef(g)),
     }
     wakep();
 }
@@ -520,7 +483,7 @@ fn execute(m: &'static M, g: &'static G) {
                 Switch::Park => park_finish(g),
                 Switch::SyscallExit => {
                     set_state(g, g::RUNNABLE);
-                    sched().global.push(GRef(g));
+                    sched().global().push(GRef(g));
                     wakep();
                     // This worker has no processor: it parks until given one.
                     stopm(m);
@@ -663,10 +626,15 @@ fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
 }
 
 fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
-    // SAFETY: this worker holds p.
-    let GRef(g) = s.global.take(unsafe { p.local() }, s.procs())?;
-    // SAFETY: queued goroutines are live.
-    Some(unsafe { &*g })
+    loop {
+        // SAFETY: this worker holds p.
+        match s.global().steal_batch_and_pop(unsafe { p.local() }) {
+            // SAFETY: queued goroutines are live.
+            Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
+            Steal::Empty => return None,
+            Steal::Retry => continue,
+        }
+    }
 }
 
 /// Steals half of another processor's queue (or its runnext).
@@ -715,7 +683,7 @@ pub(crate) fn any_queued() -> bool {
 /// take (racy: a hint): the global queue, a local queue, or the runnext of
 /// an idle processor (a running one's runnext is its owner's to run).
 fn any_work(s: &Sched) -> bool {
-    !s.global.is_empty()
+    !s.global().is_empty()
         || s.ps.iter().any(|p| {
             !p.stealer.is_empty()
                 || (p.status.load(Ordering::Acquire) == P_IDLE
@@ -822,7 +790,7 @@ pub(crate) fn enter_syscall(g: &G) {
     // A pending notification stays: a park after the call still sees it.
     set_state(g, g::SYSCALL);
     m.p.set(ptr::null());
-    let handoff = p.has_work() || !s.global.is_empty();
+    let handoff = p.has_work() || !s.global().is_empty();
     {
         let mut idle = s.lock();
         idle.in_syscall += 1;
@@ -864,14 +832,11 @@ pub(crate) fn exit_syscall(g: &G) {
 // ---- fork ------------------------------------------------------------
 
 /// Before a fork (see the module docs): the locks of the timer heap, the
-/// stack pool, the global queue and the scheduler, in that order (the
-/// timer thread takes the global queue's under the heap's when it readies
-/// a goroutine).
+/// stack pool and the scheduler, in that order.
 fn fork_prepare() {
     let Some(s) = get() else { return };
     super::timer::lock_for_fork();
     stack::lock_for_fork();
-    crate::gc::fork::held::keep(s.global.lock());
     crate::gc::fork::held::keep(s.lock());
 }
 
@@ -908,11 +873,11 @@ fn fork_child() {
     if let Some(m) = m {
         m.spinning.set(false);
     }
-    {
-        let mut q = s.global.lock();
-        q.clear();
-        s.global.len.store(0, Ordering::Release);
-    }
+    // The global queue may hold a slot a parent thread had reserved and
+    // not yet written, which its readers would wait for forever: the
+    // child gets an empty one (the old one is left as it is, unread).
+    // SAFETY: the forking thread is the only thread of the child.
+    unsafe { std::mem::forget(std::ptr::replace(s.global.get(), Injector::new())) };
     // Every goroutine but the forking one is dead: it never runs here, a
     // wakeup leaves it alone. Its stack stays (scanned, never reused).
     let geometry = stack::geometry();

@@ -235,9 +235,10 @@ static void pinger(void *args) {
         defergc_chan_recv(c[1], &v);
         v++;
         defergc_alloc(32);
-        /* (Without a pause the pairs keep both workers busy and the
-         * forking goroutine, woken from its sleep onto the global queue,
-         * can wait for a long time: see the report of issue 34.) */
+        /* A pause now and then: scheduling is cooperative, and a pair
+         * split over both workers can run on without ever switching out
+         * (each park finds its wakeup already there), so the forking
+         * goroutine, woken onto the global queue, would never run. */
         if (v % 64 == 0)
             defergc_sleep_ns(20 * 1000);
     }
