@@ -59,10 +59,12 @@
 //! address (plus a slop for growth) for a possible pointer, and a value
 //! there that is not an object's address is *blacklisted*: a hash table
 //! of heap block addresses that it will not allocate in. Stacks mapped
-//! between heap sections put every goroutine's pointers to its own stack
-//! and header in that range: a million goroutines fill the table, every
-//! new heap block looks blacklisted, and allocation gives up ("Too many
-//! retries in GC_allocobj"). Where the hint cannot be honoured (another
+//! next to or between heap sections put every goroutine's pointers to its
+//! own stack and header in that range (the first region always was, in
+//! our measurements): a million goroutines can fill the table until every
+//! new heap block looks blacklisted and allocation gives up ("Too many
+//! retries in GC_allocobj", the likely cause of issue 34's aborts, which
+//! we could not reproduce). Where the hint cannot be honoured (another
 //! mapping there, a smaller address space) the kernel places the region
 //! anywhere, as before.
 //!
