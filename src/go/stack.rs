@@ -60,11 +60,12 @@
 //! there that is not an object's address is *blacklisted*: a hash table
 //! of heap block addresses that it will not allocate in. Stacks mapped
 //! next to or between heap sections put every goroutine's pointers to its
-//! own stack and header in that range (the first region always was, in
-//! our measurements): a million goroutines can fill the table until every
-//! new heap block looks blacklisted and allocation gives up ("Too many
-//! retries in GC_allocobj", the likely cause of issue 34's aborts, which
-//! we could not reproduce). Where the hint cannot be honoured (another
+//! own stack and header in that range (the first region always was; after
+//! a heap section too large for the gaps near the others, placed below
+//! the regions mapped so far, all of them were): a few hundred thousand
+//! goroutines fill the table until every new heap block looks blacklisted
+//! and allocation gives up ("Too many retries in GC_allocobj", issue 34;
+//! `tests/c/stacks.c many`). Where the hint cannot be honoured (another
 //! mapping there, a smaller address space) the kernel places the region
 //! anywhere, as before.
 //!

@@ -24,13 +24,19 @@
  *             between defergc_enter_syscall and defergc_exit_syscall, as
  *             Go's ForkExec makes them. The parent waits for each child
  *             with a timeout: a child that hangs fails the run.
- *   many N    N goroutines each allocate a 16-byte object and park on one
+ *   many N [MIB AT]
+ *             N goroutines each allocate a 16-byte object and park on one
  *             channel (a receive) holding it; then the channel is closed
  *             and each checks its object. Every thousandth also checks
  *             that its stack lies outside bdwgc's plausible heap range
- *             (where a value that is no object's address is blacklisted:
- *             a million stacks there fill the blacklist, and allocation
- *             gives up with "Too many retries in GC_allocobj").
+ *             (where a value that is no object's address is blacklisted).
+ *             With MIB: a pointer-free object of MIB MiB is allocated
+ *             before goroutine AT starts, a heap section too large for
+ *             the gaps near the others, which the kernel used to place
+ *             below the stack regions mapped so far: every goroutine's
+ *             stack was then in the range, their pointers filled the
+ *             blacklist, and allocation gave up ("Too many retries in
+ *             GC_allocobj": 300000 128 250000 aborted in 5 runs of 5).
  */
 #include "defergc.h"
 
@@ -349,6 +355,7 @@ static void forks(int n) {
 /* ---- many ---- */
 
 static defergc_chan *gate;
+static long big_mib, big_at = -1;
 
 /* bdwgc's plausible heap range (gc_mark.h); absent without bdwgc. */
 extern void *GC_least_plausible_heap_addr __attribute__((weak));
@@ -384,8 +391,14 @@ static void many(long n) {
     gate = defergc_chan_make(sizeof(long), 0, 0);
     defergc_wg_add(&wg, (int)n);
     double t0 = now();
-    for (long i = 0; i < n; i++)
+    static void *volatile big;
+    for (long i = 0; i < n; i++) {
+        if (i == big_at) {
+            big = defergc_alloc_atomic((size_t)big_mib << 20);
+            CHECK(big != NULL);
+        }
         CHECK(defergc_go(holder, &i, sizeof i) == 0);
+    }
     double t1 = now();
     defergc_chan_close(gate);
     defergc_wg_wait(&wg);
@@ -415,6 +428,10 @@ int main(int argc, char **argv) {
     if (argc >= 3) {
         seconds = atof(argv[2]);
         pad = atol(argv[2]);
+    }
+    if (argc >= 5) {
+        big_mib = atol(argv[3]);
+        big_at = atol(argv[4]);
     }
     return defergc_main(go_main, NULL);
 }
