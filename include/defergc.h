@@ -433,7 +433,25 @@ int defergc_record_free(void *record);
  * call and after it may name two threads' variables, and a C compiler may
  * even reuse the first address for the second read. Keep per-goroutine
  * state in the goroutine (defergc_goroutine_locals, your own records), as
- * Go code has no thread-locals. */
+ * Go code has no thread-locals.
+ *
+ * fork() from a goroutine: the child keeps the forking goroutine only;
+ * every other goroutine is dead there and never runs. The child may
+ * allocate, exec, _exit, use plain libc, and start goroutines and wait for
+ * them on channels and locks it made itself (one shared with another
+ * goroutine may stay held). Exec or _exit soon after the fork, as the
+ * child of Go's syscall.ForkExec does, is the safe use. fork() may be
+ * called inside defergc_enter_syscall/defergc_exit_syscall or outside.
+ *
+ * Below each goroutine stack lies a 64 KiB guard zone (address space
+ * only): any access less than 64 KiB below the stack is caught, so every
+ * function whose frame is smaller than 64 KiB is, even compiled without
+ * stack probes (gcc's and clang's default on many systems, which may
+ * touch a frame's lowest bytes first). Code with larger frames must probe
+ * its stack (-fstack-clash-protection: a touch every page on the way
+ * down) or check, in its prologue, the stack pointer less the frame size
+ * against the stack's low end, as Go's compiler does; an unprobed frame of
+ * 64 KiB or more can jump the guard into another goroutine's stack. */
 
 /* The largest argument block of defergc_go. */
 #define DEFERGC_GO_MAX_ARGS 65536

@@ -155,8 +155,11 @@ pub fn catching_faults() -> bool {
 }
 
 /// A check that may claim a fault at `addr` before anything else, and end
-/// the process (it does not return if it claims it).
-pub(crate) type OverflowCheck = fn(addr: usize);
+/// the process (it does not return if it claims it). `sp` is the
+/// interrupted stack pointer (0 where unknown), `segv` whether the signal
+/// is SIGSEGV or SIGBUS (a memory fault). Runs in the signal handler with
+/// the collector's stop signal blocked: async-signal-safe code only.
+pub(crate) type OverflowCheck = fn(addr: usize, sp: usize, segv: bool);
 
 static OVERFLOW: AtomicUsize = AtomicUsize::new(0);
 
@@ -191,6 +194,13 @@ fn install() {
             sa.sa_sigaction = on_signal as *const () as usize;
             sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
             libc::sigemptyset(&mut sa.sa_mask);
+            // The collector does not stop the thread in the handler before
+            // the hook told where the interrupted stack is (a worker runs
+            // the handler on its signal stack); the kernel restores the
+            // mask when the handler returns.
+            if let Some(stop) = crate::gc::scan::stop_signal() {
+                libc::sigaddset(&mut sa.sa_mask, stop);
+            }
             let mut previous: [libc::sigaction; 3] = std::mem::zeroed();
             for (sig, prev) in SIGNALS.iter().zip(previous.iter_mut()) {
                 libc::sigaction(*sig, &sa, prev);
@@ -205,11 +215,16 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
     let check = OVERFLOW.load(Ordering::Acquire);
-    if check != 0 && sig != libc::SIGFPE {
+    if check != 0 {
         // SAFETY: only set_overflow_check stores here, and it stores
-        // OverflowCheck functions.
-        let check = unsafe { std::mem::transmute::<usize, OverflowCheck>(check) };
-        check(addr);
+        // OverflowCheck functions; ctx is the interrupted context.
+        let (check, sp) = unsafe {
+            (
+                std::mem::transmute::<usize, OverflowCheck>(check),
+                interrupted_sp(ctx),
+            )
+        };
+        check(addr, sp, sig != libc::SIGFPE);
     }
     // code > 0: raised by the kernel for an instruction (SI_USER and
     // SI_TKILL, from kill and tgkill, are <= 0).
@@ -222,8 +237,46 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     pass_on(sig, info, ctx);
 }
 
+/// The stack pointer of the interrupted context (0 where unknown).
+///
+/// # Safety
+/// `ctx` is the `ucontext_t` the kernel passed to the handler.
+unsafe fn interrupted_sp(ctx: *mut c_void) -> usize {
+    let uc = ctx.cast::<libc::ucontext_t>();
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        // SAFETY: per the caller.
+        unsafe { (*uc).uc_mcontext.gregs[libc::REG_RSP as usize] as usize }
+    }
+    #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+    {
+        // SAFETY: per the caller.
+        unsafe { (*uc).uc_mcontext.sp as usize }
+    }
+    #[cfg(not(all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        target_os = "linux"
+    )))]
+    {
+        let _ = uc;
+        0
+    }
+}
+
 /// The handler installed before ours, or the default action.
 fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    // What runs from here is not ours: it may block, or jump away without
+    // restoring the mask. The collector may stop the thread again (the
+    // hook published where the interrupted stack is).
+    if let Some(stop) = crate::gc::scan::stop_signal() {
+        // SAFETY: a local signal set; pthread_sigmask is async-signal-safe.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, stop);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
     let previous = PREVIOUS.get().and_then(|p| {
         SIGNALS
             .iter()

@@ -106,6 +106,21 @@ pub(crate) fn push_stack_range(lo: *const u8, hi: *const u8) {
     }
 }
 
+/// The signal bdwgc stops threads with, if it stops threads with one: a
+/// signal handler that must not be stopped in before it has published
+/// where the interrupted stack is blocks it (see `defer::fault`).
+pub(crate) fn stop_signal() -> Option<libc::c_int> {
+    #[cfg(defergc_boehm)]
+    {
+        // SAFETY: reads a setting (its default before GC_init).
+        Some(unsafe { sys::GC_get_suspend_signal() })
+    }
+    #[cfg(not(defergc_boehm))]
+    {
+        None
+    }
+}
+
 /// Installs our hooks in bdwgc, once.
 fn install() {
     #[cfg(defergc_boehm)]

@@ -1,13 +1,14 @@
 //! Goroutine stack overflows end the process with a message naming the
 //! goroutine, never silent corruption.
 //!
-//! Two ways an overflow is caught (see `stack.rs`): a guard page below the
-//! stack faults at once, and the canary at the stack's low end, checked at
+//! Two ways an overflow is caught (see `stack.rs`): a guard zone below the
+//! stack (64 KiB: frames of code without stack probes cannot jump it)
+//! faults at once, and the canary at the stack's low end, checked at
 //! every switch, catches what ran past a missing guard. A fault needs a
 //! signal stack to be handled on (the goroutine's own is exhausted): every
 //! worker thread gets one ([`alt_stack`]). The defer layer's fault handler
 //! (`crate::defer::fault`) asks this layer first whether a fault hit a
-//! guard page; any other fault is its business.
+//! guard zone; any other fault is its business.
 
 /// Ends the process: goroutine `id` overflowed its stack. Called in the
 /// fault handler (the overflow may have hit inside `malloc`, with its
@@ -98,9 +99,12 @@ impl SignalText {
 const ALT_STACK: usize = 64 << 10;
 
 /// Gives the calling (worker) thread a signal stack, so that a fault on an
-/// exhausted goroutine stack can be handled.
-pub(crate) fn alt_stack() {
+/// exhausted goroutine stack can be handled; returns its bounds (the
+/// collector scans its used part when it stops the worker on it, see
+/// `scan.rs`).
+pub(crate) fn alt_stack() -> (usize, usize) {
     let mem = vec![0u8; ALT_STACK].leak();
+    let lo = mem.as_ptr() as usize;
     let ss = libc::stack_t {
         ss_sp: mem.as_mut_ptr().cast(),
         ss_flags: 0,
@@ -109,16 +113,24 @@ pub(crate) fn alt_stack() {
     // SAFETY: ss describes leaked memory that stays valid for the thread's
     // life (and beyond).
     unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
+    (lo, lo + ALT_STACK)
 }
 
-/// Makes the defer layer's fault handler check the guard pages first.
+/// Makes the defer layer's fault handler check the guard zones first.
 pub(crate) fn install() {
     crate::defer::set_overflow_check(check_guard);
 }
 
-/// A fault in a goroutine stack's guard page is that goroutine's stack
-/// overflow (called in the signal handler: reads only).
-fn check_guard(addr: usize) {
+/// Called first in the fault handler (stop signal blocked), with the
+/// faulting address and the interrupted stack pointer: records where the
+/// interrupted code's stack is, for a collection that stops this worker
+/// in the handler; then a fault in a goroutine stack's guard zone is that
+/// goroutine's stack overflow. Reads and atomic stores only.
+fn check_guard(addr: usize, sp: usize, segv: bool) {
+    super::scan::fault_entered(sp);
+    if !segv {
+        return;
+    }
     if let Some(slot) = super::stack::guard_hit(addr) {
         let geometry = super::stack::geometry();
         // SAFETY: a slot that faulted holds a goroutine (only live slots

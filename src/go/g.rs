@@ -82,7 +82,7 @@ pub(crate) struct SlotStack {
 }
 
 // SAFETY: base and limit bound the slot's usable stack, which stays mapped
-// for the life of the process. The guard page below it exists where the
+// for the life of the process. The guard zone below it exists where the
 // kernel or the map budget allows (stack.rs); elsewhere the canary checked
 // at every switch stands in for it (a deviation from corosensei's
 // contract, which asks for a guard page: an overflow past the canary into

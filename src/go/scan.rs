@@ -23,12 +23,29 @@
 //! it there: `running` is set before the switch in and cleared after the
 //! switch out.
 //!
+//! A worker can also be stopped inside a signal handler, on its signal
+//! stack (`fault.rs`: a goroutine that faults, caught as a Go panic). Its
+//! stopped stack pointer then lies in neither its own stack nor the
+//! goroutine's, and bdwgc would scan from the signal stack to the worker's
+//! stack base: a range over unrelated, partly unmapped memory. The fault
+//! hook records the interrupted stack pointer ([`fault_entered`]) before
+//! the collector can stop the thread (the handler blocks the stop signal
+//! until then), so the corrector scans three ranges: the signal stack's
+//! used part (the handler's frames and the interrupted registers, from the
+//! stopped stack pointer to the signal stack's top), the goroutine's stack
+//! from its stack pointer at the fault, and the worker's own stack from
+//! `g0_sp` (or, for a fault on the worker's own stack, from the faulting
+//! stack pointer). A signal stack entered any other way (a foreign handler
+//! with `SA_ONSTACK`) has no recorded stack pointer: the goroutine's whole
+//! stack and the worker's whole stack are scanned then.
+//!
 //! Everything here is read with the world stopped, without locks: workers
 //! are an append-only list, live goroutines a bitmap of stack slots
 //! (`stack.rs`).
 
 use super::g::G;
 use super::stack;
+use std::cell::Cell;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
@@ -46,6 +63,20 @@ pub(crate) struct WorkerScan {
     /// The goroutine running on the worker (set before switching to its
     /// stack, cleared after switching back), or null.
     pub(crate) running: AtomicPtr<G>,
+    /// The worker's own stack: its lowest usable address (the scan's start
+    /// when nothing better is known).
+    stack_lo: usize,
+    /// The worker's signal stack, `[alt_lo, alt_hi)`.
+    alt_lo: usize,
+    alt_hi: usize,
+    /// The stack pointer a fault interrupted (written by the fault hook,
+    /// on the signal stack, before the collector can stop the thread
+    /// there), or 0.
+    fault_sp: AtomicUsize,
+    /// Where the collection found the worker on its signal stack, and in
+    /// which scan (as a goroutine's `stopped_sp`).
+    alt_sp: AtomicUsize,
+    alt_epoch: AtomicU64,
     next: *const WorkerScan,
 }
 
@@ -71,17 +102,52 @@ pub(crate) fn install() {
     crate::gc::scan::add_root_pusher(push_goroutines);
 }
 
-/// Registers the calling thread as a worker (once per worker; never
-/// removed).
-pub(crate) fn register_worker() -> &'static WorkerScan {
+thread_local! {
+    /// The calling worker's scan record (null on other threads). Read in
+    /// the fault handler: a constant-initialised cell without a
+    /// destructor, so reading it allocates nothing.
+    static THIS_WORKER: Cell<*const WorkerScan> = const { Cell::new(ptr::null()) };
+}
+
+/// The lowest usable address of the calling thread's stack (0 if unknown).
+fn own_stack_lo() -> usize {
+    // SAFETY: a zeroed attribute object filled in by glibc for the calling
+    // thread, destroyed after use; the out-pointers are locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return 0;
+        }
+        let mut addr: *mut libc::c_void = ptr::null_mut();
+        let mut size = 0usize;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        if ok {
+            addr as usize
+        } else {
+            0
+        }
+    }
+}
+
+/// Registers the calling thread as a worker whose signal stack is
+/// `[alt_lo, alt_hi)` (once per worker; never removed).
+pub(crate) fn register_worker(alt_lo: usize, alt_hi: usize) -> &'static WorkerScan {
     // SAFETY: pthread_self has no preconditions.
     let thread = unsafe { libc::pthread_self() } as usize;
     let w = Box::leak(Box::new(WorkerScan {
         thread,
         g0_sp: AtomicUsize::new(0),
         running: AtomicPtr::new(ptr::null_mut()),
+        stack_lo: own_stack_lo(),
+        alt_lo,
+        alt_hi,
+        fault_sp: AtomicUsize::new(0),
+        alt_sp: AtomicUsize::new(0),
+        alt_epoch: AtomicU64::new(u64::MAX),
         next: ptr::null(),
     }));
+    THIS_WORKER.with(|c| c.set(w));
     let mut head = WORKERS.load(Ordering::Acquire);
     loop {
         w.next = head;
@@ -92,25 +158,66 @@ pub(crate) fn register_worker() -> &'static WorkerScan {
     }
 }
 
+/// The fault handler entered on this thread, interrupting code whose stack
+/// pointer was `sp` (called in the signal handler, with the collector's
+/// stop signal blocked: one atomic store, no allocation, no lock).
+pub(crate) fn fault_entered(sp: usize) {
+    // A thread-local of a worker (never freed), read on the thread the
+    // handler runs on; try_with fails only while the thread exits.
+    let _ = crate::fresh::try_with(&THIS_WORKER, |w| {
+        // SAFETY: workers are leaked: a set pointer stays valid.
+        if let Some(w) = unsafe { w.get().as_ref() } {
+            w.fault_sp.store(sp, Ordering::Release);
+        }
+    });
+}
+
 /// bdwgc's stack-pointer corrector (world stopped, allocation lock held).
+/// bdwgc then scans the worker's own stack from `*sp` to its base.
 fn correct(thread: usize, sp: &mut usize) {
     let mut w = WORKERS.load(Ordering::Acquire);
     // SAFETY: workers are leaked: every node stays valid.
     while let Some(worker) = unsafe { w.as_ref() } {
         if worker.thread == thread {
-            // SAFETY: a running goroutine's header lives while it runs.
-            if let Some(g) = unsafe { worker.running.load(Ordering::Acquire).as_ref() } {
-                let geometry = stack::geometry();
-                if *sp >= g.slot.start && *sp < g.slot.end(&geometry) {
-                    g.stopped_sp.store(*sp, Ordering::Relaxed);
-                    g.stopped_epoch
-                        .store(EPOCH.load(Ordering::Relaxed), Ordering::Relaxed);
-                    *sp = worker.g0_sp.load(Ordering::Acquire);
-                }
-            }
+            *sp = worker.correct(*sp, EPOCH.load(Ordering::Relaxed));
             return;
         }
         w = worker.next.cast_mut();
+    }
+}
+
+impl WorkerScan {
+    /// Where bdwgc scans this worker's own stack from, when the collection
+    /// stopped it at `sp`; records what [`push_goroutines`] scans besides
+    /// (see the module docs).
+    fn correct(&self, sp: usize, epoch: u64) -> usize {
+        let mut at = sp;
+        let mut unknown = false;
+        if sp >= self.alt_lo && sp < self.alt_hi {
+            // In a signal handler: its frames and the interrupted
+            // registers are on the signal stack, above sp.
+            self.alt_sp.store(sp, Ordering::Relaxed);
+            self.alt_epoch.store(epoch, Ordering::Relaxed);
+            at = self.fault_sp.load(Ordering::Acquire);
+            unknown = at == 0;
+        }
+        // SAFETY: a running goroutine's header lives while it runs.
+        let running = unsafe { self.running.load(Ordering::Acquire).as_ref() };
+        if let Some(g) = running {
+            let geometry = stack::geometry();
+            let in_slot = at >= g.slot.start && at < g.slot.end(&geometry);
+            if in_slot || unknown {
+                let from = if in_slot { at } else { g.slot.lo(&geometry) };
+                g.stopped_sp.store(from, Ordering::Relaxed);
+                g.stopped_epoch.store(epoch, Ordering::Relaxed);
+                return self.g0_sp.load(Ordering::Acquire);
+            }
+        }
+        if unknown {
+            // Somewhere on the worker's own stack.
+            return self.stack_lo;
+        }
+        at
     }
 }
 
@@ -118,6 +225,15 @@ fn correct(thread: usize, sp: &mut usize) {
 fn push_goroutines() {
     let geometry = stack::geometry();
     let epoch = EPOCH.load(Ordering::Relaxed);
+    let mut w = WORKERS.load(Ordering::Relaxed);
+    // SAFETY: workers are leaked: every node stays valid.
+    while let Some(worker) = unsafe { w.as_ref() } {
+        if worker.alt_epoch.load(Ordering::Relaxed) == epoch {
+            let from = worker.alt_sp.load(Ordering::Relaxed);
+            crate::gc::scan::push_stack_range(from as *const u8, worker.alt_hi as *const u8);
+        }
+        w = worker.next.cast_mut();
+    }
     stack::for_each_live(|slot| {
         // SAFETY: a live slot holds an initialised goroutine header.
         let g = unsafe { G::of(slot, &geometry) };

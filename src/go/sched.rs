@@ -29,6 +29,26 @@
 //!   calls (gosched, park, channel and lock operations, sleeps, system
 //!   call exits). Nothing preempts a goroutine that loops without them.
 //!
+//! Fork (design.md invariant 9): [`fork_prepare`] takes the timer heap's,
+//! the stack pool's and the scheduler's locks, so none of them is caught
+//! half-changed. The run queues are lock-free: a local queue's operations
+//! never wait on another thread, but the global queue (crossbeam's
+//! Injector) may be caught with a slot a parent thread had reserved and
+//! not yet written, which its readers wait for forever; the child gets a
+//! new, empty one. In the child only the forking thread exists: every
+//! other worker is gone, and with it the goroutines it was running. So the
+//! child keeps one goroutine, the forking one (if it forks from a
+//! goroutine): [`fork_child`] forgets the other workers, makes every
+//! processor but the forking worker's idle, empties the run queues, and
+//! marks every other
+//! goroutine dead without running it (a goroutine's work is not done twice,
+//! once in each process; a wakeup for one is ignored). The forking
+//! goroutine may start goroutines in the child and wait for them, on
+//! channels and locks it made there; anything another goroutine may have
+//! held at the fork (a channel shared with it, a mutex) may stay held. As
+//! in Go, whose child of `syscall.ForkExec` only execs, the safe use is
+//! exec or `_exit` soon after the fork.
+//!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
 //! every goroutine is asleep: the program ends with Go's report.
@@ -127,7 +147,9 @@ unsafe impl Send for Idle {}
 
 pub(crate) struct Sched {
     ps: Box<[P]>,
-    global: Injector<GRef>,
+    /// The global queue: replaced by an empty one in a forked child (see
+    /// the module docs), never otherwise.
+    global: UnsafeCell<Injector<GRef>>,
     idle: Mutex<Idle>,
     npidle: AtomicUsize,
     nmspinning: AtomicUsize,
@@ -159,6 +181,11 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
+        static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+            prepare: fork_prepare,
+            child: fork_child,
+        };
+        crate::gc::fork::on_fork(&FORK);
         let ps: Box<[P]> = (0..s.procs.max(1))
             .map(|id| {
                 let local = Worker::new_fifo();
@@ -178,7 +205,7 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
         let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
         Sched {
             ps,
-            global: Injector::new(),
+            global: UnsafeCell::new(Injector::new()),
             idle: Mutex::new(Idle {
                 ps: idle_ps,
                 ms: Vec::new(),
@@ -205,7 +232,17 @@ fn sched() -> &'static Sched {
         .unwrap_or_else(|| crate::abort("defergc: the goroutine scheduler is not started"))
 }
 
+// SAFETY: `global` is written only in a forked child's fork hook, where
+// the forking thread is the only thread; everything else is Sync.
+unsafe impl Sync for Sched {}
+
 impl Sched {
+    /// The global run queue.
+    fn global(&self) -> &Injector<GRef> {
+        // SAFETY: replaced only while no other thread exists (fork_child).
+        unsafe { &*self.global.get() }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Idle> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -254,7 +291,7 @@ pub(crate) fn runqput(g: &G, next: bool) {
                 local.push(GRef(g));
             }
         }
-        None => s.global.push(GRef(g)),
+        None => s.global().push(GRef(g)),
     }
     wakep();
 }
@@ -371,13 +408,13 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
         .stack_size(WORKER_STACK)
         .spawn(move || {
             crate::gc::thread::ensure_registered();
-            super::fault::alt_stack();
+            let (alt_lo, alt_hi) = super::fault::alt_stack();
             let m: &'static M = Box::leak(Box::new(M {
                 thread: std::thread::current(),
                 next_p: AtomicPtr::new(ptr::null_mut()),
                 next_spinning: AtomicBool::new(false),
                 woken: AtomicBool::new(false),
-                scan: super::scan::register_worker(),
+                scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
                 current: Cell::new(ptr::null()),
@@ -446,7 +483,7 @@ fn execute(m: &'static M, g: &'static G) {
                 Switch::Park => park_finish(g),
                 Switch::SyscallExit => {
                     set_state(g, g::RUNNABLE);
-                    sched().global.push(GRef(g));
+                    sched().global().push(GRef(g));
                     wakep();
                     // This worker has no processor: it parks until given one.
                     stopm(m);
@@ -591,7 +628,7 @@ fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
 fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
     loop {
         // SAFETY: this worker holds p.
-        match s.global.steal_batch_and_pop(unsafe { p.local() }) {
+        match s.global().steal_batch_and_pop(unsafe { p.local() }) {
             // SAFETY: queued goroutines are live.
             Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
             Steal::Empty => return None,
@@ -646,7 +683,7 @@ pub(crate) fn any_queued() -> bool {
 /// take (racy: a hint): the global queue, a local queue, or the runnext of
 /// an idle processor (a running one's runnext is its owner's to run).
 fn any_work(s: &Sched) -> bool {
-    !s.global.is_empty()
+    !s.global().is_empty()
         || s.ps.iter().any(|p| {
             !p.stealer.is_empty()
                 || (p.status.load(Ordering::Acquire) == P_IDLE
@@ -753,7 +790,7 @@ pub(crate) fn enter_syscall(g: &G) {
     // A pending notification stays: a park after the call still sees it.
     set_state(g, g::SYSCALL);
     m.p.set(ptr::null());
-    let handoff = p.has_work() || !s.global.is_empty();
+    let handoff = p.has_work() || !s.global().is_empty();
     {
         let mut idle = s.lock();
         idle.in_syscall += 1;
@@ -790,4 +827,70 @@ pub(crate) fn exit_syscall(g: &G) {
         }
         None => g.switch_out(Switch::SyscallExit),
     }
+}
+
+// ---- fork ------------------------------------------------------------
+
+/// Before a fork (see the module docs): the locks of the timer heap, the
+/// stack pool and the scheduler, in that order.
+fn fork_prepare() {
+    let Some(s) = get() else { return };
+    super::timer::lock_for_fork();
+    stack::lock_for_fork();
+    crate::gc::fork::held::keep(s.lock());
+}
+
+/// In the child (see the module docs): only the forking thread exists.
+fn fork_child() {
+    let Some(s) = get() else { return };
+    let m = current_m();
+    // SAFETY: processors are never freed.
+    let mine = m.and_then(|m| unsafe { m.p.get().as_ref() });
+    let forking = current_g();
+    {
+        let mut idle = s.lock();
+        idle.ms.clear();
+        idle.ps.clear();
+        idle.workers = usize::from(m.is_some());
+        // A goroutine that forked between entering and leaving a system
+        // call (as Go's ForkExec does) holds no processor.
+        idle.in_syscall = usize::from(m.is_some() && mine.is_none() && forking.is_some());
+        for p in s.ps.iter().rev() {
+            p.runnext.store(ptr::null_mut(), Ordering::Release);
+            // SAFETY: the child has one thread: no other holder, no
+            // stealer is left.
+            let local = unsafe { p.local() };
+            while local.pop().is_some() {}
+            if mine.is_some_and(|q| q.id == p.id) {
+                continue;
+            }
+            p.status.store(P_IDLE, Ordering::Release);
+            idle.ps.push(p);
+        }
+        s.npidle.store(idle.ps.len(), Ordering::SeqCst);
+    }
+    s.nmspinning.store(0, Ordering::SeqCst);
+    if let Some(m) = m {
+        m.spinning.set(false);
+    }
+    // The global queue may hold a slot a parent thread had reserved and
+    // not yet written, which its readers would wait for forever: the
+    // child gets an empty one (the old one is left as it is, unread).
+    // SAFETY: the forking thread is the only thread of the child.
+    unsafe { std::mem::forget(std::ptr::replace(s.global.get(), Injector::new())) };
+    // Every goroutine but the forking one is dead: it never runs here, a
+    // wakeup leaves it alone. Its stack stays (scanned, never reused).
+    let geometry = stack::geometry();
+    stack::for_each_live(|slot| {
+        // SAFETY: a live slot holds an initialised goroutine header.
+        let g = unsafe { G::of(slot, &geometry) };
+        if forking.is_some_and(|f| ptr::eq(f, g)) {
+            return;
+        }
+        g.status.store(g.tag() | g::DEAD, Ordering::Release);
+    });
+    s.goroutines
+        .store(usize::from(forking.is_some()), Ordering::SeqCst);
+    s.launching.store(0, Ordering::SeqCst);
+    super::timer::restart_after_fork();
 }

@@ -8,21 +8,37 @@
 //! `MAP_NORESERVE`: only touched pages cost memory). A slot is
 //!
 //! ```text
-//!   slot start            lo                               hi       end
-//!   | guard page (4 KiB) | usable stack, grows down  <---  | header |
+//!   slot start             lo                               hi       end
+//!   | guard zone (64 KiB) | usable stack, grows down  <---  | header |
 //! ```
 //!
 //! with the goroutine's own struct (its header, see `g.rs`) at the top, so
 //! a parked goroutine whose frames fit costs one touched page.
 //!
-//! Guard pages: `MADV_GUARD_INSTALL` (Linux 6.13+) marks the guard without
+//! The guard zone is [`GUARD`] bytes, not one page: code compiled without
+//! stack probes (C without `-fstack-clash-protection`, Debian gcc's
+//! default) moves its stack pointer by a whole frame and may touch the
+//! frame's lowest bytes first, so a frame larger than the guard jumps it
+//! and writes into the slot below (the neighbouring goroutine's header and
+//! locals). Any access less than `GUARD` bytes below the usable stack
+//! faults: every frame smaller than that is caught. Address space is
+//! cheap (a million slots of 256 KiB take 320 GiB of the 128 TiB), and
+//! guard pages are never touched, so they cost no memory. Frames of
+//! `GUARD` bytes or more need the compiler's help: stack probes every page
+//! (`-fstack-clash-protection`), or a check against the stack's low end in
+//! the prologue, as Go's compiler emits.
+//!
+//! Guards: `MADV_GUARD_INSTALL` (Linux 6.13+) marks the guard zone without
 //! splitting the mapping, so every slot gets one. On older kernels a guard
-//! is a `PROT_NONE` page that splits the region's mapping in three;
-//! [`GUARD_BUDGET`] of them are made, and later slots go unguarded. Every
-//! slot has a canary at its low end, checked (with the goroutine's stack
-//! pointer) each time its goroutine switches out, so an overflow is caught
-//! at the latest at the next switch, and with a guard at once (the fault
-//! handler names the goroutine): never silent corruption that runs on.
+//! is a `PROT_NONE` range that splits the region's mapping in three (its
+//! size does not matter: one mapping either way); [`GUARD_BUDGET`] of them
+//! are made, and later slots go unguarded. Every slot has a canary at its
+//! low end, checked (with the goroutine's stack pointer) each time its
+//! goroutine switches out, so an overflow is caught at the latest at the
+//! next switch, and with a guard at once (the fault handler names the
+//! goroutine): never silent corruption that runs on. An unguarded slot
+//! keeps its guard zone as unused memory of its own: a frame that jumps
+//! its canary lands there, not in the neighbour's slot.
 //!
 //! Reuse: a slot freed by a finished goroutine is zeroed from the lowest
 //! stack pointer its goroutine was seen at to its top, and below that as
@@ -36,6 +52,23 @@
 //! [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a program
 //! that had a million goroutines once does not keep their pages.
 //!
+//! Where regions go: one after the other from [`ARENA`] (32 TiB), far
+//! from where the kernel puts other mappings (top-down from near 128 TiB)
+//! and the program's break, and so far from bdwgc's heap. bdwgc takes
+//! every word it scans that lies between its lowest and highest heap
+//! address (plus a slop for growth) for a possible pointer, and a value
+//! there that is not an object's address is *blacklisted*: a hash table
+//! of heap block addresses that it will not allocate in. Stacks mapped
+//! next to or between heap sections put every goroutine's pointers to its
+//! own stack and header in that range (the first region always was; after
+//! a heap section too large for the gaps near the others, placed below
+//! the regions mapped so far, all of them were): a few hundred thousand
+//! goroutines fill the table until every new heap block looks blacklisted
+//! and allocation gives up ("Too many retries in GC_allocobj", issue 34;
+//! `tests/c/stacks.c many`). Where the hint cannot be honoured (another
+//! mapping there, a smaller address space) the kernel places the region
+//! anywhere, as before.
+//!
 //! Each region has a bitmap of its live slots ([`set_live`]), which the
 //! collector walks with the world stopped ([`for_each_live`]): the region
 //! table is append-only and read without a lock.
@@ -45,10 +78,13 @@ use std::sync::{Mutex, OnceLock};
 
 /// Page size (x86-64 and aarch64 Linux with 4 KiB pages).
 pub(crate) const PAGE: usize = 4096;
+/// Bytes of guard zone below every stack: frames smaller than this cannot
+/// jump it (see the module docs).
+pub(crate) const GUARD: usize = 64 << 10;
 /// Slots per region: one mapping per this many goroutines.
 const REGION_SLOTS: usize = 1024;
-/// Guard pages made with `mprotect` when the kernel lacks guard markers:
-/// each costs two mappings of `vm.max_map_count`.
+/// Guard zones made with `mprotect` when the kernel lacks guard markers:
+/// each costs two mappings of `vm.max_map_count`, whatever its size.
 const GUARD_BUDGET: usize = 16_384;
 /// Free slots kept ready before empty regions go back to the kernel.
 const KEEP_FREE: usize = 4096;
@@ -70,13 +106,21 @@ const CANARY_WORDS: usize = 4;
 /// switch's own frames, a signal frame of the collector's stop signal).
 pub(crate) const RED_ZONE: usize = 8192;
 
+/// Where the first region is asked for (see the module docs): 32 TiB, in
+/// the user address space of x86-64 and aarch64 with 48-bit addresses,
+/// far below the mmap area and far above the program and its break.
+#[cfg(target_pointer_width = "64")]
+const ARENA: usize = 0x2000_0000_0000;
+#[cfg(not(target_pointer_width = "64"))]
+const ARENA: usize = 0;
+
 /// `MADV_GUARD_INSTALL` (Linux 6.13).
 const MADV_GUARD_INSTALL: libc::c_int = 102;
 
 /// Stack geometry, fixed when the scheduler starts.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Geometry {
-    /// Bytes per slot: guard page, usable stack and header.
+    /// Bytes per slot: guard zone, usable stack and header.
     pub(crate) slot: usize,
     /// Bytes at the top of the slot for the goroutine's header.
     pub(crate) header: usize,
@@ -86,7 +130,7 @@ impl Geometry {
     /// A slot with at least `usable` bytes of stack below a `header`.
     pub(crate) fn new(usable: usize, header: usize) -> Geometry {
         let header = header.next_multiple_of(64);
-        let slot = (PAGE + usable + header).next_multiple_of(PAGE);
+        let slot = (GUARD + usable + header).next_multiple_of(PAGE);
         Geometry { slot, header }
     }
 }
@@ -94,19 +138,19 @@ impl Geometry {
 /// One slot: where its stack and header are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Slot {
-    /// The slot's first byte (its guard page).
+    /// The slot's first byte (its guard zone).
     pub(crate) start: usize,
     /// The index of its region in the pool.
     region: u32,
-    /// Whether its first page is a guard page. Unguarded slots carry a
-    /// canary instead (a guarded slot's lowest page stays untouched).
+    /// Whether its first [`GUARD`] bytes are a guard zone. Unguarded slots
+    /// carry a canary instead (a guarded slot's guard stays untouched).
     guarded: bool,
 }
 
 impl Slot {
-    /// Lowest usable stack address (above the guard and canary).
+    /// Lowest usable stack address (above the guard zone).
     pub(crate) fn lo(self, _g: &Geometry) -> usize {
-        self.start + PAGE
+        self.start + GUARD
     }
 
     /// The stack's base (highest address), where the header begins.
@@ -222,6 +266,8 @@ struct Pool {
     fresh_next: usize,
     /// Guard pages made with mprotect so far.
     mprotect_guards: usize,
+    /// Where the next region is asked for (0: at [`ARENA`]).
+    next_region: usize,
 }
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
@@ -232,6 +278,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     fresh: 0,
     fresh_next: 0,
     mprotect_guards: 0,
+    next_region: 0,
 });
 /// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
 /// the first time it refuses one.
@@ -241,6 +288,13 @@ static IN_USE: AtomicUsize = AtomicUsize::new(0);
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes the pool's lock until the fork is over (`gc::fork`): a fork
+/// never catches the pool half-changed. Slots that other threads kept in
+/// their caches are lost in the child.
+pub(crate) fn lock_for_fork() {
+    crate::gc::fork::held::keep(pool());
 }
 
 /// Fixes the geometry of every slot (once, when the scheduler starts).
@@ -412,10 +466,16 @@ pub(crate) fn usage() -> (usize, usize) {
 
 fn new_region(p: &mut Pool, g: &Geometry) {
     let len = REGION_SLOTS * g.slot;
-    // SAFETY: a fresh private anonymous mapping; no existing memory named.
+    let hint = if p.next_region == 0 {
+        ARENA
+    } else {
+        p.next_region
+    };
+    // SAFETY: a fresh private anonymous mapping; the address is a hint
+    // (no MAP_FIXED): no existing memory is replaced.
     let at = unsafe {
         libc::mmap(
-            std::ptr::null_mut(),
+            hint as *mut libc::c_void,
             len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
@@ -430,6 +490,9 @@ fn new_region(p: &mut Pool, g: &Geometry) {
             std::io::Error::last_os_error()
         ));
     }
+    // The next region right above this one (where the hint was honoured,
+    // the arena grows upwards; where not, wherever this one went).
+    p.next_region = at as usize + len;
     let index = p.region_free.len();
     if index >= MAX_REGIONS {
         crate::abort(&format!(
@@ -449,20 +512,20 @@ fn new_region(p: &mut Pool, g: &Geometry) {
     p.fresh_next = at as usize;
 }
 
-/// Makes the first page of the slot at `start` a guard, if the kernel or
-/// the budget allows; returns whether it did.
+/// Makes the first [`GUARD`] bytes of the slot at `start` a guard zone, if
+/// the kernel or the budget allows; returns whether it did.
 fn guard(p: &mut Pool, start: usize) -> bool {
     let page = start as *mut libc::c_void;
     if GUARD_MARKERS.load(Ordering::Relaxed) {
-        // SAFETY: the page belongs to this (new) slot.
-        if unsafe { libc::madvise(page, PAGE, MADV_GUARD_INSTALL) } == 0 {
+        // SAFETY: the zone belongs to this (new) slot.
+        if unsafe { libc::madvise(page, GUARD, MADV_GUARD_INSTALL) } == 0 {
             return true;
         }
         GUARD_MARKERS.store(false, Ordering::Relaxed);
     }
     if p.mprotect_guards < GUARD_BUDGET {
         // SAFETY: as above.
-        if unsafe { libc::mprotect(page, PAGE, libc::PROT_NONE) } == 0 {
+        if unsafe { libc::mprotect(page, GUARD, libc::PROT_NONE) } == 0 {
             p.mprotect_guards += 1;
             return true;
         }
@@ -547,7 +610,7 @@ pub(crate) fn slot_of_header(addr: usize) -> Option<Slot> {
     })
 }
 
-/// If `addr` lies in a slot's guard page or canary, that slot. Takes no
+/// If `addr` lies in a slot's guard zone or canary, that slot. Takes no
 /// lock: a fault handler may call it.
 pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {
     let g = GEOMETRY.get()?.slot;
@@ -558,7 +621,7 @@ pub(crate) fn guard_hit(addr: usize) -> Option<Slot> {
             return None;
         }
         let start = r.start + (addr - r.start) / g * g;
-        (addr < start + PAGE + CANARY_WORDS * 8).then_some(Slot {
+        (addr < start + GUARD + CANARY_WORDS * 8).then_some(Slot {
             start,
             region: index as u32,
             guarded: false,
@@ -582,6 +645,7 @@ mod tests {
             fresh: 0,
             fresh_next: 0,
             mprotect_guards: 0,
+            next_region: 0,
         };
         for r in 0..regions {
             for i in 0..REGION_SLOTS {

@@ -15,7 +15,8 @@
 
 use super::chan::RawChan;
 use super::wait::Waiter;
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// What a timer does when it fires.
@@ -169,17 +170,37 @@ impl Heap {
     }
 }
 
+/// Whether the timer thread runs (in this process: a forked child has
+/// none until it starts one).
+static STARTED: AtomicBool = AtomicBool::new(false);
+
 /// Starts the timer thread once.
 fn thread() {
-    static STARTED: OnceLock<()> = OnceLock::new();
-    STARTED.get_or_init(|| {
-        let spawned = std::thread::Builder::new()
-            .name("defergc-timers".into())
-            .spawn(run);
-        if let Err(e) = spawned {
-            crate::abort(&format!("defergc: cannot start the timer thread: {e}"));
-        }
-    });
+    if STARTED.load(Ordering::Acquire) || STARTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("defergc-timers".into())
+        .spawn(run);
+    if let Err(e) = spawned {
+        crate::abort(&format!("defergc: cannot start the timer thread: {e}"));
+    }
+}
+
+/// Takes the heap's lock until the fork is over (`gc::fork`): the timer
+/// thread is not caught firing, nor the heap half-changed.
+pub(crate) fn lock_for_fork() {
+    crate::gc::fork::held::keep(heap());
+}
+
+/// In a forked child: the timer thread did not come along. The next timer
+/// starts one; so does a heap that still holds timers (channels of
+/// timers the forking goroutine may wait on).
+pub(crate) fn restart_after_fork() {
+    STARTED.store(false, Ordering::Release);
+    if heap().len > 0 {
+        thread();
+    }
 }
 
 fn run() {
