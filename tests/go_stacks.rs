@@ -127,8 +127,8 @@ fn a_hundred_thousand_goroutines_each_holding_an_object() {
 /// Opt-in (`cargo test --test go_stacks -- --ignored`): the runs that
 /// aborted, 300,000 goroutines (1.1 GB) and a million (4 GB, ten seconds).
 #[test]
-#[ignore]
-fn a_million_goroutines_each_holding_an_object() {
+#[ignore = "soak (minutes, 4 GB): cargo test --release -- --ignored soak_"]
+fn soak_a_million_goroutines_each_holding_an_object() {
     many_goroutines(300_000, 128, 250_000);
     for _ in 0..3 {
         many_goroutines(1_000_000, 128, 250_000);
