@@ -789,7 +789,7 @@ fn run_stress(seed: u64, duration: Duration) -> bool {
     let finished = Arc::new(AtomicBool::new(false));
     {
         let (w, finished) = (w.clone(), finished.clone());
-        let grace = duration * 3 + Duration::from_secs(30);
+        let grace = duration * 3 + Duration::from_secs(10);
         std::thread::spawn(move || {
             let t = Instant::now();
             while t.elapsed() < grace {
