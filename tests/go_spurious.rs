@@ -23,7 +23,7 @@ fn spurious(procs: &str) {
         &["-D_GNU_SOURCE"],
     );
     let mut child = Command::new(&exe)
-        .arg("2000")
+        .arg("5000")
         .env("GOMAXPROCS", procs)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -55,7 +55,7 @@ fn spurious(procs: &str) {
         panic!("GOMAXPROCS={procs}: not done after 60 s (killed): a goroutine never woken\n{text}");
     };
     assert!(
-        status.success() && text.contains("spurious_ready ok: 2000 iterations"),
+        status.success() && text.contains("spurious_ready ok: 5000 iterations"),
         "GOMAXPROCS={procs}: {status}\n{text}"
     );
 }
