@@ -139,26 +139,8 @@ fn with_catching_off_a_fault_is_the_default_action() {
 /// Runs the faults program's `case` with a deadline: a process still
 /// running after it is killed, and the run reported as hung (`None`).
 fn faults_c_within(case: &str, deadline: std::time::Duration) -> Option<std::process::Output> {
-    use std::process::{Command, Stdio};
     let exe = cprog::compile("faults", &["tests/c/faults.c"], &["-D_GNU_SOURCE"]);
-    let mut child = Command::new(exe)
-        .arg(case)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return Some(child.wait_with_output().unwrap());
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    cprog::run_with_deadline(std::process::Command::new(exe).arg(case), deadline).ok()
 }
 
 /// The lines of a report before its goroutine header, and the header.

@@ -12,9 +12,8 @@
 
 mod cprog;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 fn spurious(procs: &str) {
     let exe = cprog::compile(
@@ -22,35 +21,14 @@ fn spurious(procs: &str) {
         &["tests/c/spurious_ready.c"],
         &["-D_GNU_SOURCE"],
     );
-    let mut child = Command::new(&exe)
-        .arg("5000")
-        .env("GOMAXPROCS", procs)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let read = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = r.read_to_end(&mut s);
-            String::from_utf8_lossy(&s).into_owned()
-        })
+    let ran = cprog::run_with_deadline(
+        Command::new(&exe).arg("5000").env("GOMAXPROCS", procs),
+        Duration::from_secs(60),
+    );
+    let (status, text) = match ran {
+        Ok(out) => (Some(out.status), cprog::text(&out)),
+        Err(text) => (None, text),
     };
-    let out = read(Box::new(child.stdout.take().unwrap()));
-    let err = read(Box::new(child.stderr.take().unwrap()));
-    let limit = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = format!("{}{}", out.join().unwrap(), err.join().unwrap());
     let Some(status) = status else {
         panic!("GOMAXPROCS={procs}: not done after 60 s (killed): a goroutine never woken\n{text}");
     };

@@ -18,10 +18,11 @@
 //! `DEFERGC_STRESS_SEED=<n> cargo test --release --test go_stress`
 //! (the schedule differs from run to run; the workload is the seed's).
 
+mod cprog;
+
 use defergc::go::{self, Chan, Goroutine, Mutex, RwMutex, Select, TryRecv, WaitGroup};
 use std::cell::UnsafeCell;
-use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,46 +63,20 @@ fn stress(procs: usize, secs: f64) {
     let seed = seed();
     eprintln!("seed={seed} GOMAXPROCS={procs} secs={secs}");
     let rerun = format!("DEFERGC_STRESS_SEED={seed} cargo test --release --test go_stress");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child", "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .env("DEFERGC_STRESS_SEED", seed.to_string())
-        .env("DEFERGC_STRESS_SECS", secs.to_string())
-        .env("GOMAXPROCS", procs.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
     // The child's own watchdog reports a hang; this is the last resort.
-    let limit = Instant::now() + Duration::from_secs_f64(secs * 4.0 + 120.0);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if Instant::now() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.join().unwrap()),
-        String::from_utf8_lossy(&err.join().unwrap())
+    let ran = cprog::run_with_deadline(
+        Command::new(std::env::current_exe().unwrap())
+            .args(["child", "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, "1")
+            .env("DEFERGC_STRESS_SEED", seed.to_string())
+            .env("DEFERGC_STRESS_SECS", secs.to_string())
+            .env("GOMAXPROCS", procs.to_string()),
+        Duration::from_secs_f64(secs * 4.0 + 120.0),
     );
+    let (status, text) = match ran {
+        Ok(out) => (Some(out.status), cprog::text(&out)),
+        Err(text) => (None, text),
+    };
     let Some(status) = status else {
         panic!(
             "seed={seed} GOMAXPROCS={procs}: the child hung (killed); rerun with {rerun}\n{text}"

@@ -85,11 +85,7 @@ fn a_profile_names_the_allocating_function_with_its_counts() {
     if have_go() {
         let path = std::env::temp_dir().join(format!("defergc-heap-{}.pprof", std::process::id()));
         profile::write_heap_profile_to(&path).unwrap();
-        let out = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = pprof_top(&path);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && text.contains("allocate_in_profile_helper"),
@@ -218,11 +214,7 @@ fn a_c_programs_profile_names_its_function_and_binary() {
     }
     assert_eq!(objects, 1000, "{sites:?}");
     if have_go() {
-        let out = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
-            .arg(&path)
-            .output()
-            .unwrap();
+        let out = pprof_top(&path);
         let text = String::from_utf8_lossy(&out.stdout);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -249,4 +241,13 @@ fn have_go() -> bool {
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+/// `go tool pprof -top` of the profile at `path`, by allocations.
+fn pprof_top(path: &std::path::Path) -> std::process::Output {
+    std::process::Command::new("go")
+        .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
+        .arg(path)
+        .output()
+        .unwrap()
 }
