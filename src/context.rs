@@ -204,7 +204,7 @@ thread_local! {
 /// else the thread's own (created on first use).
 #[inline(always)]
 pub(crate) fn current() -> &'static Context {
-    let c = crate::fresh::with(&CURRENT, Cell::get);
+    let c = crate::fresh::fresh_get!(CURRENT: *const Context);
     if c.is_null() {
         return create_own();
     }
@@ -218,7 +218,7 @@ pub(crate) fn current() -> &'static Context {
 #[inline(always)]
 pub(crate) fn existing() -> Option<&'static Context> {
     // SAFETY: as in current.
-    unsafe { crate::fresh::with(&CURRENT, Cell::get).as_ref() }
+    unsafe { crate::fresh::fresh_get!(CURRENT: *const Context).as_ref() }
 }
 
 #[cold]
@@ -237,16 +237,18 @@ fn create_own() -> &'static Context {
 }
 
 /// Makes `next` this thread's current context and returns the previous
-/// one (null if the thread had none yet). The go layer calls this when it
-/// switches a thread to a goroutine's stack and back.
+/// one (null if the thread had none yet). The go layer's scheduler calls
+/// this when it switches a thread to a goroutine's stack and back, on the
+/// worker's own stack, which never moves to another thread: the one
+/// caller that may read the thread-local directly (invariant 10).
 ///
 /// # Safety
 /// `next` is a live context that no other thread runs, and stays live
-/// until it is switched away from.
+/// until it is switched away from; the caller runs on a thread's own
+/// stack, not a goroutine's.
 #[inline(always)]
-#[allow(dead_code)] // the go layer's scheduler uses it (being built)
 pub(crate) unsafe fn switch_to(next: *const Context) -> *const Context {
-    crate::fresh::with(&CURRENT, |c| c.replace(next))
+    CURRENT.with(|c| c.replace(next))
 }
 
 /// Thread exit: the thread's own context is destroyed.

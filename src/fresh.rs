@@ -21,6 +21,22 @@
 
 use std::thread::{AccessError, LocalKey};
 
+/// The value of a `Cell<T>` thread-local `KEY` of the calling module,
+/// read on the thread this runs on: `fresh_get!(KEY: T)`. The hot case: a
+/// function of its own per key, never inlined, in which the key is a
+/// constant, so the access inlines to a load (the generic [`with`] reaches
+/// the key through its accessor pointer, an indirect call).
+macro_rules! fresh_get {
+    ($key:ident: $t:ty) => {{
+        #[inline(never)]
+        fn get() -> $t {
+            $key.with(std::cell::Cell::get)
+        }
+        get()
+    }};
+}
+pub(crate) use fresh_get;
+
 /// `key.with(f)`, on the thread this call runs on.
 #[inline(never)]
 pub(crate) fn with<T: 'static, R>(key: &'static LocalKey<T>, f: impl FnOnce(&T) -> R) -> R {

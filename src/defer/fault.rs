@@ -136,7 +136,7 @@ fn ours_here() -> bool {
             return true;
         }
     }
-    ThreadState::existing().is_some() || crate::fresh::with(&ASKED, std::cell::Cell::get)
+    ThreadState::existing().is_some() || crate::fresh::fresh_get!(ASKED: bool)
 }
 
 /// [`catch_faults`]`(true)` unless the program already chose.

@@ -221,7 +221,7 @@ unsafe fn call_unlock(arg: *mut u8) {
 /// the worker's own stack after the goroutine switched out, where there
 /// is no goroutine to panic, end or park.
 pub(crate) fn refuse_in_unlock(entry: &str) {
-    if crate::fresh::with(&IN_UNLOCK, std::cell::Cell::get) {
+    if crate::fresh::fresh_get!(IN_UNLOCK: bool) {
         crate::abort(&format!(
             "defergc: {entry} called from the unlock function of defergc_park_unlock \
              (it runs after the goroutine switched out, and must not panic, park or unwind)"

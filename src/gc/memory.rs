@@ -80,7 +80,7 @@ fn blocks() -> impl Iterator<Item = &'static Counter> {
 
 #[inline(always)]
 fn mine() -> &'static Counter {
-    let mut c = crate::fresh::with(&MINE, Cell::get);
+    let mut c = crate::fresh::fresh_get!(MINE: *const Counter);
     if c.is_null() {
         c = adopt_counter();
     }
@@ -559,7 +559,7 @@ pub fn allocs_per_run(runs: u32, mut f: impl FnMut()) -> f64 {
     f();
     let mine = || {
         // SAFETY: a block of ours, if any (never freed).
-        let c = unsafe { crate::fresh::with(&MINE, Cell::get).as_ref() };
+        let c = unsafe { crate::fresh::fresh_get!(MINE: *const Counter).as_ref() };
         c.map_or(0, |c| c.mallocs.load(Ordering::Relaxed))
     };
     let before = mine();

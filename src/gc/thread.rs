@@ -42,7 +42,7 @@ thread_local! {
 /// already is. Cheap enough for every allocation.
 #[inline(always)]
 pub(crate) fn ensure_registered() {
-    if crate::fresh::with(&STATE, Cell::get) != REGISTERED {
+    if crate::fresh::fresh_get!(STATE: u8) != REGISTERED {
         register_slow();
     }
 }
@@ -59,7 +59,7 @@ fn register_slow() {
 /// Whether the calling thread is currently registered with the collector
 /// (under `nogc`: whether its exit sequence is armed).
 pub fn is_thread_registered() -> bool {
-    crate::fresh::with(&STATE, Cell::get) == REGISTERED
+    crate::fresh::fresh_get!(STATE: u8) == REGISTERED
 }
 
 /// When a thread-exit hook runs: the phases run in this order, before the
@@ -136,7 +136,7 @@ extern "C" fn run_exit_sequence(_value: *mut c_void) {
 
 /// Unregisters the calling thread from the collector now.
 pub(crate) fn unregister_now() {
-    if crate::fresh::with(&STATE, Cell::get) == REGISTERED {
+    if crate::fresh::fresh_get!(STATE: u8) == REGISTERED {
         backend::unregister_current_thread();
         crate::fresh::with(&STATE, |s| s.set(UNREGISTERED));
     }

@@ -257,7 +257,7 @@ impl Sched {
 #[inline(never)]
 pub(crate) fn current_m() -> Option<&'static M> {
     // SAFETY: workers are never freed.
-    unsafe { crate::fresh::with(&CURRENT_M, Cell::get).as_ref() }
+    unsafe { crate::fresh::fresh_get!(CURRENT_M: *const M).as_ref() }
 }
 
 /// The goroutine running on this thread, if any.
@@ -277,8 +277,14 @@ fn current_p() -> Option<&'static P> {
 /// Queues `g` (runnable): on this worker's processor, next if `next`, or
 /// globally from other threads; then wakes a worker if one can help.
 pub(crate) fn runqput(g: &G, next: bool) {
+    runqput_on(current_p(), g, next);
+}
+
+/// [`runqput`] on `p`, the processor the caller holds (or `None`: the
+/// global queue). The scheduler's own loop knows its processor.
+fn runqput_on(p: Option<&P>, g: &G, next: bool) {
     let s = sched();
-    match current_p() {
+    match p {
         Some(p) => {
             // SAFETY: this worker holds p.
             let local = unsafe { p.local() };
@@ -478,7 +484,8 @@ fn execute(m: &'static M, g: &'static G) {
             match why {
                 Switch::Yield => {
                     set_state(g, g::RUNNABLE);
-                    runqput(g, false);
+                    // SAFETY: processors are never freed.
+                    runqput_on(unsafe { m.p.get().as_ref() }, g, false);
                 }
                 Switch::Park => park_finish(g),
                 Switch::SyscallExit => {

@@ -53,7 +53,7 @@ pub(crate) enum Chosen {
 }
 
 #[cfg(not(loom))]
-use super::rand::below;
+use super::rand::Choices;
 
 /// Room for this many cases (and their channels and waiters) on the
 /// selecting goroutine's stack; larger selects spill to the heap.
@@ -133,6 +133,8 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
     // The live cases, in a random order (Go's fairness): an inside-out
     // Fisher-Yates shuffle as they are collected.
     let mut order: SmallVec<[usize; INLINE]> = SmallVec::new();
+    #[cfg(not(loom))]
+    let mut choices = Choices::new();
     for (i, c) in cases.iter().enumerate() {
         if c.chan.is_null() {
             continue;
@@ -143,7 +145,7 @@ pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanE
         #[cfg(loom)]
         let j = order.len();
         #[cfg(not(loom))]
-        let j = below(order.len() + 1);
+        let j = choices.below(order.len() + 1);
         if j == order.len() {
             order.push(i);
         } else {

@@ -299,7 +299,7 @@ unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
 /// This thread's state if it is registered (in any status), else null.
 #[inline(always)]
 pub(crate) fn current_ptr() -> *const ThreadState {
-    crate::fresh::with(&CURRENT, Cell::get)
+    crate::fresh::fresh_get!(CURRENT: *const ThreadState)
 }
 
 /// This thread's state, registering the thread on first use;
