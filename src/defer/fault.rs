@@ -19,7 +19,8 @@
 //!    runtime answers for: a goroutine (deferred or not), a thread with a
 //!    defer chain, or a thread that asked ([`catch_faults`] on it,
 //!    `defergc_thread_create`). Nothing is allocated here: the goroutine's
-//!    defer state, created lazily, is created by [`raise`]. Then, as Go does, the handler makes the faulting
+//!    defer state, created lazily, is created by [`raise`]. Then, as Go
+//!    does, the handler makes the faulting
 //!    instruction look as if it had called [`fault_entry`] (return address
 //!    just past the faulting pc, stack pointer just below the faulting
 //!    one) and returns: the kernel restores the signal mask and resumes
