@@ -290,6 +290,7 @@ fn interleave() -> Interleave {
             "-std=c11", "-O2", "-g", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror",
         ])
         .arg(format!("-I{}", root().join("include").display()))
+        .arg(format!("-I{}", root().join("tests/c").display()))
         .arg(root().join("tests/c/interleave.c"))
         .arg("-o")
         .arg(&so)

@@ -9,23 +9,12 @@
  * error codes of several misuses itself and prints "ok". `list` prints
  * every case, so the harness can insist that each has an expectation.
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "check.h"
 
 #define OK() (printf("ok\n"), fflush(stdout))
-
-static void nothing(void *args, const defergc_call *call) {
-    (void)args;
-    (void)call;
-}
 
 /* ---- the collector ------------------------------------------------------ */
 
@@ -134,25 +123,15 @@ static void unwind_target(void *args, const defergc_call *call) {
 }
 
 static void leave_in_own_defer(void) {
-    defergc_frame fr;
+    FRAME_OPEN(fr, return);
     target = &fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
     defergc_defer(&fr, leave_target, NULL, 0);
     defergc_frame_leave(&fr);
 }
 
 static void unwind_in_own_defer(void) {
-    defergc_frame fr;
+    FRAME_OPEN(fr, return);
     target = &fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
     defergc_defer(&fr, unwind_target, NULL, 0);
     defergc_panic(NULL);
 }
@@ -186,12 +165,7 @@ static void enter_twice(void) {
 }
 
 __attribute__((noinline)) static void returns_without_leaving(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
 }
 
 static void no_leave_then_panic(void) {
@@ -254,23 +228,13 @@ static void recover_with_saved(void *args, const defergc_call *call) {
 }
 
 __attribute__((noinline)) static void frame_saving_token(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, save_token, NULL, 0);
     defergc_frame_leave(&fr);
 }
 
 __attribute__((noinline)) static void frame_using_token(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, recover_with_saved, NULL, 0);
     defergc_panic((void *)0x5678);
 }
@@ -338,6 +302,9 @@ static void record_codes(void) {
 
 /* ---- goroutines ------------------------------------------------------------ */
 
+/* Runs `body` as the goroutine main (Go's func main). */
+static void in_main(void (*body)(void *)) { defergc_main(body, NULL); }
+
 static void go_main_body(void *arg) { (void)arg; }
 
 static void main_null(void) { defergc_main(NULL, NULL); }
@@ -347,7 +314,7 @@ static void nested_main_body(void *arg) {
     defergc_main(go_main_body, NULL);
 }
 
-static void main_nested(void) { defergc_main(nested_main_body, NULL); }
+static void main_nested(void) { in_main(nested_main_body); }
 
 static void go_body(void *args) { (void)args; }
 
@@ -375,31 +342,35 @@ static void go_codes_body(void *arg) {
     OK();
 }
 
-static void go_codes(void) { defergc_main(go_codes_body, NULL); }
+static void go_codes(void) { in_main(go_codes_body); }
 
 static void unlock_that_panics(void *arg) {
     (void)arg;
     defergc_panic("from unlock");
 }
 
-static void park_unlock_panics_body(void *arg) {
-    (void)arg;
-    defergc_park_unlock("x", unlock_that_panics, NULL);
-}
-
-static void park_unlock_panics(void) { defergc_main(park_unlock_panics_body, NULL); }
-
 static void unlock_that_parks(void *arg) {
     (void)arg;
     defergc_park("again");
 }
 
-static void park_unlock_parks_body(void *arg) {
+/* The unlock function park_unlock_body parks with. */
+static void (*park_unlock_with)(void *);
+
+static void park_unlock_body(void *arg) {
     (void)arg;
-    defergc_park_unlock("x", unlock_that_parks, NULL);
+    defergc_park_unlock("x", park_unlock_with, NULL);
 }
 
-static void park_unlock_parks(void) { defergc_main(park_unlock_parks_body, NULL); }
+static void park_unlock_panics(void) {
+    park_unlock_with = unlock_that_panics;
+    in_main(park_unlock_body);
+}
+
+static void park_unlock_parks(void) {
+    park_unlock_with = unlock_that_parks;
+    in_main(park_unlock_body);
+}
 
 static void outside_goroutine_codes(void) {
     CHECK(defergc_park("x") == DEFERGC_ENOTGOROUTINE);
@@ -417,8 +388,6 @@ static void outside_goroutine_codes(void) {
 static void external_release_unheld(void) { defergc_external_release(); }
 
 /* ---- channels, select, timers ----------------------------------------------- */
-
-static void in_main(void (*body)(void *)) { defergc_main(body, NULL); }
 
 static void send_closed_body(void *arg) {
     (void)arg;

@@ -3,13 +3,7 @@
  * from compiled code: each case prints what it found, one fact a line;
  * tests/callers.rs checks the lines.
  */
-#include "defergc.h"
-
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "check.h"
+#include "common.h"
 
 static const char *which;
 

@@ -6,17 +6,11 @@
  * recovers it and prints what recover returned, as tests/go/faults/main.go
  * does for the same case.
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-
-#include "check.h"
 
 typedef struct T {
     long a, b;
@@ -73,12 +67,7 @@ static void say(void *args, const defergc_call *call) {
 
 /* func() { defer print_recovered(); fmt.Println(nilDeref(nil)) }() */
 static void recover_nil(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, print_recovered, NULL, 0);
     printf("%ld\n", nil_deref(NULL));
     defergc_frame_leave(&fr);
@@ -86,12 +75,7 @@ static void recover_nil(void) {
 
 /* func() { defer print_recovered(); fmt.Println(div(1, 0)) }() */
 static void recover_div(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, print_recovered, NULL, 0);
     printf("%ld\n", divide(1, zero));
     defergc_frame_leave(&fr);
@@ -99,12 +83,7 @@ static void recover_div(void) {
 
 /* func middle() { defer fmt.Println("middle's deferred call"); nilDeref(nil) } */
 __attribute__((noinline)) static void middle(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     const char *what = "middle's deferred call";
     defergc_defer(&fr, say, &what, sizeof what);
     nil_deref(NULL);
@@ -113,12 +92,7 @@ __attribute__((noinline)) static void middle(void) {
 
 /* func outer() { defer print_recovered(); middle(); fmt.Println("not reached") } */
 static void outer(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, print_recovered, NULL, 0);
     middle();
     printf("not reached\n");
@@ -136,12 +110,7 @@ static void faulting_goroutine(void *args) {
 
 static void go_main(void *arg) {
     (void)arg;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     if (strcmp(which, "nil") == 0 || strcmp(which, "off") == 0) {
         printf("%ld\n", nil_deref(NULL));
     } else if (strcmp(which, "div") == 0) {
@@ -247,12 +216,7 @@ static void set_panicking(void *args, const defergc_call *call) {
 /* go func() { defer setPanicking(); panic(nil) }() */
 static void panicker(void *args) {
     (void)args;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, set_panicking, NULL, 0);
     defergc_panic(NULL);
     defergc_frame_leave(&fr);
@@ -333,12 +297,7 @@ int main(int argc, char **argv) {
     if (strcmp(which, "runtime") == 0) {
         /* Outside any goroutine, on the process's main thread. */
         defergc_catch_faults(1);
-        defergc_frame fr;
-        defergc_frame_enter(&fr);
-        if (DEFERGC_FRAME_ARM(&fr)) {
-            defergc_frame_unwind(&fr);
-            return 0;
-        }
+        FRAME_OPEN(fr, return 0);
         defergc_defer(&fr, recover_into_bad_pointer, NULL, 0);
         defergc_panic((void *)0x1234);
     }

@@ -16,16 +16,10 @@
  *   go overflow   a goroutine recursing without bound: its stack overflow
  *                 message, 2
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
-
-#include "check.h"
 
 /* ---- a tiny channel of words, built on park_unlock ------------------- */
 
@@ -224,12 +218,7 @@ struct worker_args {
  * } */
 static void worker(void *args) {
     struct worker_args *a = args;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     struct done_args d = {a->c};
     defergc_defer(&fr, done, &d, sizeof d);
     struct node *n = defergc_alloc(sizeof *n);
@@ -405,23 +394,18 @@ static void main_overflow(void *arg) {
 
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "basic";
+    static const struct {
+        const char *name;
+        void (*entry)(void *);
+    } modes[] = {
+        {"basic", main_basic},     {"defer", main_defer},       {"stale", main_stale},
+        {"syscall", main_syscall}, {"panic", main_panic},       {"deadlock", main_deadlock},
+        {"goexit", main_goexit},   {"overflow", main_overflow},
+    };
     void (*entry)(void *) = NULL;
-    if (!strcmp(mode, "basic"))
-        entry = main_basic;
-    else if (!strcmp(mode, "defer"))
-        entry = main_defer;
-    else if (!strcmp(mode, "stale"))
-        entry = main_stale;
-    else if (!strcmp(mode, "syscall"))
-        entry = main_syscall;
-    else if (!strcmp(mode, "panic"))
-        entry = main_panic;
-    else if (!strcmp(mode, "deadlock"))
-        entry = main_deadlock;
-    else if (!strcmp(mode, "goexit"))
-        entry = main_goexit;
-    else if (!strcmp(mode, "overflow"))
-        entry = main_overflow;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (!strcmp(mode, modes[i].name))
+            entry = modes[i].entry;
     CHECK(entry != NULL);
     int status = defergc_main(entry, NULL);
     printf("main returned %d\n", status);

@@ -3,10 +3,7 @@
  * function, the profile written to the path given. The test reads it and
  * expects that function, not the runtime's, at the top of its samples.
  */
-#include "defergc.h"
-
-#include <stdint.h>
-#include <stdio.h>
+#include "common.h"
 
 #define N 1000
 

@@ -5,9 +5,7 @@
  * export its symbols), and the macros below keep the code reading like
  * what a compiler emits.
  */
-#include "defergc.h"
-
-#include <string.h>
+#include "common.h"
 
 struct defergc_api {
     void (*frame_enter)(defergc_frame *);

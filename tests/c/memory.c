@@ -3,13 +3,7 @@
  * SetFinalizer, KeepAlive and weak pointers. Prints "ok" or names the
  * check that failed (tests/memory.rs runs it).
  */
-#include "defergc.h"
-
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "check.h"
+#include "common.h"
 
 static int finalized;
 
@@ -34,7 +28,6 @@ __attribute__((noinline)) static void garbage(int n, void **weak) {
         weak[i] = defergc_weak_make(p);
     }
 }
-
 
 enum { N = 200 };
 

@@ -3,16 +3,7 @@
  * a child process and checks the exact error): aborts name the misuse,
  * error codes are the documented ones.
  */
-#include "defergc.h"
-
-#include <string.h>
-
-#include "check.h"
-
-static void nothing(void *args, const defergc_call *call) {
-    (void)args;
-    (void)call;
-}
+#include "common.h"
 
 static void *foreign_thread(void *arg) {
     /* A thread defergc did not create: its first calls register it. */

@@ -4,13 +4,7 @@
  * with Go's report (tests/go_panics.rs compares it with what Go prints,
  * tests/go/panics/), or recovers and checks what recover returned.
  */
-#include "defergc.h"
-
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "check.h"
+#include "common.h"
 
 /* Descriptors as a compiler would emit them for these Go types. */
 static const defergc_rtype t_string = {sizeof(defergc_rtype), "string", DEFERGC_KIND_STRING, NULL, NULL};
@@ -105,17 +99,8 @@ __attribute__((noinline)) static void middle(void) {
 }
 
 /* func outer() { defer nothing(); middle() } */
-static void nothing(void *args, const defergc_call *call) {
-    (void)args;
-    (void)call;
-}
 __attribute__((noinline)) static void outer(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, nothing, NULL, 0);
     middle();
     defergc_frame_leave(&fr);
@@ -129,14 +114,7 @@ static void waits(void *args) {
 
 static void go_main(void *arg) {
     (void)arg;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        CHECK(checked);
-        printf("%s ok\n", which);
-        return;
-    }
+    FRAME_OPEN(fr, CHECK(checked); printf("%s ok\n", which); return);
     static long forty_two = 42;
     static double f25 = 2.5, c15 = 1.5;
     static struct { long x; } t1 = {1};

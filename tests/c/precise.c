@@ -3,11 +3,7 @@
  * language does, and each bad input's exact error code. Without the
  * `precise` feature every call must report DEFERGC_PRECISE_ENOTBUILT.
  */
-#include "defergc.h"
-
-#include <string.h>
-
-#include "check.h"
+#include "common.h"
 
 /* struct Node { Node *next; long value; } */
 static defergc_type node_type;

@@ -2,11 +2,7 @@
  * Go's defer semantics through the C frame protocol, written the way a
  * compiler would emit the Go functions quoted above each one.
  */
-#include "defergc.h"
-
-#include <string.h>
-
-#include "check.h"
+#include "common.h"
 
 /* ---- LIFO at return -------------------------------------------------- */
 
@@ -28,12 +24,7 @@ static void log_add(void *args, const defergc_call *call) {
 
 /* func lifo(log *Log) { for i := 0; i < 3; i++ { defer log.add(i) }; log.add(9) } */
 static void lifo(Log *log) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     for (int i = 0; i < 3; i++) {
         struct log_args a = {log, i};
         defergc_defer(&fr, log_add, &a, sizeof a);
@@ -78,12 +69,7 @@ static void recover_times_ten(void *args, const defergc_call *call) {
 /* func f() (r int) { defer recoverTimesTen(); panic(&seven) } */
 static int panics_seven(int *helper_saw) {
     volatile int r = 0;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return r;
-    }
+    FRAME_OPEN(fr, return r);
     struct result_args a = {&r, helper_saw};
     defergc_defer(&fr, recover_times_ten, &a, sizeof a);
     int *seven = defergc_alloc(sizeof(int));
@@ -105,12 +91,7 @@ struct outer_args {
 static void outer_runs_a_frame(void *args, const defergc_call *call) {
     struct outer_args *a = args;
     (void)call;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, inner_must_not_recover, &a->inner_saw, sizeof a->inner_saw);
     defergc_frame_leave(&fr);
 }
@@ -128,12 +109,7 @@ static void test_recover_only_at_the_right_level(void) {
     /* func g() { defer recoverAnything(); defer outerRunsAFrame(); panic(x) } */
     int inner_saw = -1, outer_kind = -1;
     {
-        defergc_frame fr;
-        defergc_frame_enter(&fr);
-        if (DEFERGC_FRAME_ARM(&fr)) {
-            defergc_frame_unwind(&fr);
-            goto done;
-        }
+        FRAME_OPEN(fr, goto done);
         int *where = &outer_kind;
         defergc_defer(&fr, recover_anything, &where, sizeof where);
         struct outer_args oa = {&inner_saw};
@@ -183,23 +159,13 @@ static void just_panic(void *args, const defergc_call *call) {
 /* func outer(kind) { defer capture(&c); inner(kind) } where inner defers
  * the given function and panics "first". */
 static void inner_panics(defergc_fn deferred) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, deferred, NULL, 0);
     defergc_panic(first_value);
 }
 
 static void outer_captures(struct capture *c, defergc_fn deferred) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, capture_recover, &c, sizeof c);
     inner_panics(deferred);
     defergc_frame_leave(&fr);
@@ -222,13 +188,7 @@ static void test_panic_in_deferred_call_during_leave(void) {
     struct capture c = {-1, NULL};
     struct capture *cp = &c;
     volatile int returned_normally = 0;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        returned_normally = 2;
-        goto out;
-    }
+    FRAME_OPEN(fr, returned_normally = 2; goto out);
     defergc_defer(&fr, capture_recover, &cp, sizeof cp);
     defergc_defer(&fr, just_panic, NULL, 0);
     defergc_frame_leave(&fr);
@@ -255,12 +215,7 @@ static void recover_and_add(void *args, const defergc_call *call) {
 /* func named() (r int) { defer recoverAndAdd(); r = 5; panic("x") } */
 static int named_result(void) {
     volatile int r = 0;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return r;
-    }
+    FRAME_OPEN(fr, return r);
     struct add_args a = {&r};
     defergc_defer(&fr, recover_and_add, &a, sizeof a);
     r = 5;
@@ -278,12 +233,7 @@ static void test_nil_function_and_nil_panic(void) {
     struct capture *cp = &c;
     volatile int body_finished = 0;
     {
-        defergc_frame fr;
-        defergc_frame_enter(&fr);
-        if (DEFERGC_FRAME_ARM(&fr)) {
-            defergc_frame_unwind(&fr);
-            goto nil_done;
-        }
+        FRAME_OPEN(fr, goto nil_done);
         defergc_defer(&fr, capture_recover, &cp, sizeof cp);
         defergc_defer(&fr, NULL, NULL, 0); /* defer nilf() */
         body_finished = 1;
@@ -297,12 +247,7 @@ nil_done:
 
     c.kind = -1;
     {
-        defergc_frame fr;
-        defergc_frame_enter(&fr);
-        if (DEFERGC_FRAME_ARM(&fr)) {
-            defergc_frame_unwind(&fr);
-            goto panic_nil_done;
-        }
+        FRAME_OPEN(fr, goto panic_nil_done);
         defergc_defer(&fr, capture_recover, &cp, sizeof cp);
         defergc_panic(NULL);
     }
@@ -322,12 +267,7 @@ static void note_ran(void *args, const defergc_call *call) {
 }
 
 static void goexit_inner(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, note_ran, NULL, 0);
     defergc_goexit();
 }
@@ -375,12 +315,7 @@ static void check_three(void *args, const defergc_call *call) {
 
 static void test_arguments_are_copied_when_deferred(void) {
     Log log = {{0}, 0};
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        CHECK(0);
-    }
+    FRAME_OPEN(fr, CHECK(0));
     struct sized s = {&log, {0}};
     for (int i = 0; i < 92; i++) {
         s.bytes[i] = (unsigned char)(i * 3);

@@ -16,25 +16,11 @@
  *
  *   spurious_ready [iterations]   default 2000; prints one "ok" line
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-
-#include "check.h"
 
 static int iters = 2000;
-
-static int64_t now_ns(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int64_t mono(void) { return now_ns(CLOCK_MONOTONIC); }
 
 /* A small generator per goroutine (xorshift). */
 static uint32_t next_rand(uint32_t *s) {
@@ -213,6 +199,15 @@ static void select_drainer(void *arg) {
 
 /* ---- sleep and timers -------------------------------------------- */
 
+/* Fails unless a wait of `ns` asked of `what` took at least that long. */
+static void check_not_early(const char *what, int64_t ns, int64_t took) {
+    if (took < ns) {
+        fprintf(stderr, "%s: a wait of %lld ns ended after %lld ns\n", what, (long long)ns,
+                (long long)took);
+        exit(1);
+    }
+}
+
 #define SLEEPERS 8
 static atomic_long sleeps;
 
@@ -221,14 +216,10 @@ static void sleeper(void *arg) {
     victim();
     for (int i = 0; i < iters / 4; i++) {
         int64_t ns = 1000 + next_rand(&seed) % 20000;
-        int64_t t = mono();
+        int64_t t = mono_ns();
         defergc_sleep_ns(ns);
-        int64_t took = mono() - t;
-        if (took < ns) {
-            fprintf(stderr, "sleep_ns(%lld) returned after %lld ns\n", (long long)ns,
-                    (long long)took);
-            exit(1);
-        }
+        int64_t took = mono_ns() - t;
+        check_not_early("defergc_sleep_ns", ns, took);
         atomic_fetch_add(&sleeps, 1);
     }
     defergc_wg_done(&all);
@@ -244,28 +235,20 @@ static void timer_side(void *arg) {
     for (int i = 0; i < iters / 10; i++) {
         int64_t ns = 1000 + next_rand(&seed) % 50000;
         int64_t wall = now_ns(CLOCK_REALTIME);
-        int64_t t = mono();
+        int64_t t = mono_ns();
         defergc_timer *tm = defergc_timer_new(ns);
         int64_t when = 0;
         CHECK(defergc_chan_recv(defergc_timer_chan(tm), &when) == 1);
-        int64_t took = mono() - t;
-        if (took < ns) {
-            fprintf(stderr, "a timer of %lld ns fired after %lld ns\n", (long long)ns,
-                    (long long)took);
-            exit(1);
-        }
+        int64_t took = mono_ns() - t;
+        check_not_early("a timer", ns, took);
         /* The time it sent: after the timer was made (a wall clock, with a
          * second of slack for its steps). */
         CHECK(when > wall - 1000000000);
         CHECK(defergc_timer_stop(tm) == 0); /* it fired */
-        t = mono();
+        t = mono_ns();
         CHECK(defergc_chan_recv(defergc_after(ns), &when) == 1);
-        took = mono() - t;
-        if (took < ns) {
-            fprintf(stderr, "defergc_after(%lld) fired after %lld ns\n", (long long)ns,
-                    (long long)took);
-            exit(1);
-        }
+        took = mono_ns() - t;
+        check_not_early("defergc_after", ns, took);
         atomic_fetch_add(&timer_fires, 2);
     }
     defergc_wg_done(&all);

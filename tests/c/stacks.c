@@ -38,24 +38,14 @@
  *             blacklist, and allocation gave up ("Too many retries in
  *             GC_allocobj": 300000 128 250000 aborted in 5 runs of 5).
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <signal.h>
-#include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-#include "check.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+/* The monotonic clock in seconds. */
+static double now(void) { return mono_ns() / 1e9; }
 
 static const char *which;
 static double seconds = 3;
@@ -82,12 +72,7 @@ static void swallow(void *args, const defergc_call *call) {
 
 /* func() { defer func() { recover() }(); nilDeref(nil) }() */
 __attribute__((noinline)) static void fault_once(void) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, swallow, NULL, 0);
     nil_deref(NULL);
     defergc_frame_leave(&fr);

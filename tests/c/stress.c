@@ -6,13 +6,9 @@
  *   stress timing    1,000,000 defers, collector decides; prints the time
  *   stress threads   8 threads x 100,000 defers while main collects
  */
-#include "defergc.h"
+#include "common.h"
 
 #include <stdatomic.h>
-#include <string.h>
-#include <time.h>
-
-#include "check.h"
 
 /* What every call of one run checks and counts. */
 typedef struct {
@@ -51,12 +47,7 @@ static void churn(int n) {
 
 /* func stress(n, gcEvery) { for i := 0; i < n; i++ { defer check(new(i)) } } */
 static void stress(long n, long gc_every, Verify *v) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     for (long i = 0; i < n; i++) {
         long *obj = defergc_alloc(sizeof(long));
         obj[0] = i;
@@ -78,11 +69,8 @@ static void run_checked(long n, long gc_every) {
     CHECK(v.next == 0);
 }
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+/* The monotonic clock in milliseconds. */
+static double now_ms(void) { return mono_ns() / 1e6; }
 
 static atomic_int threads_done;
 

@@ -7,9 +7,6 @@
  */
 #include "port.h"
 
-#include <stdint.h>
-#include <string.h>
-
 static long iterations = 100000;
 
 struct quad {
@@ -24,12 +21,7 @@ static void close_it(void *args, const defergc_call *call) {
 
 static void sender(void *args) {
     struct quad *q = args;
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     for (int k = 0; k < 4; k++)
         defergc_defer(&fr, close_it, &q->c[k], sizeof q->c[k]);
     for (long i = 0; i < iterations; i++) {

@@ -56,6 +56,4 @@ static void go_main(void *arg) {
     synch_fifo();
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)

@@ -7,9 +7,6 @@
  */
 #include "port.h"
 
-#include <stdint.h>
-#include <string.h>
-
 #define MAX_TRIES 10000 /* up to 100 ms a test */
 
 /* One element shape: Go's names for its goroutines (for the messages),
@@ -121,6 +118,4 @@ static void go_main(void *arg) {
             exercise(&shapes[k], sync, buffer);
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)

@@ -6,11 +6,9 @@
 #ifndef DEFERGC_TEST_CHAN_PORT_H
 #define DEFERGC_TEST_CHAN_PORT_H
 
-#include "defergc.h"
+#include "common.h"
 
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 /* make(chan int, cap) */
 static inline defergc_chan *make_int_chan(size_t cap) {

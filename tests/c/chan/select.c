@@ -61,6 +61,4 @@ static void go_main(void *arg) {
         fail("counter is %lu != 10", counter);
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)

@@ -11,8 +11,6 @@
  */
 #include "port.h"
 
-#include <string.h>
-
 static const char always[] = "function did not";
 static const char never[] = "function did";
 
@@ -40,12 +38,7 @@ static void judge(void *args, const defergc_call *call) {
 
 /* Calls f and checks that it panics (always) or does not (never). */
 static void test_panic(const char *signal, void (*f)(void)) {
-    defergc_frame fr;
-    defergc_frame_enter(&fr);
-    if (DEFERGC_FRAME_ARM(&fr)) {
-        defergc_frame_unwind(&fr);
-        return;
-    }
+    FRAME_OPEN(fr, return);
     defergc_defer(&fr, judge, &signal, sizeof signal);
     f();
     defergc_frame_leave(&fr);
@@ -275,6 +268,4 @@ static void go_main(void *arg) {
     test_block(always, select_sees_itself);
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)

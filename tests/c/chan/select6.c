@@ -52,6 +52,4 @@ static void go_main(void *arg) {
     send_int(c1, 1);
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)

@@ -53,6 +53,4 @@ static void go_main(void *arg) {
     }
 }
 
-int main(void) {
-    return defergc_main(go_main, NULL);
-}
+GO_MAIN(go_main)
