@@ -69,21 +69,24 @@ mod fault;
 mod frame;
 pub mod lowlevel;
 mod panic;
+mod program;
 mod record;
 pub mod render;
 mod thread;
 pub mod traceback;
 
+pub(crate) use crate::signal::catch_on_this_thread;
 pub use cframe::CValue;
+pub(crate) use fault::catch_faults_by_default;
 pub use fault::{catch_faults, catching_faults};
-pub(crate) use fault::{catch_faults_by_default, catch_on_this_thread, set_overflow_check};
 pub use frame::{
-    call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
-    Frame, Named, Panicking,
+    call, call_try, goexit, goroutine, named, named_try, panic, panic_nil, raise, Deferred, Frame,
+    Named, Panicking,
 };
 pub(crate) use frame::{goroutine_body, Ended};
 pub(crate) use panic::{not_dying, wait_for_panics};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
+pub use program::main;
 
 /// The one way the runtime ends the process after an unrecovered panic or
 /// a fatal error (every such path comes here; the one exception is a

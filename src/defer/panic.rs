@@ -357,7 +357,7 @@ pub(crate) struct PanicRec {
     /// What a report of this panic lists (recorded when it started).
     pub(crate) trace: Option<super::traceback::Trace>,
     /// The fault that raised it, if one did.
-    signal: Option<super::fault::Signal>,
+    signal: Option<crate::signal::Fault>,
     pub(crate) recovered: bool,
     pub(crate) aborted: bool,
     pub(crate) goexit: bool,
@@ -584,7 +584,7 @@ pub(crate) fn push_fault(
     th: &ThreadState,
     value: PanicValue,
     site: super::traceback::Origin,
-    signal: super::fault::Signal,
+    signal: crate::signal::Fault,
 ) {
     let rec = push(th, Some(value), false, site);
     // SAFETY: the record was just pushed, and only this thread touches it.
