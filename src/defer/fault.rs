@@ -26,10 +26,11 @@
 //! has no landing pad at an arbitrary instruction); compiled C code has no
 //! such limit, and safe Rust does not fault.
 
-use super::panic::{self, RuntimeError};
-use super::thread::ThreadState;
+use super::panic;
+use super::state::DeferState;
 use super::traceback::Origin;
-use super::PanicValue;
+use super::value::PanicValue;
+use super::value::RuntimeError;
 use crate::signal::{self, Fault};
 
 /// Turns faults in compiled code into Go panics from now on (`true`), or
@@ -62,7 +63,7 @@ pub fn catching_faults() -> bool {
 /// Makes [`raise`] what a caught fault becomes.
 fn register() {
     signal::set_policy(signal::Policy {
-        has_chain: || ThreadState::existing().is_some(),
+        has_chain: || DeferState::existing().is_some(),
         raise,
     });
 }
@@ -82,7 +83,7 @@ extern "C-unwind" fn raise(sig: usize, code: usize, addr: usize, pc: usize, sp: 
         addr,
         pc,
     };
-    let th = ThreadState::current();
+    let th = DeferState::current();
     if super::traceback::is_runtime_code(pc) {
         fatal(th, "", "unexpected signal during runtime execution", signal);
     }
@@ -114,13 +115,13 @@ extern "C-unwind" fn raise(sig: usize, code: usize, addr: usize, pc: usize, sp: 
 
 /// Go's fatal error for a fault: `before`, `fatal error: what`, the signal
 /// line, the goroutine section; status 2.
-fn fatal(th: &ThreadState, before: &str, what: &str, signal: Fault) -> ! {
-    let trace = super::traceback::Trace::capture(Origin::Exact(signal.pc), th.frame.get());
+fn fatal(th: &DeferState, before: &str, what: &str, signal: Fault) -> ! {
+    let trace = super::traceback::Trace::capture(Origin::Exact(signal.pc), th.frame_origins());
     let mut text = format!("{before}fatal error: {what}\n{}\n", signal.line());
     text.push_str(&super::traceback::section(
         Some(&trace),
-        ThreadState::context_id(),
+        DeferState::context_id(),
         true,
     ));
-    super::exit_go(&text)
+    super::exit::exit_go(&text)
 }

@@ -28,14 +28,14 @@ pub fn main(body: impl FnOnce()) -> i32 {
     super::fault::catch_faults_by_default();
     quiet_panics_in_main();
     crate::fresh::with(&IN_MAIN, |m| m.set(true));
-    let ended = super::goroutine_body(body);
+    let ended = super::frame::goroutine_body(body);
     crate::fresh::with(&IN_MAIN, |m| m.set(false));
     match ended {
-        super::Ended::Returned(()) => 0,
-        super::Ended::Goexit => {
-            super::exit_go("fatal error: no goroutines (main called runtime.Goexit) - deadlock!")
-        }
-        super::Ended::Panicked(report) => super::exit_go(&report),
+        super::frame::Ended::Returned(()) => 0,
+        super::frame::Ended::Goexit => super::exit::exit_go(
+            "fatal error: no goroutines (main called runtime.Goexit) - deadlock!",
+        ),
+        super::frame::Ended::Panicked(report) => super::exit::exit_go(&report),
     }
 }
 
