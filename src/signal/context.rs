@@ -45,7 +45,7 @@ impl Interrupted {
     }
 
     /// Whether the kernel raised the signal for an instruction.
-    pub(crate) fn from_kernel(&self) -> bool {
+    pub(crate) fn raised_by_kernel(&self) -> bool {
         self.code() > 0
     }
 

@@ -174,7 +174,7 @@ fn on_fault(i: &mut Interrupted) -> Action {
         return Action::PassOn;
     };
     let near_stack = sig == libc::SIGSEGV && addr < sp && sp - addr <= NEAR_STACK;
-    if i.from_kernel() && catching() && !near_stack && ours_here(policy) {
+    if i.raised_by_kernel() && catching() && !near_stack && ours_here(policy) {
         let args = [sig as usize, i.code() as usize, addr, i.pc()];
         if i.redirect(policy.raise, args) {
             return Action::Done;
