@@ -46,6 +46,8 @@ pub(crate) struct FrameLink {
     pub(crate) origin: Origin,
 }
 
+/// The defer layer's state of one execution context (a thread's own, or
+/// a goroutine's: it moves with the goroutine, not with the thread).
 pub(crate) struct DeferState {
     /// Deferred-call records of every active frame, innermost on top.
     pub(crate) stack: RootStack,
