@@ -295,12 +295,12 @@ impl PanicValue {
     }
 
     /// Whether this came from an ordinary Rust panic (`panic!`, an index
-    /// out of bounds, ...) rather than [`super::panic`].
+    /// out of bounds, ...) rather than [`super::panic()`].
     pub fn is_rust_panic(&self) -> bool {
         matches!(self.value, Value::Rust(_))
     }
 
-    /// The Rust type name of a value given to [`super::panic`].
+    /// The Rust type name of a value given to [`super::panic()`].
     pub fn type_name(&self) -> &'static str {
         self.type_name
     }

@@ -14,7 +14,7 @@ pub(crate) struct Interrupted {
     ctx: *mut c_void,
 }
 
-/// A function the interrupted thread is made to call by [`redirect`]: the
+/// A function the interrupted thread is made to call by [`Interrupted::redirect`]: the
 /// four words given, then the interrupted stack pointer. It never returns
 /// to the interrupted code.
 pub(crate) type Target = extern "C-unwind" fn(usize, usize, usize, usize, usize) -> !;
