@@ -55,6 +55,7 @@ pub mod go;
 pub mod precise;
 pub(crate) mod roots;
 pub(crate) mod segmented;
+pub(crate) mod signal;
 pub mod tls;
 
 /// Writes `msg` to stderr and aborts the process. Used for misuse that

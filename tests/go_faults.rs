@@ -120,6 +120,40 @@ fn with_catching_off_a_fault_is_the_default_action() {
     );
 }
 
+#[test]
+fn a_fault_that_is_not_ours_reaches_the_handler_installed_before_ours() {
+    // (case, what the program's own handler says)
+    let cases = [
+        // Catching off: the runtime's handler stays and passes it on.
+        ("chain-off", "own handler: fault\n"),
+        // A plain thread that never asked; a one-argument handler.
+        ("chain-thread", "own plain handler\n"),
+        // Sent with pthread_kill, not raised by an instruction.
+        ("chain-kill", "own handler: sent\n"),
+    ];
+    for (case, said) in cases {
+        let out = faults_c(case);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(42), "{case}: {stderr}");
+        assert_eq!(stderr, said, "{case}");
+    }
+}
+
+#[test]
+fn a_fault_that_is_ours_is_a_go_panic_despite_an_earlier_handler() {
+    let out = faults_c("chain-ours");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "panic: runtime error: invalid memory address or nil pointer dereference\n\
+             [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("own handler"), "{stderr}");
+}
+
 /// Runs the faults program's `case` with a deadline: a process still
 /// running after it is killed, and the run reported as hung (`None`).
 fn faults_c_within(case: &str, deadline: std::time::Duration) -> Option<std::process::Output> {

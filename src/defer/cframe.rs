@@ -30,9 +30,11 @@
 //! must enter through [`crate::ffi::guard`], which delivers whatever
 //! escapes it by the same rule.
 
-use super::panic::{self, PanicValue};
-use super::record::{self, CFn, CallToken};
-use super::thread::{FrameKind, FrameLink, ThreadState};
+use super::panic;
+use super::record::{self, CFn};
+use super::state::CallToken;
+use super::state::{DeferState, FrameKind, FrameLink};
+use super::value::PanicValue;
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -45,11 +47,6 @@ extern "C" {
 /// Bytes of a `defergc_frame` in front of its `sigjmp_buf` (the header's
 /// `priv` array).
 pub const PRIV_BYTES: usize = 128;
-
-/// A value given to `defergc_panic` by compiled code, as it appears to
-/// Rust code that recovers it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CValue(pub *mut c_void);
 
 /// The private part of a `defergc_frame`.
 #[repr(C)]
@@ -79,7 +76,7 @@ pub(crate) unsafe fn enter(fr: *mut CFrame, what: &str, pc: usize) {
     if fr.is_null() {
         misuse(what, "null frame pointer");
     }
-    let th = ThreadState::current();
+    let th = DeferState::current();
     let inner = th.frame.get();
     if ptr::eq(inner, fr.cast::<FrameLink>()) {
         misuse(
@@ -113,7 +110,7 @@ fn misuse(what: &str, why: &str) -> ! {
 ///
 /// # Safety
 /// `fr` is null or points to readable memory of a `CFrame`'s size.
-unsafe fn current(fr: *mut CFrame, what: &str) -> (&'static ThreadState, &'static CFrame) {
+unsafe fn current(fr: *mut CFrame, what: &str) -> (&'static DeferState, &'static CFrame) {
     if fr.is_null() {
         misuse(what, "null frame pointer");
     }
@@ -124,7 +121,7 @@ unsafe fn current(fr: *mut CFrame, what: &str) -> (&'static ThreadState, &'stati
         LEFT => misuse(what, "the frame was already left"),
         _ => misuse(what, "not an entered frame (never entered, or overwritten)"),
     }
-    let th = ThreadState::current();
+    let th = DeferState::current();
     if !ptr::eq(th.frame.get(), &frame.link) {
         misuse(
             what,
@@ -210,7 +207,7 @@ fn not_draining(frame: &CFrame, what: &str) {
     }
 }
 
-fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
+fn finish(th: &DeferState, frame: &CFrame, mut unwinding: bool) {
     frame.link.draining.set(true);
     while th.stack.mark() != frame.link.base {
         unwinding = super::frame::drain_one(th, unwinding);
@@ -229,7 +226,7 @@ fn finish(th: &ThreadState, frame: &CFrame, mut unwinding: bool) {
 /// (Goexit) or the process (a panic, status 2) ends, as in Go.
 /// `caller_sp` is the stack pointer of the compiled code that raised it
 /// (or an address below it): frames below it are dead.
-pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
+pub(crate) fn deliver_from_c(th: &DeferState, caller_sp: usize) -> ! {
     check_caller(th, caller_sp);
     let frame = th.frame.get();
     // SAFETY: frames in the chain are live until they unlink themselves
@@ -251,7 +248,7 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
                 // Goexit on the process's main thread: Go's main goroutine
                 // with nothing left to run. (Ending the thread would leave
                 // the process waiting, forever, for the collector's.)
-                super::exit_go(
+                super::exit::exit_go(
                     "fatal error: no goroutines (main called runtime.Goexit) - deadlock!",
                 );
             }
@@ -260,7 +257,7 @@ pub(crate) fn deliver_from_c(th: &ThreadState, caller_sp: usize) -> ! {
             unsafe { libc::pthread_exit(ptr::null_mut()) }
         }
         panic::dying();
-        super::exit_go(&format!(
+        super::exit::exit_go(&format!(
             "{}\n{}",
             panic::report(th),
             panic::goroutine_section(th, true)
@@ -280,7 +277,7 @@ pub(crate) fn approx_sp() -> usize {
 /// `caller_sp` (or an address below it): the innermost frame must not lie
 /// below it, where it would belong to a function that has returned (and
 /// the memory may hold anything by now).
-pub(crate) fn check_caller(th: &ThreadState, caller_sp: usize) {
+pub(crate) fn check_caller(th: &DeferState, caller_sp: usize) {
     let frame = th.frame.get();
     if !frame.is_null() && (frame as usize) < caller_sp {
         returned_without_leaving();
@@ -327,7 +324,7 @@ pub(crate) unsafe fn land(link: *const FrameLink) -> ! {
 /// that never was, recovers nothing: tokens are never reused, so a stale
 /// one cannot name a later call at the same address.
 pub(crate) fn recover(token: *const CallToken) -> Option<PanicValue> {
-    let th = ThreadState::existing()?;
+    let th = DeferState::existing()?;
     let token = token as usize as u64;
     if token == 0 {
         return None;

@@ -11,10 +11,12 @@
 //! its caller's frame; the outermost frame of a thread (or of a
 //! [`goroutine`]) turns it into an ordinary Rust panic or [`Goexit`].
 
-use super::panic::{self, Goexit, PanicRec};
-use super::record::{self, Call, Shim};
-use super::thread::{FrameKind, FrameLink, ThreadState};
-use super::PanicValue;
+use super::panic::{self, Unwind};
+use super::record::{self, Shim};
+use super::record::{closure_at, record_size};
+use super::state::{Call, DeferState, FrameKind, FrameLink, PanicRec};
+use super::value::Goexit;
+use super::value::PanicValue;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -26,7 +28,7 @@ use std::ptr;
 /// when the body returns or unwinds.
 pub struct Frame<'f, 'env: 'f> {
     link: FrameLink,
-    th: &'static ThreadState,
+    th: &'static DeferState,
     _scope: PhantomData<(&'f mut &'f (), &'env mut &'env ())>,
     _not_send: PhantomData<*mut ()>,
 }
@@ -87,7 +89,7 @@ impl<'a> Deferred<'a> {
     /// a normal return or for Goexit, when the panic was already recovered,
     /// or when a newer panic is in flight.
     pub fn recover(&self) -> Option<PanicValue> {
-        panic::recover(ThreadState::current(), self.call.panic)
+        panic::recover(DeferState::current(), self.call.panic)
     }
 
     /// Whether this call runs because of a panic (not a return or Goexit).
@@ -107,7 +109,7 @@ impl<'f, 'env> Frame<'f, 'env> {
     /// Defers `f`, which gets the call's [`Deferred`] token (to recover).
     #[inline(always)]
     pub fn defer_with<F: FnOnce(&Deferred<'_>) + 'f>(&self, f: F) {
-        self.push(f, record::run_with::<F>);
+        self.push(f, run_with::<F>);
     }
 
     /// Defers a function that may be nil: a nil one panics with Go's nil
@@ -160,7 +162,7 @@ pub fn named<'env, R, F>(init: R, body: F) -> R
 where
     F: for<'f> FnOnce(&'f Frame<'f, 'env>, &'f Named<R>) -> R,
 {
-    let th = ThreadState::current();
+    let th = DeferState::current();
     let out = Named::new(init);
     let frame = Frame::new(th, std::panic::Location::caller());
     th.frame.set(&frame.link);
@@ -243,7 +245,7 @@ pub fn named_try<'env, R, F>(init: R, body: F) -> Result<R, Panicking>
 where
     F: for<'f> FnOnce(&'f Frame<'f, 'env>, &'f Named<R>) -> Result<R, Panicking>,
 {
-    let th = ThreadState::current();
+    let th = DeferState::current();
     let out = Named::new(init);
     let frame = Frame::new(th, std::panic::Location::caller());
     th.frame.set(&frame.link);
@@ -287,7 +289,7 @@ where
 /// unrecovered one names this call's location, as [`panic()`]'s does.
 #[track_caller]
 pub fn raise<T: Any + std::fmt::Debug>(value: T) -> Panicking {
-    let th = ThreadState::current();
+    let th = DeferState::current();
     panic::push_value(
         th,
         PanicValue::new(value),
@@ -304,20 +306,20 @@ pub fn raise<T: Any + std::fmt::Debug>(value: T) -> Panicking {
 /// as Go forgets a panic a newer one replaced.
 #[must_use = "a panic in flight: return it from a `named_try` body, or it unwinds when dropped"]
 pub struct Panicking {
-    unwind: Option<panic::Unwind>,
+    unwind: Option<Unwind>,
     _not_send: PhantomData<*mut ()>,
 }
 
 impl Panicking {
-    fn newest(th: &ThreadState) -> Panicking {
+    fn newest(th: &DeferState) -> Panicking {
         Panicking {
-            unwind: Some(panic::Unwind::newest(th)),
+            unwind: Some(Unwind::newest(th)),
             _not_send: PhantomData,
         }
     }
 
     /// A frame takes the panic over (its records run for it).
-    fn take_over(mut self, th: &ThreadState) {
+    fn take_over(mut self, th: &DeferState) {
         let unwind = self.unwind.take().expect("a panic in flight");
         if !unwind.is_newest(th) {
             crate::abort(
@@ -331,7 +333,7 @@ impl Panicking {
     pub fn resume(mut self) -> ! {
         let unwind = self.unwind.take().expect("a panic in flight");
         unwind.defuse();
-        panic::deliver(ThreadState::current())
+        panic::deliver(DeferState::current())
     }
 }
 
@@ -347,7 +349,7 @@ impl Drop for Panicking {
             return;
         }
         unwind.defuse();
-        panic::deliver(ThreadState::current())
+        panic::deliver(DeferState::current())
     }
 }
 
@@ -361,7 +363,7 @@ impl Frame<'_, '_> {
     /// A frame of `th` opened at `site`, above its innermost one (linked by
     /// the caller once it sits where it stays).
     #[inline(always)]
-    fn new(th: &'static ThreadState, site: &'static std::panic::Location<'static>) -> Self {
+    fn new(th: &'static DeferState, site: &'static std::panic::Location<'static>) -> Self {
         Frame {
             link: FrameLink {
                 prev: th.frame.get(),
@@ -402,7 +404,7 @@ impl Frame<'_, '_> {
 /// Runs the newest record and pops it; returns whether the frame is (still)
 /// unwinding afterwards. Used by Rust and C frames alike.
 #[inline(always)]
-pub(crate) fn drain_one(th: &ThreadState, unwinding: bool) -> bool {
+pub(crate) fn drain_one(th: &DeferState, unwinding: bool) -> bool {
     let top = th.stack.mark();
     let call = Call {
         start: Cell::new(ptr::null_mut()),
@@ -457,7 +459,7 @@ pub fn panic<T: Any + std::fmt::Debug>(value: T) -> ! {
 
 /// Go's `panic(nil)`: panics with [`super::PanicNilError`].
 pub fn panic_nil() -> ! {
-    panic(super::PanicNilError)
+    panic(super::value::PanicNilError)
 }
 
 /// Go's `runtime.Goexit()`: runs every deferred call of every frame of the
@@ -474,13 +476,13 @@ pub fn goexit() -> ! {
 /// unrecovered panic propagates as an ordinary Rust panic, with Go's
 /// report as its message.
 pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
-    let th = ThreadState::current();
+    let th = DeferState::current();
     let saved = (
         th.frame.replace(ptr::null()),
         th.panics.replace(ptr::null_mut::<PanicRec>()),
         th.goexiting.replace(false),
     );
-    panic::recount(th);
+    super::state::recount(th);
     th.boundaries.set(th.boundaries.get() + 1);
     let outcome = catch_unwind(AssertUnwindSafe(f));
     th.boundaries.set(th.boundaries.get() - 1);
@@ -489,68 +491,13 @@ pub fn goroutine<R>(f: impl FnOnce() -> R) -> Option<R> {
     panic::clear(th);
     th.frame.set(saved.0);
     th.panics.set(saved.1);
-    panic::recount(th);
+    super::state::recount(th);
     th.goexiting.set(saved.2);
     match outcome {
         Ok(value) => Some(value),
         Err(payload) if payload.is::<Goexit>() => None,
         Err(payload) => resume_unwind(payload),
     }
-}
-
-/// Runs `body` as a Go program's `main` function, on this thread, with
-/// Go's process behaviour: returns 0 when it returns; an unrecovered panic
-/// (a Go panic, a Rust panic, or a fault: faults are caught unless the
-/// program said otherwise, see [`super::catch_faults`]) prints Go's
-/// report, with no `thread 'main' panicked at` line, and ends the process
-/// with status 2; Goexit ends it with Go's "no goroutines" deadlock
-/// message, status 2. For a program with goroutines, `go::main` is the
-/// same on the scheduler.
-///
-/// ```no_run
-/// use defergc::defer;
-///
-/// fn main() {
-///     std::process::exit(defer::main(|| {
-///         defer::call(|f| {
-///             f.defer(|| println!("deferred"));
-///             defer::panic("boom") // "panic: boom", goroutine 1, status 2
-///         })
-///     }))
-/// }
-/// ```
-pub fn main(body: impl FnOnce()) -> i32 {
-    super::fault::catch_faults_by_default();
-    quiet_panics_in_main();
-    crate::fresh::with(&IN_MAIN, |m| m.set(true));
-    let ended = goroutine_body(body);
-    crate::fresh::with(&IN_MAIN, |m| m.set(false));
-    match ended {
-        Ended::Returned(()) => 0,
-        Ended::Goexit => {
-            super::exit_go("fatal error: no goroutines (main called runtime.Goexit) - deadlock!")
-        }
-        Ended::Panicked(report) => super::exit_go(&report),
-    }
-}
-
-thread_local! {
-    /// Whether this thread runs [`main`]'s body.
-    static IN_MAIN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Go prints nothing when a panic starts: Rust's hook stays quiet on a
-/// thread running [`main`] (its report comes at the end, if unrecovered).
-fn quiet_panics_in_main() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !crate::fresh::with(&IN_MAIN, |m| m.get()) {
-                previous(info);
-            }
-        }));
-    });
 }
 
 /// How the body of a goroutine (or of a runtime thread) ended.
@@ -571,13 +518,13 @@ pub(crate) enum Ended<R> {
 /// panic (with Go's text and exit status, as the caller decides): like
 /// [`goroutine`], but the panic comes back as its report.
 pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
-    let outcome = if crate::context::current().is_boundary() && ThreadState::existing().is_none() {
+    let outcome = if crate::context::current().is_boundary() && DeferState::existing().is_none() {
         // A goroutine's own context: its defer state, if it ever needs
         // one, starts with this boundary counted (thread.rs), so nothing
         // is created for goroutines that never defer or panic.
         catch_unwind(AssertUnwindSafe(f)).map(Some)
     } else {
-        ThreadState::current().reports_itself.set(true);
+        DeferState::current().reports_itself.set(true);
         catch_unwind(AssertUnwindSafe(|| goroutine(f)))
     };
     match outcome {
@@ -587,7 +534,7 @@ pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
         Err(payload) => {
             let plain = |message: &str| {
                 // A Rust panic that met no frame: no trace was recorded.
-                let section = super::traceback::section(None, ThreadState::context_id(), false);
+                let section = super::traceback::section(None, DeferState::context_id(), false);
                 format!("panic: {}\n{section}", super::render::indented(message))
             };
             let text = match payload.downcast::<String>() {
@@ -609,4 +556,15 @@ pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
             Ended::Panicked(text)
         }
     }
+}
+
+/// The shim of a closure that takes the call's [`Deferred`] token.
+///
+/// # Safety
+/// As for [`record::run_plain`].
+unsafe fn run_with<F: FnOnce(&Deferred<'_>)>(top: *mut u8, call: &Call) {
+    call.start.set(top.wrapping_sub(record_size::<F>()));
+    // SAFETY: as in run_plain.
+    let f = unsafe { closure_at::<F>(top).read() };
+    f(&Deferred::new(call))
 }

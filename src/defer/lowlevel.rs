@@ -8,20 +8,20 @@
 //! Records carry a header in front of what the caller sees, so that freeing
 //! something that is not a live record is caught and named.
 
-use super::thread::ThreadState;
+use super::state::DeferState;
 use crate::roots;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
 /// This thread's defer head (null until set).
 pub fn head() -> *mut c_void {
-    ThreadState::current().head.get()
+    DeferState::current().head.get()
 }
 
 /// Sets this thread's defer head. The word is a GC root: whatever chain
 /// hangs off it stays alive.
 pub fn set_head(head: *mut c_void) {
-    ThreadState::current().head.set(head);
+    DeferState::current().head.set(head);
 }
 
 /// Clears this thread's defer head.
@@ -119,10 +119,26 @@ pub unsafe fn record_free(record: *mut u8) -> Result<(), RecordError> {
                 words.write(FREED);
             }
             // SAFETY: words is the non-null start of the record's block.
-            ThreadState::current().quarantine(unsafe { NonNull::new_unchecked(words.cast()) });
+            quarantine(DeferState::current(), unsafe {
+                NonNull::new_unchecked(words.cast())
+            });
             Ok(())
         }
         FREED => Err(RecordError::DoubleFree),
         _ => Err(RecordError::NotARecord),
+    }
+}
+
+/// Holds the block of a freed low-level record until `QUARANTINE` later
+/// frees have passed, then gives it back to the allocator.
+fn quarantine(th: &DeferState, block: NonNull<u8>) {
+    let evicted = {
+        let mut q = th.quarantine.borrow_mut();
+        q.push_back(block);
+        (q.len() > QUARANTINE).then(|| q.pop_front()).flatten()
+    };
+    if let Some(old) = evicted {
+        // SAFETY: a record block from alloc_block, freed exactly once.
+        unsafe { roots::free_block(old) };
     }
 }

@@ -29,13 +29,26 @@
 //!
 //! # Where things live
 //!
-//! Each thread has one chain (`thread.rs`): its frames, a LIFO stack of
-//! deferred-call records in root memory (a `roots::RootStack`), and
-//! a stack of panic records whose values are in root memory too. A GC
+//! Each execution context (a thread's own, or a goroutine's) has one chain
+//! (`state.rs`): its frames, a LIFO stack of deferred-call records in root
+//! memory (a `roots::RootStack`), and a stack of panic records whose
+//! values are in root memory too. A GC
 //! pointer captured by a deferred closure, or carried by a panic value,
 //! stays alive until the call has run or the panic is over. Records come
 //! from per-thread chunks kept for reuse, so deferring costs no allocation
 //! and no lock, and never triggers a collection.
+//!
+//! # Layers
+//!
+//! Bottom up, each file using only those below it: `render.rs` and
+//! `traceback.rs` (how values and frames print), `value.rs` (panic
+//! values), `state.rs` (a context's chain and the records in it),
+//! `exit.rs` (Go's exit), `panic.rs` (the panic state machine: raising,
+//! delivering, recovering, reporting), `lowlevel.rs` and `record.rs`
+//! (records), `frame.rs` (Rust frames), `cframe.rs` (frames of compiled
+//! code), `fault.rs` (what a fault becomes, registered with
+//! `crate::signal`), and on top `program.rs` (a program's `main`) and
+//! `c.rs` (the C protocol's surface).
 //!
 //! # Go semantics
 //!
@@ -65,64 +78,27 @@
 
 pub(crate) mod c;
 mod cframe;
+mod exit;
 mod fault;
 mod frame;
 pub mod lowlevel;
 mod panic;
+mod program;
 mod record;
 pub mod render;
-mod thread;
+mod state;
 pub mod traceback;
+mod value;
 
-pub use cframe::CValue;
+pub(crate) use crate::signal::catch_on_this_thread;
+pub(crate) use exit::exit_go;
+pub(crate) use fault::catch_faults_by_default;
 pub use fault::{catch_faults, catching_faults};
-pub(crate) use fault::{catch_faults_by_default, catch_on_this_thread, set_overflow_check};
 pub use frame::{
-    call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
-    Frame, Named, Panicking,
+    call, call_try, goexit, goroutine, named, named_try, panic, panic_nil, raise, Deferred, Frame,
+    Named, Panicking,
 };
 pub(crate) use frame::{goroutine_body, Ended};
 pub(crate) use panic::{not_dying, wait_for_panics};
-pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
-
-/// The one way the runtime ends the process after an unrecovered panic or
-/// a fatal error (every such path comes here; the one exception is a
-/// goroutine's stack overflow, reported inside the fault handler, where
-/// only `write(2)` and `_exit(2)` are safe):
-///
-/// 1. C's stdio buffers are flushed (`fflush(NULL)`): what a compiled
-///    program printed before the panic appears before the report, as a Go
-///    program's does (Go's os.Stdout is unbuffered);
-/// 2. `text` (with a final newline) is written to standard error;
-/// 3. the process ends with `_exit(2)`, Go's status: no `atexit` handlers
-///    and no destructors run (Go's runtime runs none either, and other
-///    threads may still be running the program's code). With
-///    `GOTRACEBACK=crash` it ends with SIGABRT instead, as Go's does.
-pub(crate) fn exit_go(text: &str) -> ! {
-    let mut text = text.to_string();
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    let crash = traceback::level() == traceback::Level::Crash;
-    // SAFETY: flushes C's buffers, writes initialised bytes to fd 2, then
-    // ends the process (SIGABRT with its default action, or _exit).
-    unsafe {
-        libc::fflush(std::ptr::null_mut());
-        let mut rest = text.as_bytes();
-        while !rest.is_empty() {
-            let n = libc::write(2, rest.as_ptr().cast(), rest.len());
-            if n <= 0 {
-                if n < 0 && *libc::__errno_location() == libc::EINTR {
-                    continue;
-                }
-                break;
-            }
-            rest = &rest[n as usize..];
-        }
-        if crash {
-            libc::signal(libc::SIGABRT, libc::SIG_DFL);
-            libc::raise(libc::SIGABRT);
-        }
-        libc::_exit(2)
-    }
-}
+pub use program::main;
+pub use value::{CValue, Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};

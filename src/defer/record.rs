@@ -15,46 +15,14 @@
 //! be called, but the record stays pushed until the call has finished:
 //! whatever it captured is in root memory for the whole call.
 
-use super::panic::{self, PanicRec};
-use std::cell::Cell;
+use super::panic;
+use super::state::{Call, CallToken};
+use super::value::NIL_DEREF;
 use std::mem::{align_of, size_of};
 
 /// A record's shim: reports the record start into `call.start`, then runs
 /// (and consumes) the closure stored below `top`.
 pub(crate) type Shim = unsafe fn(top: *mut u8, call: &Call);
-
-/// What a running deferred call knows about itself. Compiled code sees
-/// only its [`token`](Call::token).
-pub struct Call {
-    /// Where the record begins; written by the shim before the call runs.
-    pub(crate) start: Cell<*mut u8>,
-    /// The panic (or Goexit) whose unwinding runs this call, or null when
-    /// the frame is returning normally. `recover` compares against it.
-    pub(crate) panic: *mut PanicRec,
-    /// The call this one runs inside, if any (the thread's running chain).
-    pub(crate) outer: *const Call,
-    /// The call's identity for compiled code: unique in the process, so a
-    /// token kept past its call never names a later one (which may well
-    /// sit at the same address).
-    pub(crate) token: u64,
-}
-
-/// A deferred call's token as compiled code holds it (`defergc_call *`):
-/// an opaque identity, never dereferenced, that only [`recover`] reads.
-/// A token of a call that is no longer running recovers nothing.
-///
-/// [`recover`]: crate::ffi::defergc_recover
-#[repr(C)]
-pub struct CallToken {
-    _opaque: [u8; 0],
-}
-
-impl Call {
-    /// The token compiled code gets for this call.
-    pub(crate) fn c_token(&self) -> *const CallToken {
-        self.token as usize as *const CallToken
-    }
-}
 
 /// Bytes a record of closure type `F` occupies: the closure rounded up to
 /// whole words, room to align it, and the shim word.
@@ -70,7 +38,7 @@ pub(crate) const fn record_size<F>() -> usize {
 
 /// Where the closure of a record ending at `top` lives.
 #[inline(always)]
-fn closure_at<F>(top: *mut u8) -> *mut F {
+pub(crate) fn closure_at<F>(top: *mut u8) -> *mut F {
     let end = top as usize - 8;
     let at = (end - size_of::<F>()) & !(align_of::<F>() - 1);
     top.wrapping_sub(top as usize - at).cast()
@@ -114,17 +82,6 @@ pub(crate) unsafe fn run_plain<F: FnOnce()>(top: *mut u8, call: &Call) {
     f()
 }
 
-/// The shim of a closure that takes the call's [`super::Deferred`] token.
-///
-/// # Safety
-/// As for [`run_plain`].
-pub(crate) unsafe fn run_with<F: FnOnce(&super::Deferred<'_>)>(top: *mut u8, call: &Call) {
-    call.start.set(top.wrapping_sub(record_size::<F>()));
-    // SAFETY: as in run_plain.
-    let f = unsafe { closure_at::<F>(top).read() };
-    f(&super::Deferred::new(call))
-}
-
 /// The shim of a nil deferred function: Go panics when the call runs, not
 /// when it is deferred.
 ///
@@ -132,7 +89,7 @@ pub(crate) unsafe fn run_with<F: FnOnce(&super::Deferred<'_>)>(top: *mut u8, cal
 /// The record ending at `top` is an empty closure record.
 pub(crate) unsafe fn run_nil(top: *mut u8, call: &Call) {
     call.start.set(top.wrapping_sub(record_size::<()>()));
-    panic::panic_runtime_error(panic::NIL_DEREF)
+    panic::panic_runtime_error(NIL_DEREF)
 }
 
 /// A deferred function of compiled code: called with its argument bytes
@@ -204,7 +161,7 @@ unsafe fn call_c(top: *mut u8, start: *mut u8, call: &Call) {
     match unsafe { top.sub(16).cast::<Option<CFn>>().read() } {
         // SAFETY: compiled code handed us this function for these bytes.
         Some(f) => unsafe { f(start, call.c_token()) },
-        None => panic::panic_runtime_error(panic::NIL_DEREF),
+        None => panic::panic_runtime_error(NIL_DEREF),
     }
 }
 

@@ -80,9 +80,9 @@ pub fn level() -> Level {
 }
 
 impl Trace {
-    /// What a panic starting at `site` on a thread whose innermost frame
-    /// is `frame` will report.
-    pub(crate) fn capture(site: Origin, mut frame: *const super::thread::FrameLink) -> Trace {
+    /// What a panic starting at `site` will report, in a context whose
+    /// frames started at `frames` (innermost first).
+    pub(crate) fn capture(site: Origin, frames: impl Iterator<Item = Origin>) -> Trace {
         let mut entries = SmallVec::new();
         let raised_by_runtime = matches!(site, Origin::Source(loc) if is_runtime_location(loc));
         if level() >= Level::System || raised_by_runtime {
@@ -105,11 +105,7 @@ impl Trace {
         if site_first {
             entries.push(site);
         }
-        // SAFETY: the frames of the chain are live while linked.
-        while let Some(link) = unsafe { frame.as_ref() } {
-            entries.push(link.origin);
-            frame = link.prev;
-        }
+        entries.extend(frames);
         Trace {
             entries,
             site_first,
@@ -437,7 +433,7 @@ pub fn frame_info(pc: usize) -> Option<FrameInfo> {
 /// thread's frames as a report lists them (the runtime's own left out),
 /// and with `all` the other goroutines' headers.
 pub fn stack(all: bool) -> String {
-    let id = super::thread::ThreadState::context_id();
+    let id = crate::context::current().id();
     let mut out = format!("goroutine {id} [running]:\n");
     let mut frames = Vec::new();
     crate::gc::unwind::walk(|pc| {

@@ -108,7 +108,7 @@ pub(crate) fn push_stack_range(lo: *const u8, hi: *const u8) {
 
 /// The signal bdwgc stops threads with, if it stops threads with one: a
 /// signal handler that must not be stopped in before it has published
-/// where the interrupted stack is blocks it (see `defer::fault`).
+/// where the interrupted stack is blocks it (see `signal::handler`).
 pub(crate) fn stop_signal() -> Option<libc::c_int> {
     #[cfg(defergc_boehm)]
     {

@@ -211,7 +211,7 @@ fn scheduler() -> &'static sched::Sched {
             .unwrap_or_else(|e| e.into_inner())
             .unwrap_or_default();
         let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
-        fault::install();
+        fault::install(settings.stack_size);
         install_panic_hook();
         crate::defer::traceback::set_others(other_goroutines);
         settings

@@ -158,7 +158,6 @@ pub(crate) struct Sched {
     /// Goroutines that plain threads are starting: counted in
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
-    pub(crate) stack_size: usize,
 }
 
 static SCHED: OnceLock<Sched> = OnceLock::new();
@@ -216,7 +215,6 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
             nmspinning: AtomicUsize::new(0),
             goroutines: AtomicUsize::new(0),
             launching: AtomicUsize::new(0),
-            stack_size: s.stack_size,
         }
     })
 }
@@ -414,7 +412,7 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
         .stack_size(WORKER_STACK)
         .spawn(move || {
             crate::gc::thread::ensure_registered();
-            let (alt_lo, alt_hi) = super::fault::alt_stack();
+            let (alt_lo, alt_hi) = crate::signal::alt_stack();
             let m: &'static M = Box::leak(Box::new(M {
                 thread: std::thread::current(),
                 next_p: AtomicPtr::new(ptr::null_mut()),

@@ -9,6 +9,7 @@
 #include "common.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -289,11 +290,72 @@ static void recover_into_bad_pointer(void *args, const defergc_call *call) {
     defergc_recover_iface(call, (defergc_iface *)(uintptr_t)0x10);
 }
 
+/* ---- a handler the program installed before the runtime's ------------ */
+
+/* The program's own SIGSEGV handlers: each says what it got and ends the
+ * process with status 42 (write and _exit only: async-signal-safe). */
+static void own_say(const char *msg) {
+    ssize_t n = write(2, msg, strlen(msg));
+    (void)n;
+    _exit(42);
+}
+
+static void own_handler(int sig, siginfo_t *info, void *ctx) {
+    (void)sig;
+    (void)ctx;
+    own_say(info->si_code > 0 ? "own handler: fault\n" : "own handler: sent\n");
+}
+
+static void own_plain_handler(int sig) {
+    (void)sig;
+    own_say("own plain handler\n");
+}
+
+static void install_own(int with_info) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (with_info) {
+        sa.sa_sigaction = own_handler;
+        sa.sa_flags = SA_SIGINFO;
+    } else {
+        sa.sa_handler = own_plain_handler;
+    }
+    CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+}
+
+/* A plain thread that never asked for its faults to be caught. */
+static void *foreign_thread(void *arg) {
+    (void)arg;
+    store_nil();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     CHECK(argc == 2);
     which = argv[1];
     if (strcmp(which, "off") == 0)
         defergc_catch_faults(0);
+    if (strncmp(which, "chain-", 6) == 0) {
+        install_own(strcmp(which, "chain-thread") != 0);
+        if (strcmp(which, "chain-ours") == 0)
+            /* A goroutine's fault is ours: Go's report, not the handler. */
+            return defergc_main(nodefer_nil, NULL);
+        defergc_catch_faults(1);
+        if (strcmp(which, "chain-off") == 0) {
+            /* Catching turned off again: the runtime's handler stays. */
+            defergc_catch_faults(0);
+            store_nil();
+        } else if (strcmp(which, "chain-thread") == 0) {
+            pthread_t t;
+            CHECK(pthread_create(&t, NULL, foreign_thread, NULL) == 0);
+            pthread_join(t, NULL);
+        } else if (strcmp(which, "chain-kill") == 0) {
+            /* Sent, not raised by an instruction: never ours. */
+            pthread_kill(pthread_self(), SIGSEGV);
+        }
+        return 1;
+    }
     if (strcmp(which, "runtime") == 0) {
         /* Outside any goroutine, on the process's main thread. */
         defergc_catch_faults(1);

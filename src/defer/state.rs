@@ -1,21 +1,26 @@
 //! The defer chain of an execution context: the record stack, the
-//! innermost frame, the panic stack, and the low-level head word.
+//! innermost frame, the panic stack, and the low-level head word; and the
+//! records those chains link (a running deferred call's [`Call`], a
+//! panic's [`PanicRec`]), with the count of contexts that have a panic in
+//! flight.
 //!
-//! One [`ThreadState`] per execution context (`crate::context`: a thread's
+//! One [`DeferState`] per execution context (`crate::context`: a thread's
 //! own, or a goroutine's), created on first use, lives in a block of root
 //! memory (so the low-level head word is a GC root) and hangs off the
 //! context's defer slot, whose destructor frees it with the context. Only
 //! the thread running the context touches it; the collectors read the
 //! record stack through [`crate::roots::RootStack`]'s registry.
 
-use super::panic::PanicRec;
-use super::record::Call;
-use crate::context::{self, Key};
+use super::traceback::{Origin, Trace};
+use super::value::{Key, PanicValue, Recovered};
+use crate::context;
 use crate::roots::{self, RootStack};
+use crate::signal::Fault;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Who owns a frame: Rust code ([`super::call`]) or compiled code through
 /// the C protocol ([`super::cframe`]).
@@ -38,10 +43,12 @@ pub(crate) struct FrameLink {
     pub(crate) draining: Cell<bool>,
     pub(crate) kind: FrameKind,
     /// Where the frame's function is, for reports (`traceback.rs`).
-    pub(crate) origin: super::traceback::Origin,
+    pub(crate) origin: Origin,
 }
 
-pub(crate) struct ThreadState {
+/// The defer layer's state of one execution context (a thread's own, or
+/// a goroutine's: it moves with the goroutine, not with the thread).
+pub(crate) struct DeferState {
     /// Deferred-call records of every active frame, innermost on top.
     pub(crate) stack: RootStack,
     /// The innermost active frame, or null.
@@ -67,7 +74,7 @@ pub(crate) struct ThreadState {
     pub(crate) counted: Cell<bool>,
     /// Blocks of low-level records freed lately, oldest first (see
     /// `lowlevel::record_free`).
-    quarantine: RefCell<VecDeque<NonNull<u8>>>,
+    pub(crate) quarantine: RefCell<VecDeque<NonNull<u8>>>,
     /// The next deferred call's token, from this state's current block of
     /// [`TOKEN_BLOCK`] tokens (0: take a new block).
     tokens: Cell<u64>,
@@ -83,27 +90,27 @@ static NEXT_TOKEN_BLOCK: std::sync::atomic::AtomicU64 =
 
 /// The defer layer's slot in every execution context (rank 5: its depth in
 /// design.md's list of layers).
-static KEY: Key = Key::new(5, destroy);
+static KEY: context::Key = context::Key::new(5, destroy);
 
-impl ThreadState {
+impl DeferState {
     /// The current context's state, created on first use.
     #[inline(always)]
-    pub(crate) fn current() -> &'static ThreadState {
+    pub(crate) fn current() -> &'static DeferState {
         let ctx = context::current();
         let state = ctx.get(&KEY);
         if state.is_null() {
-            return ThreadState::create(ctx);
+            return DeferState::create(ctx);
         }
         // SAFETY: the slot holds a live state of this context, freed only
         // by the key's destructor when the context is destroyed.
-        unsafe { &*state.cast::<ThreadState>() }
+        unsafe { &*state.cast::<DeferState>() }
     }
 
     /// The current context's state if it has one (never creates it).
-    pub(crate) fn existing() -> Option<&'static ThreadState> {
+    pub(crate) fn existing() -> Option<&'static DeferState> {
         let state = context::existing()?.get(&KEY);
         // SAFETY: as in current.
-        unsafe { state.cast::<ThreadState>().as_ref() }
+        unsafe { state.cast::<DeferState>().as_ref() }
     }
 
     /// A token for the next deferred call, unique in the process.
@@ -119,6 +126,18 @@ impl ThreadState {
         t
     }
 
+    /// Where the frames of the chain started, innermost first.
+    pub(crate) fn frame_origins(&self) -> impl Iterator<Item = Origin> + '_ {
+        let mut frame = self.frame.get();
+        std::iter::from_fn(move || {
+            // SAFETY: the frames of the chain are live while linked, and
+            // only this context's thread changes the chain.
+            let link = unsafe { frame.as_ref() }?;
+            frame = link.prev;
+            Some(link.origin)
+        })
+    }
+
     /// The id of the execution context this state belongs to.
     pub(crate) fn context_id() -> u64 {
         context::current().id()
@@ -130,16 +149,16 @@ impl ThreadState {
     /// reporting its own unrecovered panics.
     #[cold]
     #[inline(never)]
-    fn create(ctx: &context::Context) -> &'static ThreadState {
+    fn create(ctx: &context::Context) -> &'static DeferState {
         let goroutine = ctx.is_boundary();
         let state = match recycled() {
             Some(state) => state,
             None => {
                 let block =
-                    roots::alloc_block(std::mem::size_of::<ThreadState>()).cast::<ThreadState>();
+                    roots::alloc_block(std::mem::size_of::<DeferState>()).cast::<DeferState>();
                 // SAFETY: a fresh, suitably aligned block of the right size.
                 unsafe {
-                    block.as_ptr().write(ThreadState {
+                    block.as_ptr().write(DeferState {
                         stack: RootStack::new(),
                         frame: Cell::new(ptr::null()),
                         panics: Cell::new(ptr::null_mut()),
@@ -170,7 +189,7 @@ impl ThreadState {
 /// (`roots::release_block`, `RootStack::release`): it is no context's
 /// until the next one adopts it.
 mod pool {
-    use super::ThreadState;
+    use super::DeferState;
     use std::cell::RefCell;
 
     /// States kept per thread.
@@ -182,7 +201,7 @@ mod pool {
 
     /// Keeps `state` (reset: no frame, no panic, empty record stack) if
     /// there is room; gives it back otherwise.
-    pub(super) fn keep(state: *mut ThreadState) -> Result<(), *mut ThreadState> {
+    pub(super) fn keep(state: *mut DeferState) -> Result<(), *mut DeferState> {
         crate::fresh::try_with(&FREE, |f| {
             let mut f = f.borrow_mut();
             if f.len() < KEEP {
@@ -195,16 +214,16 @@ mod pool {
         .unwrap_or(Err(state))
     }
 
-    pub(super) fn take() -> Option<*mut ThreadState> {
+    pub(super) fn take() -> Option<*mut DeferState> {
         crate::fresh::try_with(&FREE, |f| f.borrow_mut().pop())
             .ok()
             .flatten()
-            .map(|s| s as *mut ThreadState)
+            .map(|s| s as *mut DeferState)
     }
 }
 
 /// A recycled state, if this thread keeps one: the current context's now.
-fn recycled() -> Option<*mut ThreadState> {
+fn recycled() -> Option<*mut DeferState> {
     let state = pool::take()?;
     // SAFETY: destroy released the state's block and stack before it kept
     // them, and nothing used them since.
@@ -215,38 +234,20 @@ fn recycled() -> Option<*mut ThreadState> {
     Some(state)
 }
 
-impl ThreadState {
-    /// Holds the block of a freed low-level record until `QUARANTINE` later
-    /// frees have passed, then gives it back to the allocator.
-    pub(crate) fn quarantine(&self, block: NonNull<u8>) {
-        let evicted = {
-            let mut q = self.quarantine.borrow_mut();
-            q.push_back(block);
-            (q.len() > super::lowlevel::QUARANTINE)
-                .then(|| q.pop_front())
-                .flatten()
-        };
-        if let Some(old) = evicted {
-            // SAFETY: a record block from alloc_block, freed exactly once.
-            unsafe { roots::free_block(old) };
-        }
-    }
-}
-
 /// The key's destructor: frees the state with its context.
 ///
 /// # Safety
 /// `state` is a state from `create`, which nothing uses any more.
 unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
-    let state = state.cast::<ThreadState>();
+    let state = state.cast::<DeferState>();
     // SAFETY: the context owned the state; nothing runs its frame code any
     // more. A goroutine's state, reset, may serve the next goroutine.
     let reusable = ctx.is_boundary()
         && unsafe {
             let th = &*state;
             th.frame.get().is_null() && th.quarantine.borrow().is_empty() && {
-                super::panic::free_all(th.panics.replace(ptr::null_mut()));
-                super::panic::recount(th);
+                free_all(th.panics.replace(ptr::null_mut()));
+                recount(th);
                 th.goexiting.set(false);
                 th.head.set(ptr::null_mut());
                 th.running.set(ptr::null());
@@ -270,12 +271,110 @@ unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
     // SAFETY: the context owned the state; nothing runs its frame code any
     // more (it is destroyed after its own code ended).
     unsafe {
-        super::panic::free_all((*state).panics.replace(ptr::null_mut()));
-        super::panic::recount(&*state);
+        free_all((*state).panics.replace(ptr::null_mut()));
+        recount(&*state);
         for block in (*state).quarantine.borrow_mut().drain(..) {
             roots::free_block(block);
         }
         ptr::drop_in_place(state);
         roots::free_block(NonNull::new_unchecked(state.cast()));
+    }
+}
+
+/// What a running deferred call knows about itself. Compiled code sees
+/// only its [`token`](Call::token).
+pub struct Call {
+    /// Where the record begins; written by the shim before the call runs.
+    pub(crate) start: Cell<*mut u8>,
+    /// The panic (or Goexit) whose unwinding runs this call, or null when
+    /// the frame is returning normally. `recover` compares against it.
+    pub(crate) panic: *mut PanicRec,
+    /// The call this one runs inside, if any (the thread's running chain).
+    pub(crate) outer: *const Call,
+    /// The call's identity for compiled code: unique in the process, so a
+    /// token kept past its call never names a later one (which may well
+    /// sit at the same address).
+    pub(crate) token: u64,
+}
+
+/// A deferred call's token as compiled code holds it (`defergc_call *`):
+/// an opaque identity, never dereferenced, that only [`recover`] reads.
+/// A token of a call that is no longer running recovers nothing.
+///
+/// [`recover`]: crate::ffi::defergc_recover
+#[repr(C)]
+pub struct CallToken {
+    _opaque: [u8; 0],
+}
+
+impl Call {
+    /// The token compiled code gets for this call.
+    pub(crate) fn c_token(&self) -> *const CallToken {
+        self.token as usize as *const CallToken
+    }
+}
+
+/// One panic or Goexit in flight on a thread.
+pub(crate) struct PanicRec {
+    /// The next older record.
+    pub(crate) link: Cell<*mut PanicRec>,
+    /// The value, until a recover takes it.
+    pub(crate) value: Option<PanicValue>,
+    /// What the report of a later unrecovered panic prints for this one
+    /// once recover has taken its value.
+    pub(crate) text: Recovered,
+    /// The identity of the value (kept when recover takes it).
+    pub(crate) key: Option<Key>,
+    /// What a report of this panic lists (recorded when it started).
+    pub(crate) trace: Option<Trace>,
+    /// The fault that raised it, if one did.
+    pub(crate) signal: Option<Fault>,
+    pub(crate) recovered: bool,
+    pub(crate) aborted: bool,
+    pub(crate) goexit: bool,
+}
+
+/// Frees a chain of records (thread exit).
+///
+/// # Safety
+/// `rec` heads a chain of records that nothing else references.
+pub(crate) unsafe fn free_all(mut rec: *mut PanicRec) {
+    while !rec.is_null() {
+        // SAFETY: every record came from Box::into_raw in push.
+        let boxed = unsafe { Box::from_raw(rec) };
+        rec = boxed.link.get();
+    }
+}
+
+/// Execution contexts with a panic in flight (from the moment it is
+/// raised until it is recovered or its report is made): Go's
+/// `runningPanicDefers`, which a returning main waits on.
+static PANICKING: AtomicUsize = AtomicUsize::new(0);
+
+/// How many execution contexts have a panic in flight.
+pub(crate) fn panicking() -> usize {
+    PANICKING.load(Ordering::SeqCst)
+}
+
+/// Brings `th`'s share of [`PANICKING`] up to date after its chain of
+/// records changed: one while the chain holds a panic (a Goexit alone is
+/// not one).
+pub(crate) fn recount(th: &DeferState) {
+    let mut cur = th.panics.get();
+    let mut has = false;
+    // SAFETY: walking this context's live records.
+    while let Some(r) = unsafe { cur.as_ref() } {
+        if !r.goexit {
+            has = true;
+            break;
+        }
+        cur = r.link.get();
+    }
+    if th.counted.replace(has) != has {
+        if has {
+            PANICKING.fetch_add(1, Ordering::SeqCst);
+        } else {
+            PANICKING.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }

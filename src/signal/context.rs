@@ -1,0 +1,164 @@
+//! The interrupted context of a signal: what the kernel said (signal,
+//! code, fault address) and the interrupted registers (pc, sp), read on
+//! x86-64 and aarch64 Linux (elsewhere pc and sp read as 0); and the
+//! redirect, which makes the interrupted thread call a function when the
+//! handler returns.
+
+use std::ffi::c_void;
+
+/// A signal being handled: the handler's three arguments, valid until the
+/// handler returns.
+pub(crate) struct Interrupted {
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut c_void,
+}
+
+/// A function the interrupted thread is made to call by [`Interrupted::redirect`]: the
+/// four words given, then the interrupted stack pointer. It never returns
+/// to the interrupted code.
+pub(crate) type Target = extern "C-unwind" fn(usize, usize, usize, usize, usize) -> !;
+
+impl Interrupted {
+    /// # Safety
+    /// The arguments are those the kernel passed to an `SA_SIGINFO`
+    /// handler that is still running.
+    pub(crate) unsafe fn new(
+        sig: libc::c_int,
+        info: *mut libc::siginfo_t,
+        ctx: *mut c_void,
+    ) -> Interrupted {
+        Interrupted { sig, info, ctx }
+    }
+
+    /// The signal.
+    pub(crate) fn sig(&self) -> libc::c_int {
+        self.sig
+    }
+
+    /// `si_code`: positive when the kernel raised the signal for an
+    /// instruction (`SI_USER` and `SI_TKILL`, from kill and tgkill, are
+    /// not).
+    pub(crate) fn code(&self) -> libc::c_int {
+        // SAFETY: info is valid while the handler runs (Interrupted::new).
+        unsafe { (*self.info).si_code }
+    }
+
+    /// Whether the kernel raised the signal for an instruction.
+    pub(crate) fn raised_by_kernel(&self) -> bool {
+        self.code() > 0
+    }
+
+    /// The fault address (`si_addr`).
+    pub(crate) fn addr(&self) -> usize {
+        // SAFETY: as in code.
+        unsafe { (*self.info).si_addr() as usize }
+    }
+
+    /// The interrupted program counter (0 where unknown).
+    pub(crate) fn pc(&self) -> usize {
+        let uc = self.ctx.cast::<libc::ucontext_t>();
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
+            unsafe { (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as usize }
+        }
+        #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+        {
+            // SAFETY: as above.
+            unsafe { (*uc).uc_mcontext.pc as usize }
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        )))]
+        {
+            let _ = uc;
+            0
+        }
+    }
+
+    /// The interrupted stack pointer (0 where unknown).
+    pub(crate) fn sp(&self) -> usize {
+        let uc = self.ctx.cast::<libc::ucontext_t>();
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
+            unsafe { (*uc).uc_mcontext.gregs[libc::REG_RSP as usize] as usize }
+        }
+        #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+        {
+            // SAFETY: as above.
+            unsafe { (*uc).uc_mcontext.sp as usize }
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        )))]
+        {
+            let _ = uc;
+            0
+        }
+    }
+
+    /// Makes the interrupted thread, when the handler returns, call
+    /// `target(args[0], args[1], args[2], args[3], sp)` on its own stack,
+    /// out of signal context (the kernel restores the signal mask), as if
+    /// the interrupted instruction at `pc` had called it: the return
+    /// address is `pc + 1` (unwinders look up the address before a return
+    /// address, so the frames below unwind and symbolise from `pc`), the
+    /// stack pointer just below the interrupted one, `sp` the interrupted
+    /// stack pointer. The target never returns there. False where this
+    /// target cannot redirect (x86-64 Linux only); then nothing changed.
+    pub(crate) fn redirect(&mut self, target: Target, args: [usize; 4]) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new),
+            // ours to change until the handler returns.
+            let gregs = unsafe { &mut (*self.ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
+            let pc = gregs[libc::REG_RIP as usize] as usize;
+            let ret = gregs[libc::REG_RSP as usize] as usize - 8;
+            // SAFETY: the word below the interrupted stack pointer (in its
+            // red zone, which the interrupted function never gets back to:
+            // the target does not return).
+            unsafe { (ret as *mut usize).write(pc + 1) };
+            gregs[libc::REG_RSP as usize] = ret as i64;
+            gregs[libc::REG_RIP as usize] = call_target as *const () as usize as i64;
+            gregs[libc::REG_R11 as usize] = target as usize as i64;
+            gregs[libc::REG_RDI as usize] = args[0] as i64;
+            gregs[libc::REG_RSI as usize] = args[1] as i64;
+            gregs[libc::REG_RDX as usize] = args[2] as i64;
+            gregs[libc::REG_RCX as usize] = args[3] as i64;
+            true
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        {
+            let _ = (target, args);
+            false
+        }
+    }
+}
+
+/// Where a redirected thread resumes: called, as it were, by the
+/// interrupted instruction, with the target in `r11` and its first four
+/// arguments in place. It keeps the interrupted frame pointer as a normal
+/// frame does (with unwind information, so the frames below unwind as
+/// usual), aligns the stack and calls the target with the interrupted
+/// stack pointer as the fifth argument.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[unsafe(naked)]
+unsafe extern "C-unwind" fn call_target() -> ! {
+    core::arch::naked_asm!(
+        ".cfi_startproc",
+        "push rbp",
+        ".cfi_def_cfa_offset 16",
+        ".cfi_offset rbp, -16",
+        "mov rbp, rsp",
+        ".cfi_def_cfa_register rbp",
+        "lea r8, [rbp + 16]",
+        "and rsp, -16",
+        "call r11",
+        "ud2",
+        ".cfi_endproc",
+    )
+}

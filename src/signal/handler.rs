@@ -1,0 +1,144 @@
+//! Installing our handler for a signal, the one handler entry
+//! ([`on_signal`]) and chaining to the handler installed before ours.
+//!
+//! Every signal the runtime handles goes through `on_signal`, which looks
+//! up the [`Entry`] registered for the signal and runs it; an entry that
+//! answers [`Action::PassOn`] hands the signal to the action that was
+//! installed before ours ([`pass_on`]): the program's own handler, an
+//! ignore, or the default action. The previous action is remembered once,
+//! when ours is first installed for that signal.
+//!
+//! While an entry runs, the collector's stop signal is blocked (the
+//! kernel restores the mask when the handler returns): a collection does
+//! not stop the thread in the middle of an entry that has not yet told
+//! where the interrupted stack is.
+
+use super::context::Interrupted;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// What an entry decided about a signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// The signal was ours and is dealt with (the context may have been
+    /// redirected): return from the handler.
+    Done,
+    /// Not ours: the previously installed action gets it.
+    PassOn,
+}
+
+/// What the runtime does with one signal, run in the handler:
+/// async-signal-safe code only (see the module doc of `signal`).
+pub(crate) type Entry = fn(&mut Interrupted) -> Action;
+
+/// Signal numbers the tables cover (Linux's `_NSIG`).
+const NSIG: usize = 65;
+
+/// The entry of each signal whose handler is ours (0: none).
+static ENTRIES: [AtomicUsize; NSIG] = [const { AtomicUsize::new(0) }; NSIG];
+
+/// The action installed before ours, for a signal.
+struct Previous(libc::sigaction);
+
+// SAFETY: plain data, written once before it is shared.
+unsafe impl Sync for Previous {}
+// SAFETY: as above.
+unsafe impl Send for Previous {}
+
+/// The actions ours replaced, by signal; read in the handler (a lock-free
+/// load once set).
+static PREVIOUS: [OnceLock<Previous>; NSIG] = [const { OnceLock::new() }; NSIG];
+
+/// Makes `entry` what the runtime does with `sig`, installing our handler
+/// for it (once per signal; a later call only replaces the entry), with
+/// `SA_SIGINFO | SA_ONSTACK` (the thread's signal stack when it has one)
+/// and `SA_RESTART` if `restart` (for signals that interrupt code that may
+/// be in a system call, not for faults). The action it replaces is kept
+/// for [`pass_on`].
+pub(crate) fn install(sig: libc::c_int, entry: Entry, restart: bool) {
+    let index = sig as usize;
+    assert!(index > 0 && index < NSIG, "signal {sig} out of range");
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _held = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let first = ENTRIES[index].swap(entry as usize, Ordering::AcqRel) == 0;
+    if !first {
+        return;
+    }
+    // SAFETY: a zeroed sigaction with our handler; the previous action is
+    // written into zeroed storage by the kernel.
+    let previous = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        if restart {
+            sa.sa_flags |= libc::SA_RESTART;
+        }
+        libc::sigemptyset(&mut sa.sa_mask);
+        if let Some(stop) = crate::gc::scan::stop_signal() {
+            libc::sigaddset(&mut sa.sa_mask, stop);
+        }
+        let mut previous: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, &sa, &mut previous);
+        previous
+    };
+    let _ = PREVIOUS[index].set(Previous(previous));
+}
+
+/// The handler of every signal the runtime handles.
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    let entry = usize::try_from(sig)
+        .ok()
+        .and_then(|i| ENTRIES.get(i))
+        .map_or(0, |e| e.load(Ordering::Acquire));
+    if entry != 0 {
+        // SAFETY: only install stores here, and it stores Entry functions.
+        let entry = unsafe { std::mem::transmute::<usize, Entry>(entry) };
+        // SAFETY: the kernel passes a valid siginfo and ucontext to an
+        // SA_SIGINFO handler, for the time of the handler.
+        let mut interrupted = unsafe { Interrupted::new(sig, info, ctx) };
+        if entry(&mut interrupted) == Action::Done {
+            return;
+        }
+    }
+    pass_on(sig, info, ctx);
+}
+
+/// Hands a signal that is not ours to the action installed before ours:
+/// its handler, called as the kernel would, or else the default action
+/// (also where that action ignored the signal: the signals handled so far
+/// are faults, whose instruction runs again and cannot be ignored).
+fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    // What runs from here is not ours: it may block, or jump away without
+    // restoring the mask. The collector may stop the thread again (the
+    // entry published where the interrupted stack is).
+    if let Some(stop) = crate::gc::scan::stop_signal() {
+        // SAFETY: a local signal set; pthread_sigmask is async-signal-safe.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, stop);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+    let previous = usize::try_from(sig)
+        .ok()
+        .and_then(|i| PREVIOUS.get(i))
+        .and_then(OnceLock::get)
+        .map(|p| (p.0.sa_sigaction, p.0.sa_flags));
+    let (handler, flags) = previous.unwrap_or((libc::SIG_DFL, 0));
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // SAFETY: restoring the default action; returning re-runs the
+        // faulting instruction, which now gets it.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    } else if flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler, called as the kernel would.
+        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
+            unsafe { std::mem::transmute(handler) };
+        f(sig, info, ctx);
+    } else {
+        // SAFETY: as above, a one-argument handler.
+        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
+        f(sig);
+    }
+}
