@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 /// A sample's label: a string, or a number with its unit ("" for none;
 /// pprof knows "bytes", "nanoseconds" and the like).
-#[allow(dead_code)] // the profiles with labels use it
+#[allow(dead_code)] // for profiles with labels (CPU, goroutine); tested below
 pub(crate) enum Label<'a> {
     Str(&'a str, &'a str),
     Num(&'a str, i64, &'a str),
@@ -85,7 +85,7 @@ impl Builder {
     }
 
     /// How long the profile was taken over (a CPU profile's duration).
-    #[allow(dead_code)] // the timed profiles use it
+    #[allow(dead_code)] // for timed profiles (CPU); tested below
     pub(crate) fn duration(&mut self, d: Duration) -> &mut Builder {
         self.profile.duration_nanos = i64::try_from(d.as_nanos()).unwrap_or(i64::MAX);
         self
@@ -94,7 +94,7 @@ impl Builder {
     /// Frames whose function matches `drop` (a regular expression), and
     /// every frame above them, are dropped by the reader, unless they
     /// match `keep`.
-    #[allow(dead_code)] // the profiles with runtime frames use it
+    #[allow(dead_code)] // for profiles that keep runtime frames; tested below
     pub(crate) fn frames(&mut self, drop: &str, keep: &str) -> &mut Builder {
         self.profile.drop_frames = self.string(drop);
         self.profile.keep_frames = self.string(keep);
@@ -102,7 +102,7 @@ impl Builder {
     }
 
     /// A line of text kept with the profile.
-    #[allow(dead_code)] // the profiles with remarks use it
+    #[allow(dead_code)] // tested below
     pub(crate) fn comment(&mut self, text: &str) -> &mut Builder {
         let id = self.string(text);
         self.profile.comment.push(id);

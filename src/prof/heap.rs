@@ -1,9 +1,8 @@
 //! The heap profile, written: the sampled sites the collector hands over
 //! (`gc::profile`, whose public entry points call [`write`]) as a pprof
-//! profile with Go's sample types
-//! `alloc_objects`, `alloc_space`, `inuse_objects`, `inuse_space` (count,
-//! bytes), `inuse_space` shown by default, and the sampling rate as its
-//! period. The runtime's own frames at the top of each stack (the
+//! profile with Go's sample types `alloc_objects`, `alloc_space`,
+//! `inuse_objects`, `inuse_space` (count, bytes), `inuse_space` shown by
+//! default, and the sampling rate as its period. The runtime's own frames at the top of each stack (the
 //! collector, the sampler, the layers an allocation passes through) are
 //! left out, so that a sample names the code that allocated.
 
@@ -17,10 +16,9 @@ use std::io::Write;
 /// allocation passes through (a C entry point, its panic guard), and the
 /// C ABI's entry symbols.
 fn is_allocator_function(f: &str) -> bool {
-    const RUNTIME: [&str; 14] = [
+    const RUNTIME: [&str; 13] = [
         "defergc::gc::",
         "defergc::unwind::",
-        "defergc::prof::",
         "defergc::ffi::",
         "defergc::defer::",
         "defergc::go::",
