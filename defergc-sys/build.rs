@@ -189,7 +189,11 @@ fn vendored_bdwgc() -> Found {
         .opt_level(2)
         // Third-party code: its warnings are upstream's, not ours.
         .warnings(false)
-        .flag_if_supported("-fno-strict-aliasing");
+        .flag_if_supported("-fno-strict-aliasing")
+        // A frame-pointer chain through the collector's frames, for the
+        // runtime's signal-safe stack walk (a sample taken inside an
+        // allocation walks through bdwgc).
+        .flag_if_supported("-fno-omit-frame-pointer");
     for (name, _) in VENDORED_DEFINES {
         build.define(name, None);
     }

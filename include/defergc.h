@@ -19,6 +19,11 @@
  * Threads: every function registers the calling thread with the collector
  * on first use, and the thread is unregistered when it exits, whether or
  * not it was created with defergc_thread_create.
+ *
+ * Frame pointers: compile code that calls the runtime with
+ * -fno-omit-frame-pointer. Profiles taken in a signal handler walk the
+ * stack by its frame pointers; a frame without one ends the walk there,
+ * or hides the frames up to the next one that has one.
  */
 #ifndef DEFERGC_H
 #define DEFERGC_H

@@ -10,6 +10,8 @@
 //! - [`ffi`]: the C ABI for compiler-generated code (`include/defergc.h`).
 //! - `precise` (feature `precise`): a second allocator, a precise
 //!   handle-based collector with per-thread shadow stacks.
+//! - [`unwind`]: stack walks, among them one by frame pointers that a
+//!   signal handler may call.
 //!
 //! ```
 //! use defergc::{defer, gc};
@@ -53,10 +55,12 @@ pub mod gc;
 pub mod go;
 #[cfg(feature = "precise")]
 pub mod precise;
+pub(crate) mod prof;
 pub(crate) mod roots;
 pub(crate) mod segmented;
 pub(crate) mod signal;
 pub mod tls;
+pub mod unwind;
 
 /// Writes `msg` to stderr and aborts the process. Used for misuse that
 /// cannot be reported as an error (see docs/design.md invariant 8).

@@ -91,7 +91,7 @@ impl Trace {
             // Go reports it, at the code that called the runtime: the
             // runtime's own frames are left out when it is printed, so
             // the first frame listed is that caller.
-            crate::gc::unwind::walk(|pc| {
+            crate::unwind::walk(|pc| {
                 entries.push(Origin::Return(pc));
                 entries.len() < 100
             });
@@ -139,7 +139,7 @@ impl Trace {
         if live && !self.whole {
             // Above the outermost recorded frame: what called it.
             let mut frames = Vec::new();
-            crate::gc::unwind::walk(|pc| {
+            crate::unwind::walk(|pc| {
                 frames.push(pc);
                 frames.len() < 100
             });
@@ -218,7 +218,7 @@ fn describe(o: Origin) -> Option<Described> {
     let mut found: Option<Described> = None;
     // (resolve looks up the byte before the address it is given, as for a
     // return address.)
-    crate::gc::unwind::resolve(lookup + 1, |sym| {
+    crate::unwind::resolve(lookup + 1, |sym| {
         if found.is_some() {
             // The outermost of inlined frames comes last: keep the first
             // (innermost) name, as Go lists inlined calls separately.
@@ -297,7 +297,7 @@ pub(crate) fn is_runtime_code(pc: usize) -> bool {
     ];
     let mut decided: Option<bool> = None;
     // (resolve looks up the byte before the address it is given.)
-    crate::gc::unwind::resolve(pc + 1, |sym| {
+    crate::unwind::resolve(pc + 1, |sym| {
         // Inlined frames come innermost first: the first that is not the
         // standard library's is the code that faulted.
         if decided.is_some() {
@@ -395,7 +395,7 @@ pub(crate) fn stack_from(
     let mut out = Vec::new();
     let mut found = false;
     let mut skipped = 0;
-    crate::gc::unwind::walk_frames(|f| {
+    crate::unwind::walk_frames(|f| {
         let ip = f.ip() as usize;
         if !found {
             found = match caller {
@@ -436,7 +436,7 @@ pub fn stack(all: bool) -> String {
     let id = crate::context::current().id();
     let mut out = format!("goroutine {id} [running]:\n");
     let mut frames = Vec::new();
-    crate::gc::unwind::walk(|pc| {
+    crate::unwind::walk(|pc| {
         frames.push(pc);
         frames.len() < 100
     });

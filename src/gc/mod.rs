@@ -35,11 +35,9 @@ pub mod finalize;
 pub(crate) mod fork;
 mod global_alloc;
 pub mod memory;
-mod objects;
 pub mod profile;
 pub(crate) mod scan;
 pub(crate) mod thread;
-pub(crate) mod unwind;
 mod warn;
 pub mod weak;
 
@@ -189,7 +187,7 @@ static TABLES_FORK: fork::ForkHooks = fork::ForkHooks {
         finalize::lock_for_fork();
         profile::lock_for_fork();
         weak::lock_for_fork();
-        unwind::lock_for_fork();
+        fork::held::keep(crate::unwind::lock_for_fork());
     },
     child: || {},
 };

@@ -69,7 +69,8 @@ pub fn compile(name: &str, sources: &[&str], flags: &[&str]) -> PathBuf {
     let root = root();
     let exe = out_dir("c-programs").join(name);
     let out = cc()
-        .args(["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Werror"])
+        .args(["-std=c11", "-O2", "-g", "-fno-omit-frame-pointer"])
+        .args(["-Wall", "-Wextra", "-Werror"])
         .args(flags)
         .arg(format!("-I{}", root.join("include").display()))
         .arg(format!("-I{}", root.join("tests/c").display()))

@@ -1,5 +1,7 @@
-//! Walking and symbolising the running stack (for tracebacks, `Callers`
-//! and heap profiles), safe across `fork()`.
+//! Walking the running stack by its unwind tables, and symbolising
+//! addresses (for tracebacks, `Callers` and heap profiles), safe across
+//! `fork()`. Both take locks or allocate: not for a signal handler (the
+//! frame-pointer walk in `fp.rs` is).
 //!
 //! The `backtrace` crate serialises both walks and symbol lookups under a
 //! lock of its own. A walk needs none on the unwinders this crate runs on
@@ -42,8 +44,9 @@ pub(crate) fn resolve(addr: usize, f: impl FnMut(&backtrace::Symbol)) {
     backtrace::resolve(addr as *mut c_void, f);
 }
 
-/// Before a fork: no thread of ours is inside a symbol lookup (see the
-/// module docs).
-pub(super) fn lock_for_fork() {
-    super::fork::held::keep(symbols());
+/// Before a fork: the symbol lookups' lock, which the collector's fork
+/// hooks hold until the fork is done, so that no thread of ours is inside
+/// a lookup (see the module docs).
+pub(crate) fn lock_for_fork() -> MutexGuard<'static, ()> {
+    symbols()
 }

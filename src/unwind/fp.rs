@@ -1,0 +1,279 @@
+//! The frame-pointer walk: return addresses from the chain of saved frame
+//! pointers, with no allocation, no lock and no read outside the stack
+//! the caller names, so that a signal handler may call it (CPU profiles:
+//! the interrupted pc, fp and sp come from the signal's ucontext).
+//!
+//! On x86-64 and aarch64 a function built with frame pointers keeps a
+//! frame record where its frame pointer points: the caller's frame
+//! pointer, then the return address into the caller. The walk follows
+//! those records while each frame pointer is word-aligned, strictly
+//! above the previous one (stacks grow down: a loop or a step back ends
+//! the walk), not below the stack pointer, and has its whole record
+//! inside the caller's [`StackRange`]; it stops at the first that is not,
+//! at a zero return address, or when the output is full. A bad frame
+//! pointer so ends a walk early and never faults.
+//!
+//! What it sees depends on how the code was built: a frame of code built
+//! without frame pointers (`-fomit-frame-pointer`, the default of an
+//! optimising C compiler) either ends the walk or hides the frames
+//! between it and the next frame record. This workspace builds its Rust
+//! code with frame pointers (`.cargo/config.toml`) and bdwgc with
+//! `-fno-omit-frame-pointer`; compiled code and embedders do their part
+//! (README, "Frame pointers"). A function interrupted before it has set
+//! up its own record (in its prologue) shows the pc, then its caller's
+//! caller.
+//!
+//! On other architectures a walk finds nothing beyond the pc it is given.
+
+/// The bounds of a stack a walk may read: `lo` up to, not including, `hi`
+/// (a goroutine's stack, or a thread's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackRange {
+    /// Lowest address.
+    pub lo: usize,
+    /// One past the highest address (the stack's base).
+    pub hi: usize,
+}
+
+impl StackRange {
+    /// The calling thread's own stack, as pthreads knows it (not the
+    /// goroutine stack a worker may be running on). Not
+    /// async-signal-safe: ask before, and keep it for the handler.
+    pub fn of_thread() -> Option<StackRange> {
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        // SAFETY: pthread_getattr_np initialises `attr` when it returns
+        // 0, and only then is it read and destroyed.
+        unsafe {
+            if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
+                return None;
+            }
+            let got = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
+            libc::pthread_attr_destroy(attr.as_mut_ptr());
+            if got != 0 {
+                return None;
+            }
+        }
+        Some(StackRange {
+            lo: addr as usize,
+            hi: addr as usize + size,
+        })
+    }
+
+    /// Whether the `bytes` bytes at `at` lie inside the range.
+    fn holds(self, at: usize, bytes: usize) -> bool {
+        at >= self.lo && at.checked_add(bytes).is_some_and(|end| end <= self.hi)
+    }
+}
+
+/// An interrupted frame's registers: program counter, frame pointer
+/// (`rbp`, `x29`) and stack pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Regs {
+    /// The instruction interrupted.
+    pub pc: usize,
+    /// Its frame pointer.
+    pub fp: usize,
+    /// Its stack pointer: no frame record lies below it.
+    pub sp: usize,
+}
+
+/// A frame record: the caller's frame pointer, then the return address.
+const RECORD: usize = 2 * std::mem::size_of::<usize>();
+
+/// Writes `regs.pc`, then the return address of each frame record of the
+/// chain from `regs.fp`, into `out`; returns how many it wrote.
+/// Async-signal-safe: reads only words inside `stack` (see the module
+/// docs for when a walk stops).
+pub fn walk_from(regs: Regs, stack: StackRange, out: &mut [usize]) -> usize {
+    if out.is_empty() {
+        return 0;
+    }
+    out[0] = regs.pc;
+    1 + follow(regs.fp, regs.sp, stack, &mut out[1..])
+}
+
+/// Writes the return addresses of the calling function's frame chain
+/// into `out`, the first being the return into the caller of
+/// `walk_here`; returns how many it wrote. `stack` is the stack the
+/// caller runs on. Async-signal-safe.
+#[inline(never)]
+pub fn walk_here(stack: StackRange, out: &mut [usize]) -> usize {
+    let (fp, sp) = registers();
+    follow(fp, sp, stack, out)
+}
+
+/// Follows the chain from `fp`, no record below `sp` nor outside `stack`.
+fn follow(mut fp: usize, sp: usize, stack: StackRange, out: &mut [usize]) -> usize {
+    const WORD: usize = std::mem::size_of::<usize>();
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return 0;
+    }
+    let stack = StackRange {
+        lo: stack.lo.max(sp),
+        hi: stack.hi,
+    };
+    let mut n = 0;
+    while n < out.len() && fp.is_multiple_of(WORD) && stack.holds(fp, RECORD) {
+        let record = fp as *const usize;
+        // SAFETY: the record's two words lie inside `stack`, which the
+        // caller names as mapped stack memory, and are aligned.
+        let (next, ret) = unsafe { (record.read(), record.add(1).read()) };
+        if ret == 0 {
+            break;
+        }
+        out[n] = ret;
+        n += 1;
+        if next <= fp {
+            break;
+        }
+        fp = next;
+    }
+    n
+}
+
+/// The frame pointer and stack pointer where this is inlined: in
+/// [`walk_here`], whose frame record names its caller.
+#[inline(always)]
+fn registers() -> (usize, usize) {
+    let (fp, sp): (usize, usize);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: reads two registers into outputs; touches no memory.
+    unsafe {
+        std::arch::asm!("mov {}, rbp", "mov {}, rsp", out(reg) fp, out(reg) sp,
+            options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: reads two registers into outputs; touches no memory.
+    unsafe {
+        std::arch::asm!("mov {}, x29", "mov {}, sp", out(reg) fp, out(reg) sp,
+            options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        (fp, sp) = (0, 0);
+    }
+    (fp, sp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEPTH: usize = 64;
+
+    /// Both walks from the same function: the frame-pointer one's
+    /// addresses, the unwind tables' ones.
+    #[inline(never)]
+    fn walk_both_in_level3() -> (Vec<usize>, Vec<usize>) {
+        let mut fp = [0usize; DEPTH];
+        let n = walk_here(StackRange::of_thread().unwrap(), &mut fp);
+        let mut tables = Vec::new();
+        crate::unwind::walk(|pc| {
+            tables.push(pc);
+            tables.len() < DEPTH
+        });
+        std::hint::black_box((fp[..n].to_vec(), tables))
+    }
+
+    #[inline(never)]
+    fn level2() -> (Vec<usize>, Vec<usize>) {
+        std::hint::black_box(walk_both_in_level3())
+    }
+
+    #[inline(never)]
+    fn level1() -> (Vec<usize>, Vec<usize>) {
+        std::hint::black_box(level2())
+    }
+
+    #[test]
+    fn frame_pointers_give_the_unwind_tables_return_addresses() {
+        let (fp, tables) = level1();
+        // The first frame differs (each walk is called from its own call
+        // site in level 3); from the return into level 2 on, the callers
+        // are the same frames.
+        assert!(fp.len() >= 4, "{fp:x?}");
+        let from = tables
+            .iter()
+            .position(|&pc| pc == fp[1])
+            .unwrap_or_else(|| panic!("{:x} not in {tables:x?}", fp[1]));
+        let common = (fp.len() - 1).min(tables.len() - from);
+        assert!(common >= 3, "{fp:x?} {tables:x?}");
+        assert_eq!(fp[1..1 + common], tables[from..from + common]);
+    }
+
+    /// A fake stack of frame records: `words[i]` as the walk reads them.
+    fn fake(words: &mut [usize; 16], links: &[(usize, usize)]) -> (Regs, StackRange) {
+        let base = words.as_ptr() as usize;
+        let at = |i: usize| base + i * std::mem::size_of::<usize>();
+        for &(from, to) in links {
+            words[from] = at(to);
+            words[from + 1] = 0x1000 + from;
+        }
+        let regs = Regs {
+            pc: 0x42,
+            fp: at(links[0].0),
+            sp: base,
+        };
+        (
+            regs,
+            StackRange {
+                lo: base,
+                hi: at(words.len()),
+            },
+        )
+    }
+
+    #[test]
+    fn a_chain_that_loops_or_steps_back_ends_the_walk() {
+        let mut words = [0usize; 16];
+        let (regs, range) = fake(&mut words, &[(2, 6), (6, 2)]);
+        let mut out = [0; 8];
+        assert_eq!(walk_from(regs, range, &mut out), 3);
+        assert_eq!(out[..3], [0x42, 0x1002, 0x1006]);
+        let mut words = [0usize; 16];
+        let (regs, range) = fake(&mut words, &[(4, 4)]);
+        assert_eq!(walk_from(regs, range, &mut out), 2);
+    }
+
+    #[test]
+    fn a_frame_pointer_outside_the_stack_or_misaligned_is_not_read() {
+        let mut out = [0; 8];
+        let mut words = [0usize; 16];
+        // The second record would end past the range's top.
+        let (regs, range) = fake(&mut words, &[(2, 15)]);
+        assert_eq!(walk_from(regs, range, &mut out), 2);
+        for garbage in [
+            0,
+            1,
+            0xdead_beef,
+            usize::MAX - 4,
+            range.lo - 16,
+            range.lo + 3,
+        ] {
+            let regs = Regs {
+                fp: garbage,
+                ..regs
+            };
+            assert_eq!(walk_from(regs, range, &mut out), 1, "{garbage:x}");
+            assert_eq!(out[0], 0x42);
+        }
+        // Below the stack pointer is outside the stack too.
+        let regs = Regs {
+            sp: range.lo + 64,
+            ..regs
+        };
+        assert_eq!(walk_from(regs, range, &mut out), 1);
+        assert_eq!(walk_from(regs, range, &mut []), 0);
+    }
+
+    #[test]
+    fn the_walk_stops_when_the_output_is_full() {
+        let mut words = [0usize; 16];
+        let (regs, range) = fake(&mut words, &[(0, 4), (4, 8), (8, 12)]);
+        let mut out = [0; 3];
+        assert_eq!(walk_from(regs, range, &mut out), 3);
+        assert_eq!(out, [0x42, 0x1000, 0x1004]);
+    }
+}

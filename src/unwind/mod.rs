@@ -1,0 +1,13 @@
+//! Stack walks: by unwind tables with symbols (`tables.rs`: tracebacks,
+//! `Callers`, heap-profile samples), and by frame pointers without a lock
+//! or an allocation (`fp.rs`: what a signal handler may call, for CPU
+//! profiles).
+//!
+//! Uses nothing of the crate: the collector (heap-profile sampling, fork
+//! hooks), `defer`'s tracebacks and `prof`'s profiles all call it.
+
+mod fp;
+mod tables;
+
+pub use fp::{walk_from, walk_here, Regs, StackRange};
+pub(crate) use tables::{lock_for_fork, resolve, walk, walk_frames};
