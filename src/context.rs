@@ -13,6 +13,15 @@
 //! What belongs to the OS thread instead (bdwgc registration, tls pages,
 //! allocation caches) stays with the thread, in the modules that own it.
 //!
+//! # Hooks
+//!
+//! A collector that must know when a context starts or stops running on
+//! a thread, or blocks its thread outside the runtime (a system call, a
+//! plain thread's park), registers [`Hooks`] once ([`set_hooks`]); the
+//! scheduler switches and blocks through this module ([`run`], [`stop`],
+//! [`block_enter`], [`block_exit`]) and names no collector. A switch
+//! costs one load of the hooks' pointer and a direct call through it.
+//!
 //! # Keys
 //!
 //! A layer reserves a slot in every context with a static [`Key`]: its
@@ -249,6 +258,86 @@ fn create_own() -> &'static Context {
 #[inline(always)]
 pub(crate) unsafe fn switch_to(next: *const Context) -> *const Context {
     CURRENT.with(|c| c.replace(next))
+}
+
+/// What a collector does as contexts switch and block (see the module
+/// docs). Each runs on the thread concerned, on its own stack.
+pub(crate) struct Hooks {
+    /// `ctx` has just become this thread's current context.
+    pub(crate) switch_in: fn(&Context),
+    /// `ctx` has just stopped running on this thread (it parked, yielded,
+    /// or entered a system call).
+    pub(crate) switch_out: fn(&Context),
+    /// The current context is about to block its thread outside the
+    /// runtime.
+    pub(crate) block_enter: fn(),
+    /// The current context is back from [`Hooks::block_enter`]'s block.
+    pub(crate) block_exit: fn(),
+}
+
+/// The registered hooks, or null: one collector registers them, before
+/// any context has state of its own that they act on.
+static HOOKS: AtomicPtr<Hooks> = AtomicPtr::new(ptr::null_mut());
+
+/// Registers the collector's hooks (idempotent for the same hooks).
+/// Builds whose collectors need none (bdwgc, nogc) never call it.
+#[cfg_attr(not(feature = "precise"), allow(dead_code))]
+pub(crate) fn set_hooks(hooks: &'static Hooks) {
+    HOOKS.store((hooks as *const Hooks).cast_mut(), Ordering::Release);
+}
+
+#[inline(always)]
+fn hooks() -> Option<&'static Hooks> {
+    // SAFETY: set_hooks only stores &'static hooks.
+    unsafe { HOOKS.load(Ordering::Acquire).as_ref() }
+}
+
+/// Makes `next` this thread's current context (see [`switch_to`]), then
+/// runs the switch-in hook; returns the previous context for [`stop`].
+///
+/// # Safety
+/// As [`switch_to`].
+#[inline(always)]
+pub(crate) unsafe fn run(next: &Context) -> *const Context {
+    // SAFETY: the caller's obligations are switch_to's.
+    let previous = unsafe { switch_to(next) };
+    if let Some(h) = hooks() {
+        (h.switch_in)(next);
+    }
+    previous
+}
+
+/// `ctx` stopped running: `previous` (what [`run`] returned) is current
+/// again, then the switch-out hook runs for `ctx`.
+///
+/// # Safety
+/// As [`switch_to`], for `previous`; `ctx` is the context [`run`] made
+/// current, now suspended.
+#[inline(always)]
+pub(crate) unsafe fn stop(ctx: &Context, previous: *const Context) {
+    // SAFETY: the caller's obligations are switch_to's.
+    unsafe { switch_to(previous) };
+    if let Some(h) = hooks() {
+        (h.switch_out)(ctx);
+    }
+}
+
+/// The current context is about to block its thread outside the runtime
+/// (a system call, a plain thread's park): a collector stops waiting for
+/// it until [`block_exit`].
+#[inline(always)]
+pub(crate) fn block_enter() {
+    if let Some(h) = hooks() {
+        (h.block_enter)();
+    }
+}
+
+/// Back from the block [`block_enter`] announced.
+#[inline(always)]
+pub(crate) fn block_exit() {
+    if let Some(h) = hooks() {
+        (h.block_exit)();
+    }
 }
 
 /// Thread exit: the thread's own context is destroyed.

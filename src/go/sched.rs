@@ -462,15 +462,11 @@ fn execute(m: &'static M, g: &'static G) {
         .store((g as *const G).cast_mut(), Ordering::Release);
     // SAFETY: g's context lives in its header until the goroutine ends,
     // and only this thread runs it now.
-    let previous = unsafe { crate::context::switch_to(&g.ctx) };
-    #[cfg(feature = "precise")]
-    crate::precise::switch_in(&g.ctx);
+    let previous = unsafe { crate::context::run(&g.ctx) };
     let switched = g.resume();
     // SAFETY: back on the worker's own stack; `previous` is what ran here.
-    unsafe { crate::context::switch_to(previous) };
     // A goroutine that is not running never holds up a collection.
-    #[cfg(feature = "precise")]
-    crate::precise::switch_out(&g.ctx, previous);
+    unsafe { crate::context::stop(&g.ctx, previous) };
     m.scan.running.store(ptr::null_mut(), Ordering::Release);
     m.current.set(ptr::null());
     match switched {
@@ -785,9 +781,8 @@ pub(crate) fn enter_syscall(g: &G) {
         // In a system call already.
         return;
     }
-    // Blocked in the call, it cannot answer the precise collector.
-    #[cfg(feature = "precise")]
-    crate::precise::syscall_enter();
+    // Blocked in the call, it cannot answer a collector.
+    crate::context::block_enter();
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         return;
@@ -817,8 +812,7 @@ pub(crate) fn exit_syscall(g: &G) {
         // Not in a system call (an exit without an enter): nothing to do.
         return;
     }
-    #[cfg(feature = "precise")]
-    crate::precise::syscall_exit();
+    crate::context::block_exit();
     let got = {
         let mut idle = s.lock();
         idle.in_syscall -= 1;

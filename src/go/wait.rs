@@ -175,14 +175,14 @@ pub(crate) fn block(reason: &'static str) {
     }
 }
 
-/// A plain thread waits; as a precise mutator, it waits in native code,
-/// so that collections do not wait for it.
+/// A plain thread waits as a block outside the runtime, so that
+/// collections do not wait for it.
 fn park_thread() {
-    #[cfg(all(feature = "precise", not(loom)))]
-    crate::precise::syscall_enter();
+    #[cfg(not(loom))]
+    crate::context::block_enter();
     thread::park();
-    #[cfg(all(feature = "precise", not(loom)))]
-    crate::precise::syscall_exit();
+    #[cfg(not(loom))]
+    crate::context::block_exit();
 }
 
 /// A queue of waiters, oldest first.

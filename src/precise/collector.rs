@@ -370,7 +370,7 @@ fn wait_for(target: u64) {
         }
     };
     let ts = threads::current_ptr();
-    // SAFETY: CURRENT is this thread's live state when non-null.
+    // SAFETY: current_ptr is this thread's live state when non-null.
     match unsafe { ts.as_ref() } {
         Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
             threads::wait_native(ts, wait)
@@ -512,7 +512,7 @@ pub(super) fn quiet_for_fork() {
         c
     };
     let ts = threads::current_ptr();
-    // SAFETY: CURRENT is this thread's live state when non-null.
+    // SAFETY: current_ptr is this thread's live state when non-null.
     let quiet = match unsafe { ts.as_ref() } {
         Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
             threads::wait_native(ts, wait)

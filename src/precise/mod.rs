@@ -150,7 +150,6 @@ pub(crate) fn snapshot_pending() -> bool {
 pub(crate) fn snapshot_taken() -> bool {
     marking::snapshot_phase() && threads::current().is_ok_and(|ts| !ts.before_snapshot())
 }
-pub(crate) use threads::{switch_in, switch_out, syscall_enter, syscall_exit};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;

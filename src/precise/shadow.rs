@@ -248,7 +248,7 @@ impl Frame {
             // the frame was popped by id): the frame no longer exists.
             return Err(Error::NotRegistered);
         }
-        // SAFETY: CURRENT points to this thread's live state.
+        // SAFETY: equal to current_ptr: this thread's live state.
         let ts = unsafe { &*ts };
         if ts.status.load(std::sync::atomic::Ordering::Relaxed) != threads::RUNNING {
             return Err(Error::InNative);

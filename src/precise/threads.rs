@@ -9,9 +9,12 @@
 //! destructor: at thread exit, or when the goroutine finishes);
 //! [`register_thread`] and [`unregister_thread`] do it explicitly.
 //!
-//! A goroutine moves between worker threads with its state. When it
-//! switches out (parks, yields, blocks in a system call), the scheduler
-//! declares it in native code on its behalf ([`switch_out`]), so a
+//! A goroutine moves between worker threads with its state, which lives
+//! in its execution context's slot ([`KEY`]): the scheduler's switch of
+//! contexts is the switch of states. When it switches out (parks, yields,
+//! blocks in a system call), the execution context's hooks ([`HOOKS`],
+//! registered with the first mutator) declare it in native code on its
+//! behalf ([`switch_out`]), so a
 //! collection never waits for a goroutine that is not running: the
 //! collector acts for it, scanning its shadow stack and root memory from
 //! wherever it is parked. When it switches in again ([`switch_in`]), it
@@ -72,7 +75,7 @@ use super::sync::{
     fence, global, AtomicBool, AtomicU32, AtomicU64, AtomicU8, Condvar, Mutex, MutexGuard, Ordering,
 };
 use crate::cache::CachePadded;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ptr;
 use std::time::{Duration, Instant};
@@ -272,14 +275,6 @@ fn notify_collector() {
     ACKED.notify_all();
 }
 
-thread_local! {
-    /// The state of the context this thread runs, or null while that
-    /// context is unregistered (the cache of its [`KEY`] slot, kept equal
-    /// to it by registration and by the scheduler's switches). `const`
-    /// and without a destructor: readable at any point of thread teardown.
-    static CURRENT: Cell<*const ThreadState> = const { Cell::new(ptr::null()) };
-}
-
 /// The precise collector's slot in every execution context (rank 4: its
 /// depth in design.md's list of layers, below defer's): the context's
 /// [`ThreadState`], unregistered when the context ends.
@@ -296,10 +291,15 @@ unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
     let _ = unregister_state(unsafe { &*ts.cast::<ThreadState>() }, true);
 }
 
-/// This thread's state if it is registered (in any status), else null.
+/// This thread's state if it is registered (in any status), else null:
+/// the [`KEY`] slot of the context it runs, so that a switch of contexts
+/// switches the state with it.
 #[inline(always)]
 pub(crate) fn current_ptr() -> *const ThreadState {
-    crate::fresh::fresh_get!(CURRENT: *const ThreadState)
+    match crate::context::existing() {
+        Some(ctx) => ctx.get(&KEY).cast_const().cast(),
+        None => ptr::null(),
+    }
 }
 
 /// This thread's state, registering the thread on first use;
@@ -313,7 +313,7 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
     if ts.is_null() {
         return register_current();
     }
-    // SAFETY: CURRENT points to this thread's live state; only this thread
+    // SAFETY: the slot holds this thread's live state; only this thread
     // frees it, and not during this call.
     let ts = unsafe { &*ts };
     if ts.status.load(Ordering::Relaxed) != RUNNING {
@@ -329,7 +329,6 @@ fn register_current() -> Result<&'static ThreadState> {
     let name = std::thread::current().name().map(str::to_owned);
     let ts = enlist(crate::roots::precise::owner(), name);
     crate::context::current().set(&KEY, ts.cast_mut().cast());
-    crate::fresh::with(&CURRENT, |c| c.set(ts));
     // The context's end (thread exit, in its runtime-state phase, after
     // the tls teardown whose slot destructors may still use the heap; or
     // the goroutine's end) unregisters it.
@@ -338,55 +337,63 @@ fn register_current() -> Result<&'static ThreadState> {
     Ok(unsafe { &*ts })
 }
 
-/// The scheduler is about to run `ctx` on this thread: its state (if it
-/// has one) becomes the thread's, and leaves the native code that
-/// [`switch_out`] declared, waiting while the collector acts for it, then
-/// performs a pending round.
-pub(crate) fn switch_in(ctx: &crate::context::Context) {
-    let ts = ctx.get(&KEY).cast_const().cast::<ThreadState>();
-    crate::fresh::with(&CURRENT, |c| c.set(ts));
-    // SAFETY: a registered context's live state, run by this thread only.
-    if let Some(ts) = unsafe { ts.as_ref() } {
-        if ts.switched_native.swap(false, Ordering::Relaxed) {
-            leave_native_state(ts);
-            poll(ts);
-        }
+/// What the precise collector does as contexts switch and block
+/// (`crate::context`'s hooks): a context that stops running, or blocks
+/// its thread, is declared in native code on its behalf, so collections
+/// do not wait for it; running again, it leaves native code (waiting
+/// while the collector acts for it) and performs a pending round.
+static HOOKS: crate::context::Hooks = crate::context::Hooks {
+    switch_in,
+    switch_out,
+    block_enter,
+    block_exit,
+};
+
+/// The registered state of `ctx`, if any.
+fn state_of(ctx: &crate::context::Context) -> Option<&ThreadState> {
+    // SAFETY: a registered context's state lives until the context ends
+    // or unregisters, neither of which happens while it is switched.
+    unsafe { ctx.get(&KEY).cast_const().cast::<ThreadState>().as_ref() }
+}
+
+/// `ctx` runs on this thread again: leaves the native code that
+/// [`switch_out`] declared.
+fn switch_in(ctx: &crate::context::Context) {
+    if let Some(ts) = state_of(ctx) {
+        resume_after_switch(ts);
     }
 }
 
-/// `ctx` stopped running on this thread (it parked, yielded, or entered a
-/// system call) and `back` runs again: `ctx`'s state, if running, is
-/// declared in native code on its behalf, so collections do not wait for
-/// it.
-pub(crate) fn switch_out(ctx: &crate::context::Context, back: *const crate::context::Context) {
-    // SAFETY: a registered context's live state; ctx is suspended, so
-    // nothing else touches it.
-    if let Some(ts) = unsafe { ctx.get(&KEY).cast_const().cast::<ThreadState>().as_ref() } {
+/// `ctx` stopped running on this thread: declared in native code if it
+/// was running.
+fn switch_out(ctx: &crate::context::Context) {
+    if let Some(ts) = state_of(ctx) {
         declare_native_for_switch(ts);
     }
-    // SAFETY: `back` is this thread's live context (or null).
-    let next = unsafe { back.as_ref() }.map_or(ptr::null(), |b| b.get(&KEY).cast_const());
-    crate::fresh::with(&CURRENT, |c| c.set(next.cast()));
 }
 
-/// The running context is about to block its thread in a system call
-/// (the scheduler's `enter_syscall`): native code on its behalf, as at a
-/// switch. [`syscall_exit`] undoes it.
-pub(crate) fn syscall_enter() {
+/// The running context is about to block its thread (a system call, a
+/// plain thread's park): native code on its behalf, as at a switch.
+fn block_enter() {
     // SAFETY: this thread's own live state.
     if let Some(ts) = unsafe { current_ptr().as_ref() } {
         declare_native_for_switch(ts);
     }
 }
 
-/// Back from a system call (see [`syscall_enter`]).
-pub(crate) fn syscall_exit() {
+/// Back from the block (see [`block_enter`]).
+fn block_exit() {
     // SAFETY: this thread's own live state.
     if let Some(ts) = unsafe { current_ptr().as_ref() } {
-        if ts.switched_native.swap(false, Ordering::Relaxed) {
-            leave_native_state(ts);
-            poll(ts);
-        }
+        resume_after_switch(ts);
+    }
+}
+
+/// Undoes [`declare_native_for_switch`], if it declared `ts` native.
+fn resume_after_switch(ts: &ThreadState) {
+    if ts.switched_native.swap(false, Ordering::Relaxed) {
+        leave_native_state(ts);
+        poll(ts);
     }
 }
 
@@ -405,6 +412,7 @@ pub(crate) fn enlist(
     owner: crate::roots::precise::Owner,
     name: Option<String>,
 ) -> *const ThreadState {
+    crate::context::set_hooks(&HOOKS);
     let mut reg = registry();
     let id = reg.next_id;
     reg.next_id += 1;
@@ -469,13 +477,10 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     drop(reg);
     // A collector waiting for us re-checks the (shorter) list.
     notify_collector();
-    crate::fresh::with(&CURRENT, |c| {
-        if c.get() == me {
-            c.set(ptr::null());
-        }
-    });
     // SAFETY: allocated by register_current, no longer reachable from the
-    // registry or CURRENT; Frame guards compare against CURRENT before use.
+    // registry; its context's slot is cleared by the caller (or by the
+    // context's destruction, before it came here), and Frame guards
+    // compare against the slot before use.
     drop(unsafe { Box::from_raw(me.cast_mut()) });
     Ok(())
 }
