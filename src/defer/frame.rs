@@ -523,7 +523,7 @@ pub fn main(body: impl FnOnce()) -> i32 {
     super::fault::catch_faults_by_default();
     quiet_panics_in_main();
     crate::fresh::with(&IN_MAIN, |m| m.set(true));
-    let ended = goroutine_body(body);
+    let ended = outermost_body(body);
     crate::fresh::with(&IN_MAIN, |m| m.set(false));
     match ended {
         Ended::Returned(()) => 0,
@@ -567,10 +567,11 @@ pub(crate) enum Ended<R> {
     Panicked(String),
 }
 
-/// Runs `f` as the body of a goroutine that reports its own unrecovered
-/// panic (with Go's text and exit status, as the caller decides): like
-/// [`goroutine`], but the panic comes back as its report.
-pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
+/// Runs `f` as the outermost body of an execution context, a goroutine's
+/// or a plain thread's, that reports its own unrecovered panic (with Go's
+/// text and exit status, as the caller decides): like [`goroutine`], but
+/// the panic comes back as its report.
+pub(crate) fn outermost_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
     let outcome = if crate::context::current().is_boundary() && ThreadState::existing().is_none() {
         // A goroutine's own context: its defer state, if it ever needs
         // one, starts with this boundary counted (thread.rs), so nothing

@@ -81,7 +81,7 @@ pub use frame::{
     call, call_try, goexit, goroutine, main, named, named_try, panic, panic_nil, raise, Deferred,
     Frame, Named, Panicking,
 };
-pub(crate) use frame::{goroutine_body, Ended};
+pub(crate) use frame::{outermost_body, Ended};
 pub(crate) use panic::{not_dying, wait_for_panics};
 pub use panic::{Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};
 
