@@ -25,7 +25,7 @@ use crossbeam_deque::Injector;
 use std::ptr;
 use std::sync::atomic::Ordering;
 
-/// Registers the hooks; called once, as the scheduler starts.
+/// Registers the hooks; called once, as the scheduler starts (`sched::start`).
 pub(crate) fn install() {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
         prepare: fork_prepare,

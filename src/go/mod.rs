@@ -216,18 +216,20 @@ fn parse_size(v: &str) -> Option<usize> {
 
 /// The scheduler, started on first use.
 fn scheduler() -> &'static sched::Sched {
-    sched::start(|| {
-        let config = CONFIG
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .unwrap_or_default();
-        let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
-        fault::install();
-        fork::install();
-        install_panic_hook();
-        crate::defer::traceback::set_others(other_goroutines);
-        settings
-    })
+    sched::start(
+        || {
+            let config = CONFIG
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_default();
+            let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
+            fault::install();
+            install_panic_hook();
+            crate::defer::traceback::set_others(other_goroutines);
+            settings
+        },
+        fork::install,
+    )
 }
 
 /// Goroutines report their own unrecovered panics (Go's text), and Go

@@ -156,11 +156,15 @@ pub(crate) struct Settings {
 }
 
 /// Starts the scheduler with `settings` unless it runs already; returns it.
-pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
+/// `fork_hooks` registers the layer's fork hooks: after everything the
+/// settings and the stack scanning set up registered theirs, so that a
+/// forked child repairs those first.
+pub(crate) fn start(settings: impl FnOnce() -> Settings, fork_hooks: fn()) -> &'static Sched {
     SCHED.get_or_init(|| {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
+        fork_hooks();
         let ps: Box<[P]> = (0..s.procs.max(1))
             .map(|id| {
                 let local = Worker::new_fifo();
