@@ -141,14 +141,6 @@ impl Context {
         self.id.get()
     }
 
-    /// Gives a pooled context a fresh id for its next use, keeping the
-    /// layers' states (each layer resets its own when the context's
-    /// previous use ends).
-    #[allow(dead_code)] // the go layer's context pool uses it (being built)
-    pub(crate) fn renew_id(&self) {
-        self.id.set(NEXT_ID.fetch_add(1, Ordering::Relaxed));
-    }
-
     /// Marks the context as one whose start catches every unwinding (see
     /// the field); the go layer marks each goroutine's.
     pub(crate) fn set_boundary(&self) {

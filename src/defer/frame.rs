@@ -514,10 +514,11 @@ pub(crate) enum Ended<R> {
     Panicked(String),
 }
 
-/// Runs `f` as the body of a goroutine that reports its own unrecovered
-/// panic (with Go's text and exit status, as the caller decides): like
-/// [`goroutine`], but the panic comes back as its report.
-pub(crate) fn goroutine_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
+/// Runs `f` as the outermost body of an execution context, a goroutine's
+/// or a plain thread's, that reports its own unrecovered panic (with Go's
+/// text and exit status, as the caller decides): like [`goroutine`], but
+/// the panic comes back as its report.
+pub(crate) fn outermost_body<R>(f: impl FnOnce() -> R) -> Ended<R> {
     let outcome = if crate::context::current().is_boundary() && DeferState::existing().is_none() {
         // A goroutine's own context: its defer state, if it ever needs
         // one, starts with this boundary counted (thread.rs), so nothing

@@ -98,7 +98,7 @@ pub use frame::{
     call, call_try, goexit, goroutine, named, named_try, panic, panic_nil, raise, Deferred, Frame,
     Named, Panicking,
 };
-pub(crate) use frame::{goroutine_body, Ended};
+pub(crate) use frame::{outermost_body, Ended};
 pub(crate) use panic::{not_dying, wait_for_panics};
 pub use program::main;
 pub use value::{CValue, Goexit, PanicNilError, PanicValue, PlainError, RuntimeError};

@@ -28,7 +28,7 @@ pub fn main(body: impl FnOnce()) -> i32 {
     super::fault::catch_faults_by_default();
     quiet_panics_in_main();
     crate::fresh::with(&IN_MAIN, |m| m.set(true));
-    let ended = super::frame::goroutine_body(body);
+    let ended = super::frame::outermost_body(body);
     crate::fresh::with(&IN_MAIN, |m| m.set(false));
     match ended {
         super::frame::Ended::Returned(()) => 0,

@@ -202,7 +202,7 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // panics while catching is on, deferred or not.
     crate::defer::catch_on_this_thread();
     // SAFETY: the caller of defergc_thread_create vouched for the function.
-    match crate::defer::goroutine_body(|| unsafe { (start.f)(start.arg) }) {
+    match crate::defer::outermost_body(|| unsafe { (start.f)(start.arg) }) {
         Ended::Returned(result) => result,
         Ended::Goexit => std::ptr::null_mut(),
         Ended::Panicked(report) => crate::defer::c::exit_go(&report),

@@ -281,7 +281,7 @@ impl RawChan {
     /// The lock is held.
     pub(crate) unsafe fn dequeue_waiter(&self, w: &Waiter, send: bool) {
         #[cfg(loom)]
-        if super::model::bug1() {
+        if super::prim::bug1() {
             // Bug 1, for tests/chan_loom.rs: the old cleanup, from both
             // queues whatever the case's direction.
             // SAFETY: forwarded.

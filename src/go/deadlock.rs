@@ -10,7 +10,6 @@
 //! list, and exits with status 2; so do we. If the main goroutine called
 //! Goexit, the message is the one Go prints then.
 
-use super::sched::Sched;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Foreign threads that may still make a goroutine runnable.
@@ -37,8 +36,15 @@ pub(crate) fn release_external() {
 }
 
 /// The check (see the module docs); `workers` created, `parked` of them,
-/// `in_syscall` of them in a system call.
-pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize) {
+/// `in_syscall` of them in a system call; `goroutines` live (the
+/// scheduler's count), `launching` started and not queued yet.
+pub(crate) fn check(
+    workers: usize,
+    parked: usize,
+    in_syscall: usize,
+    goroutines: &AtomicUsize,
+    launching: &AtomicUsize,
+) {
     if parked < workers || in_syscall > 0 || EXTERNAL.load(Ordering::SeqCst) > 0 {
         return;
     }
@@ -46,8 +52,8 @@ pub(crate) fn check(s: &Sched, workers: usize, parked: usize, in_syscall: usize)
     // counted here was either still being launched when `launching` was
     // read, or is queued by the time the queues are (a launch queues the
     // goroutine before it stops counting as one).
-    let goroutines = s.goroutines.load(Ordering::SeqCst);
-    if s.launching.load(Ordering::SeqCst) > 0 {
+    let goroutines = goroutines.load(Ordering::SeqCst);
+    if launching.load(Ordering::SeqCst) > 0 {
         return;
     }
     if super::timers_pending() || super::queued() {

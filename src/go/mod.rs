@@ -39,14 +39,24 @@
 //! processor goes to another thread meanwhile, so nothing starves.
 //!
 //! Layout: `g.rs` (the goroutine struct, its coroutine, switches),
-//! `stack.rs` (the stack pool), `sched.rs` (workers, processors, queues,
-//! stealing, system calls), `scan.rs` (how bdwgc scans goroutine stacks),
-//! `deadlock.rs` (Go's deadlock report), `fault.rs` (stack overflows).
+//! `stack.rs` (the stack pool), `sched.rs` (workers, processors, run
+//! queues, stealing, `schedule()`), `idle.rs` (how an idle worker blocks
+//! until woken or a deadline), `syscall.rs` (system calls: handing the
+//! processor over), `fork.rs` (the fork hooks), `scan.rs` (how bdwgc
+//! scans goroutine stacks), `chan.rs`, `select.rs` and `wait.rs`
+//! (channels, select, and the wait records and queues under them),
+//! `prim.rs` (the waiting protocol's primitives, loom's under
+//! `cfg(loom)`), `model.rs` (the loom model's API), `sync.rs` and
+//! `sema.rs` (mutexes, wait groups, the semaphore), `timer.rs` (sleeps
+//! and timers), `rand.rs` (select and steal orders), `deadlock.rs` (Go's
+//! deadlock report), `fault.rs` (stack overflows).
 
 mod chan;
 mod deadlock;
 mod fault;
+mod fork;
 mod g;
+mod idle;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;
@@ -58,6 +68,7 @@ mod select;
 mod sema;
 mod stack;
 mod sync;
+mod syscall;
 mod timer;
 mod wait;
 
@@ -205,17 +216,20 @@ fn parse_size(v: &str) -> Option<usize> {
 
 /// The scheduler, started on first use.
 fn scheduler() -> &'static sched::Sched {
-    sched::start(|| {
-        let config = CONFIG
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .unwrap_or_default();
-        let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
-        fault::install(settings.stack_size);
-        install_panic_hook();
-        crate::defer::traceback::set_others(other_goroutines);
-        settings
-    })
+    sched::start(
+        || {
+            let config = CONFIG
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_default();
+            let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
+            fault::install(settings.stack_size);
+            install_panic_hook();
+            crate::defer::traceback::set_others(other_goroutines);
+            settings
+        },
+        fork::install,
+    )
 }
 
 /// Goroutines report their own unrecovered panics (Go's text), and Go
@@ -255,7 +269,7 @@ static MAIN_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None
 /// `defergc:` message.
 pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
     let report = run_main(|| {
-        spawn(true, move || match crate::defer::goroutine_body(main) {
+        spawn(true, move || match crate::defer::outermost_body(main) {
             crate::defer::Ended::Returned(()) => {}
             crate::defer::Ended::Goexit => MAIN_GOEXIT.store(true, Ordering::SeqCst),
             crate::defer::Ended::Panicked(report) => {
@@ -391,7 +405,7 @@ pub fn go<F: FnOnce() + Send + 'static>(f: F) {
 /// Runs a goroutine's body; an unrecovered panic ends the process, as Go's
 /// does.
 fn report_unrecovered<F: FnOnce()>(f: F) {
-    if let crate::defer::Ended::Panicked(report) = crate::defer::goroutine_body(f) {
+    if let crate::defer::Ended::Panicked(report) = crate::defer::outermost_body(f) {
         panicked(&report);
     }
 }
@@ -430,7 +444,7 @@ pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
         };
         // SAFETY: the copy was written before the goroutine was queued;
         // the caller vouched for f.
-        let ended = crate::defer::goroutine_body(|| unsafe { f(copy) });
+        let ended = crate::defer::outermost_body(|| unsafe { f(copy) });
         if let Some(b) = std::ptr::NonNull::new(block_addr as *mut u8) {
             // SAFETY: the block was allocated above and is freed once.
             unsafe { crate::roots::free_block(b) };
@@ -617,7 +631,7 @@ pub fn park(reason: &'static str) {
 /// goroutine.
 pub fn enter_syscall() {
     if let Some(g) = sched::current_g() {
-        sched::enter_syscall(g);
+        syscall::enter_syscall(g);
     }
 }
 
@@ -625,7 +639,7 @@ pub fn enter_syscall() {
 /// wait for one).
 pub fn exit_syscall() {
     if let Some(g) = sched::current_g() {
-        sched::exit_syscall(g);
+        syscall::exit_syscall(g);
     }
 }
 

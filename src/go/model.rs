@@ -13,19 +13,8 @@
 
 use super::chan::{ChanError, RawChan, Received};
 use super::select::{self, Case as RawCase, Chosen, Dir};
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Bug 1 on (a std atomic: set outside loom's executions).
-static BUG1: AtomicBool = AtomicBool::new(false);
-
-/// Turns bug 1 on or off for every channel (see the module docs).
-pub fn set_bug1(on: bool) {
-    BUG1.store(on, Ordering::Relaxed);
-}
-
-pub(crate) fn bug1() -> bool {
-    BUG1.load(Ordering::Relaxed)
-}
+pub use super::prim::set_bug1;
 
 /// A send found the channel closed (Go's `send on closed channel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -87,3 +87,21 @@ impl RawLock {
         drop(guard);
     }
 }
+
+/// Bug 1 on, for `tests/chan_loom.rs` (see `model.rs`; a std atomic: set
+/// outside loom's executions). Here rather than in the model so that the
+/// queues and channels read it without importing the model.
+#[cfg(loom)]
+static BUG1: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns bug 1 on or off for every channel (see `model.rs`).
+#[cfg(loom)]
+pub fn set_bug1(on: bool) {
+    BUG1.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether bug 1 is on.
+#[cfg(loom)]
+pub(crate) fn bug1() -> bool {
+    BUG1.load(std::sync::atomic::Ordering::Relaxed)
+}

@@ -20,40 +20,21 @@
 //!   spins ([`wakep`]); a spinning worker that gives up looks everywhere
 //!   once more after announcing it, so no wakeup is lost (either it sees
 //!   the new work or the submitter sees no spinner and wakes one).
-//! - System calls and native code: [`enter_syscall`] hands the worker's
+//! - System calls and native code (`syscall.rs`): `enter_syscall` hands the worker's
 //!   processor to another worker (started if needed) when there is work
-//!   for it, so nothing starves while the call blocks; [`exit_syscall`]
+//!   for it, so nothing starves while the call blocks; `exit_syscall`
 //!   takes a processor back if one is idle, else queues the goroutine
 //!   globally and parks the worker.
 //! - Scheduling is cooperative: a goroutine switches out only in runtime
 //!   calls (gosched, park, channel and lock operations, sleeps, system
 //!   call exits). Nothing preempts a goroutine that loops without them.
 //!
-//! Fork (design.md invariant 9): [`fork_prepare`] takes the timer heap's,
-//! the stack pool's and the scheduler's locks, so none of them is caught
-//! half-changed. The run queues are lock-free: a local queue's operations
-//! never wait on another thread, but the global queue (crossbeam's
-//! Injector) may be caught with a slot a parent thread had reserved and
-//! not yet written, which its readers wait for forever; the child gets a
-//! new, empty one. In the child only the forking thread exists: every
-//! other worker is gone, and with it the goroutines it was running. So the
-//! child keeps one goroutine, the forking one (if it forks from a
-//! goroutine): [`fork_child`] forgets the other workers, makes every
-//! processor but the forking worker's idle, empties the run queues, and
-//! marks every other
-//! goroutine dead without running it (a goroutine's work is not done twice,
-//! once in each process; a wakeup for one is ignored). The forking
-//! goroutine may start goroutines in the child and wait for them, on
-//! channels and locks it made there; anything another goroutine may have
-//! held at the fork (a channel shared with it, a mutex) may stay held. As
-//! in Go, whose child of `syscall.ForkExec` only execs, the safe use is
-//! exec or `_exit` soon after the fork.
-//!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
 //! every goroutine is asleep: the program ends with Go's report.
 
 use super::g::{self, Switch, G};
+use super::idle::Parker;
 use super::scan::WorkerScan;
 use super::stack;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -76,19 +57,19 @@ pub(crate) struct GRef(pub(crate) *const G);
 unsafe impl Send for GRef {}
 
 /// Processor status.
-const P_IDLE: u32 = 0;
-const P_RUNNING: u32 = 1;
+pub(super) const P_IDLE: u32 = 0;
+pub(super) const P_RUNNING: u32 = 1;
 
 /// A processor (Go's `P`): the right to run goroutines, and a run queue.
 pub(crate) struct P {
-    id: usize,
+    pub(super) id: usize,
     /// The local queue: only the worker holding the processor pushes and
     /// pops it (the processor moves between workers only through the
     /// scheduler lock, which orders the handover).
-    local: UnsafeCell<Worker<GRef>>,
-    stealer: Stealer<GRef>,
-    runnext: AtomicPtr<G>,
-    status: AtomicU32,
+    pub(super) local: UnsafeCell<Worker<GRef>>,
+    pub(super) stealer: Stealer<GRef>,
+    pub(super) runnext: AtomicPtr<G>,
+    pub(super) status: AtomicU32,
     schedtick: Cell<u32>,
 }
 
@@ -101,30 +82,29 @@ impl P {
     /// # Safety
     /// The caller is the worker holding this processor.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn local(&self) -> &mut Worker<GRef> {
+    pub(super) unsafe fn local(&self) -> &mut Worker<GRef> {
         // SAFETY: the caller holds the processor.
         unsafe { &mut *self.local.get() }
     }
 
     /// Whether it has goroutines queued (racy: a hint).
-    fn has_work(&self) -> bool {
+    pub(super) fn has_work(&self) -> bool {
         !self.stealer.is_empty() || !self.runnext.load(Ordering::Acquire).is_null()
     }
 }
 
 /// A worker thread (Go's `M`).
 pub(crate) struct M {
-    thread: std::thread::Thread,
     /// The processor handed to this worker while it was parked.
     next_p: AtomicPtr<P>,
     /// Whether the worker was woken to spin.
     next_spinning: AtomicBool,
-    /// Set when it is handed a processor (the park loop's condition).
-    woken: AtomicBool,
+    /// Where it blocks while it has no processor; woken when handed one.
+    parker: Parker,
     /// What the collector reads of this worker (scan.rs).
     pub(crate) scan: &'static WorkerScan,
-    p: Cell<*const P>,
-    spinning: Cell<bool>,
+    pub(super) p: Cell<*const P>,
+    pub(super) spinning: Cell<bool>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
 }
@@ -133,26 +113,26 @@ pub(crate) struct M {
 // threads use the atomics.
 unsafe impl Sync for M {}
 
-struct Idle {
-    ps: Vec<*const P>,
-    ms: Vec<*const M>,
+pub(super) struct Idle {
+    pub(super) ps: Vec<*const P>,
+    pub(super) ms: Vec<*const M>,
     /// Workers created.
-    workers: usize,
+    pub(super) workers: usize,
     /// Workers in a system call (without a processor).
-    in_syscall: usize,
+    pub(super) in_syscall: usize,
 }
 
 // SAFETY: the pointers are to never-freed processors and workers.
 unsafe impl Send for Idle {}
 
 pub(crate) struct Sched {
-    ps: Box<[P]>,
+    pub(super) ps: Box<[P]>,
     /// The global queue: replaced by an empty one in a forked child (see
     /// the module docs), never otherwise.
-    global: UnsafeCell<Injector<GRef>>,
+    pub(super) global: UnsafeCell<Injector<GRef>>,
     idle: Mutex<Idle>,
-    npidle: AtomicUsize,
-    nmspinning: AtomicUsize,
+    pub(super) npidle: AtomicUsize,
+    pub(super) nmspinning: AtomicUsize,
     /// Live goroutines (not yet finished).
     pub(crate) goroutines: AtomicUsize,
     /// Goroutines that plain threads are starting: counted in
@@ -175,16 +155,15 @@ pub(crate) struct Settings {
 }
 
 /// Starts the scheduler with `settings` unless it runs already; returns it.
-pub(crate) fn start(settings: impl FnOnce() -> Settings) -> &'static Sched {
+/// `fork_hooks` registers the layer's fork hooks: after everything the
+/// settings and the stack scanning set up registered theirs, so that a
+/// forked child repairs those first.
+pub(crate) fn start(settings: impl FnOnce() -> Settings, fork_hooks: fn()) -> &'static Sched {
     SCHED.get_or_init(|| {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
-        static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-            prepare: fork_prepare,
-            child: fork_child,
-        };
-        crate::gc::fork::on_fork(&FORK);
+        fork_hooks();
         let ps: Box<[P]> = (0..s.procs.max(1))
             .map(|id| {
                 let local = Worker::new_fifo();
@@ -224,7 +203,7 @@ pub(crate) fn get() -> Option<&'static Sched> {
     SCHED.get()
 }
 
-fn sched() -> &'static Sched {
+pub(super) fn sched() -> &'static Sched {
     SCHED
         .get()
         .unwrap_or_else(|| crate::abort("defergc: the goroutine scheduler is not started"))
@@ -236,12 +215,12 @@ unsafe impl Sync for Sched {}
 
 impl Sched {
     /// The global run queue.
-    fn global(&self) -> &Injector<GRef> {
+    pub(super) fn global(&self) -> &Injector<GRef> {
         // SAFETY: replaced only while no other thread exists (fork_child).
         unsafe { &*self.global.get() }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Idle> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, Idle> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -353,7 +332,7 @@ pub(crate) fn wakep() {
 
 /// Gives `p` (or an idle processor) to a parked or new worker; `spinning`
 /// tells it to look for work (it was counted in `nmspinning`).
-fn startm(p: Option<&'static P>, spinning: bool) {
+pub(super) fn startm(p: Option<&'static P>, spinning: bool) {
     let s = sched();
     let mut idle = s.lock();
     let p = match p {
@@ -377,8 +356,7 @@ fn startm(p: Option<&'static P>, spinning: bool) {
         m.next_p
             .store((p as *const P).cast_mut(), Ordering::Release);
         m.next_spinning.store(spinning, Ordering::Release);
-        m.woken.store(true, Ordering::Release);
-        m.thread.unpark();
+        m.parker.wake();
     } else {
         idle.workers += 1;
         let id = idle.workers;
@@ -387,14 +365,14 @@ fn startm(p: Option<&'static P>, spinning: bool) {
     }
 }
 
-fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
+pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
     let p = idle.ps.pop()?;
     s.npidle.fetch_sub(1, Ordering::SeqCst);
     // SAFETY: processors are never freed (the scheduler is static).
     Some(unsafe { &*p })
 }
 
-fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
+pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
     p.status.store(P_IDLE, Ordering::Release);
     idle.ps.push(p);
     s.npidle.fetch_add(1, Ordering::SeqCst);
@@ -414,10 +392,9 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
             crate::gc::thread::ensure_registered();
             let (alt_lo, alt_hi) = crate::signal::alt_stack();
             let m: &'static M = Box::leak(Box::new(M {
-                thread: std::thread::current(),
                 next_p: AtomicPtr::new(ptr::null_mut()),
                 next_spinning: AtomicBool::new(false),
-                woken: AtomicBool::new(false),
+                parker: Parker::for_current(),
                 scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
@@ -444,7 +421,7 @@ fn schedule(m: &'static M) -> ! {
 }
 
 /// Moves `g` to `state`, keeping its tag and a pending notification.
-fn set_state(g: &G, state: u64) {
+pub(super) fn set_state(g: &G, state: u64) {
     let _ = g
         .status
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
@@ -709,11 +686,16 @@ fn stopm(m: &'static M) {
     {
         let mut idle = s.lock();
         idle.ms.push(m);
-        super::deadlock::check(s, idle.workers, idle.ms.len(), idle.in_syscall);
+        super::deadlock::check(
+            idle.workers,
+            idle.ms.len(),
+            idle.in_syscall,
+            &s.goroutines,
+            &s.launching,
+        );
     }
-    while !m.woken.swap(false, Ordering::AcqRel) {
-        std::thread::park();
-    }
+    // No deadline: only a processor handed over wakes an idle worker.
+    m.parker.block(None);
     let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
     m.p.set(p);
     m.spinning.set(m.next_spinning.load(Ordering::Acquire));
@@ -770,126 +752,4 @@ pub(crate) fn park(g: &G, reason: &'static str, unlock: Option<g::Unlock>) {
     g.wait_reason.set(reason);
     g.unlock.set(unlock);
     g.switch_out(Switch::Park);
-}
-
-/// The running goroutine enters a system call or native code: its worker
-/// gives its processor to another worker if there is work for it.
-pub(crate) fn enter_syscall(g: &G) {
-    let s = sched();
-    let Some(m) = current_m() else { return };
-    if m.p.get().is_null() {
-        // In a system call already.
-        return;
-    }
-    // Blocked in the call, it cannot answer a collector.
-    crate::context::block_enter();
-    // SAFETY: processors are never freed.
-    let Some(p) = (unsafe { m.p.get().as_ref() }) else {
-        return;
-    };
-    // A pending notification stays: a park after the call still sees it.
-    set_state(g, g::SYSCALL);
-    m.p.set(ptr::null());
-    let handoff = p.has_work() || !s.global().is_empty();
-    {
-        let mut idle = s.lock();
-        idle.in_syscall += 1;
-        if !handoff {
-            pidleput(s, &mut idle, p);
-        }
-    }
-    if handoff {
-        startm(Some(p), false);
-    }
-}
-
-/// The running goroutine is back from a system call: it takes a processor
-/// if one is idle; otherwise it is queued and its worker parks.
-pub(crate) fn exit_syscall(g: &G) {
-    let s = sched();
-    let Some(m) = current_m() else { return };
-    if !m.p.get().is_null() {
-        // Not in a system call (an exit without an enter): nothing to do.
-        return;
-    }
-    crate::context::block_exit();
-    let got = {
-        let mut idle = s.lock();
-        idle.in_syscall -= 1;
-        pidleget(s, &mut idle)
-    };
-    set_state(g, g::RUNNING);
-    match got {
-        Some(p) => {
-            p.status.store(P_RUNNING, Ordering::Release);
-            m.p.set(p);
-        }
-        None => g.switch_out(Switch::SyscallExit),
-    }
-}
-
-// ---- fork ------------------------------------------------------------
-
-/// Before a fork (see the module docs): the locks of the timer heap, the
-/// stack pool and the scheduler, in that order.
-fn fork_prepare() {
-    let Some(s) = get() else { return };
-    super::timer::lock_for_fork();
-    stack::lock_for_fork();
-    crate::gc::fork::held::keep(s.lock());
-}
-
-/// In the child (see the module docs): only the forking thread exists.
-fn fork_child() {
-    let Some(s) = get() else { return };
-    let m = current_m();
-    // SAFETY: processors are never freed.
-    let mine = m.and_then(|m| unsafe { m.p.get().as_ref() });
-    let forking = current_g();
-    {
-        let mut idle = s.lock();
-        idle.ms.clear();
-        idle.ps.clear();
-        idle.workers = usize::from(m.is_some());
-        // A goroutine that forked between entering and leaving a system
-        // call (as Go's ForkExec does) holds no processor.
-        idle.in_syscall = usize::from(m.is_some() && mine.is_none() && forking.is_some());
-        for p in s.ps.iter().rev() {
-            p.runnext.store(ptr::null_mut(), Ordering::Release);
-            // SAFETY: the child has one thread: no other holder, no
-            // stealer is left.
-            let local = unsafe { p.local() };
-            while local.pop().is_some() {}
-            if mine.is_some_and(|q| q.id == p.id) {
-                continue;
-            }
-            p.status.store(P_IDLE, Ordering::Release);
-            idle.ps.push(p);
-        }
-        s.npidle.store(idle.ps.len(), Ordering::SeqCst);
-    }
-    s.nmspinning.store(0, Ordering::SeqCst);
-    if let Some(m) = m {
-        m.spinning.set(false);
-    }
-    // The global queue may hold a slot a parent thread had reserved and
-    // not yet written, which its readers would wait for forever: the
-    // child gets an empty one (the old one is left as it is, unread).
-    // SAFETY: the forking thread is the only thread of the child.
-    unsafe { std::mem::forget(std::ptr::replace(s.global.get(), Injector::new())) };
-    // Every goroutine but the forking one is dead: it never runs here, a
-    // wakeup leaves it alone. Its stack stays (scanned, never reused).
-    let geometry = stack::geometry();
-    stack::for_each_live(|slot| {
-        // SAFETY: a live slot holds an initialised goroutine header.
-        let g = unsafe { G::of(slot, &geometry) };
-        if forking.is_some_and(|f| ptr::eq(f, g)) {
-            return;
-        }
-        g.status.store(g.tag() | g::DEAD, Ordering::Release);
-    });
-    s.goroutines
-        .store(usize::from(forking.is_some()), Ordering::SeqCst);
-    s.launching.store(0, Ordering::SeqCst);
-    super::timer::restart_after_fork();
 }

@@ -227,7 +227,7 @@ impl Queue {
     #[inline]
     fn holds(&self, w: &Waiter) -> bool {
         #[cfg(loom)]
-        if super::model::bug1() {
+        if super::prim::bug1() {
             // Bug 1 (tests/chan_loom.rs shows loom finds it): the old
             // test, which takes a waiter with a predecessor in *any*
             // queue for one of this queue's.

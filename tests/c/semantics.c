@@ -272,7 +272,7 @@ static void goexit_inner(void) {
     defergc_goexit();
 }
 
-static void *goroutine_body(void *arg) {
+static void *outermost_body(void *arg) {
     (void)arg;
     goexit_inner();
     goexit_after = 1;
@@ -281,7 +281,7 @@ static void *goroutine_body(void *arg) {
 
 static void test_goexit_runs_defers_and_ends_the_thread(void) {
     pthread_t t;
-    CHECK(defergc_thread_create(&t, NULL, goroutine_body, NULL) == 0);
+    CHECK(defergc_thread_create(&t, NULL, outermost_body, NULL) == 0);
     void *result = (void *)2;
     CHECK(pthread_join(t, &result) == 0);
     CHECK(result == NULL);
