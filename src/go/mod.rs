@@ -50,6 +50,9 @@ mod g;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;
+pub mod net;
+mod netpoll;
+mod pollfd;
 mod prim;
 mod rand;
 mod scan;

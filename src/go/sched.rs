@@ -163,6 +163,9 @@ pub(crate) struct Sched {
 
 static SCHED: OnceLock<Sched> = OnceLock::new();
 
+/// The parked worker blocked in the network poller, if any (at most one).
+static POLLING: AtomicPtr<M> = AtomicPtr::new(ptr::null_mut());
+
 thread_local! {
     /// This thread's worker, or null on other threads.
     static CURRENT_M: Cell<*const M> = const { Cell::new(ptr::null()) };
@@ -379,8 +382,13 @@ fn startm(p: Option<&'static P>, spinning: bool) {
         m.next_p
             .store((p as *const P).cast_mut(), Ordering::Release);
         m.next_spinning.store(spinning, Ordering::Release);
-        m.woken.store(true, Ordering::Release);
+        m.woken.store(true, Ordering::SeqCst);
         m.thread.unpark();
+        // A worker blocked in the poller is woken through it (its check of
+        // `woken` after claiming the poller pairs with this load).
+        if ptr::eq(POLLING.load(Ordering::SeqCst), m) {
+            super::netpoll::wake();
+        }
     } else {
         idle.workers += 1;
         let id = idle.workers;
@@ -557,6 +565,14 @@ fn find_runnable(m: &'static M) -> &'static G {
             stop_spinning(m);
             return g;
         }
+        // Descriptors that became ready, unless a parked worker is
+        // already blocked in the poller (it readies them itself).
+        if super::netpoll::waiting() > 0
+            && POLLING.load(Ordering::Relaxed).is_null()
+            && super::netpoll::poll(0) > 0
+        {
+            continue;
+        }
         if !m.spinning.get()
             && 2 * s.nmspinning.load(Ordering::SeqCst) < s.procs() - s.npidle.load(Ordering::SeqCst)
         {
@@ -718,6 +734,25 @@ fn stopm(m: &'static M) {
         super::deadlock::check(s, idle.workers, idle.ms.len(), idle.in_syscall);
     }
     while !m.woken.swap(false, Ordering::AcqRel) {
+        // With goroutines waiting on descriptors, one parked worker waits
+        // in the poller instead (Go's `findRunnable` blocking in
+        // `netpoll`): what it readies wakes workers as any ready does.
+        if super::netpoll::waiting() > 0
+            && POLLING
+                .compare_exchange(
+                    ptr::null_mut(),
+                    (m as *const M).cast_mut(),
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
+                .is_ok()
+        {
+            if !m.woken.load(Ordering::SeqCst) {
+                super::netpoll::poll(-1);
+            }
+            POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+            continue;
+        }
         std::thread::park();
     }
     let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);

@@ -26,6 +26,10 @@ enum Action {
     Wake(*const Waiter),
     /// Send the time on a timer's channel.
     Send(*const Timer),
+    /// Call `f(a, b, id)` with the entry's id, after the heap's lock is
+    /// released (the callee may take locks that are held around
+    /// [`cancel_call`]: the network poller's deadlines).
+    Call(fn(u64, u64, u64), u64, u64),
 }
 
 #[derive(Clone, Copy)]
@@ -210,6 +214,12 @@ fn run() {
         let now = Instant::now();
         if h.len > 0 && h.item(0).at <= now {
             let e = h.remove_at(0);
+            if let Action::Call(f, a, b) = e.action {
+                drop(h);
+                f(a, b, e.seq);
+                h = heap();
+                continue;
+            }
             // The entry's pointers stay valid while it is in the heap; fire
             // under the lock, so a Stop that took the lock first wins.
             fire(&e);
@@ -244,6 +254,7 @@ fn fire(e: &Entry) {
                 unsafe { release(t) };
             }
         }
+        Action::Call(..) => unreachable!("called outside the lock by `run`"),
     }
 }
 
@@ -276,6 +287,30 @@ pub(crate) fn sleep(ns: i64) {
     heap().push(deadline(ns), Action::Wake(&w));
     CHANGED.notify_one();
     w.wait("sleep");
+}
+
+/// Calls `f(a, b, id)` from the timer thread `ns` from now, where `id`
+/// (never 0) is what this returns; [`cancel_call`] takes it back. The call
+/// may still come after a cancel that raced with it: callees compare the
+/// id with the one they armed.
+pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
+    thread();
+    let id = heap().push(deadline(ns), Action::Call(f, a, b));
+    CHANGED.notify_one();
+    id
+}
+
+/// Takes back a [`call_after`] that has not fired yet; returns whether it
+/// was still pending.
+pub(crate) fn cancel_call(id: u64) -> bool {
+    let mut h = heap();
+    match h.position(id) {
+        Some(i) => {
+            h.remove_at(i);
+            true
+        }
+        None => false,
+    }
 }
 
 /// Arms `t` to fire `ns` from now (replacing a pending firing); returns

@@ -1,0 +1,215 @@
+//! Goroutines on sockets (`defergc::go::net`), loopback only: echo with
+//! every byte checked, deadlines, close waking a blocked reader, the
+//! deadlock check and the poller, and plain threads.
+
+use defergc::go::net::{TcpListener, TcpStream};
+use defergc::go::{self, Chan, WaitGroup};
+use serial_test::serial;
+use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn run(f: impl FnOnce() + Send + 'static) {
+    assert_eq!(go::run(f), 0);
+}
+
+/// A seeded byte pattern: connection `c`'s message `i`.
+fn message(c: u64, i: u64, len: usize) -> Vec<u8> {
+    let mut x = c.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// An echo server goroutine per connection and a client goroutine per
+/// connection, ping-ponging checked messages: every byte comes back, in
+/// order, to the connection that sent it.
+#[test]
+#[serial]
+fn echo_many_connections() {
+    const CONNS: u64 = 200;
+    const ROUNDS: u64 = 20;
+    let echoed = Arc::new(AtomicU64::new(0));
+    let total = echoed.clone();
+    run(move || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        go::go(move || loop {
+            let (c, _) = match l.accept() {
+                Ok(x) => x,
+                Err(e) => panic!("accept: {e}"),
+            };
+            go::go(move || {
+                let mut buf = [0u8; 4096];
+                loop {
+                    let n = (&c).read(&mut buf).unwrap();
+                    if n == 0 {
+                        return;
+                    }
+                    (&c).write_all(&buf[..n]).unwrap();
+                }
+            });
+        });
+        let wg = Arc::new(WaitGroup::new());
+        for conn in 0..CONNS {
+            wg.add(1).unwrap();
+            let (wg, echoed) = (wg.clone(), echoed.clone());
+            go::go(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                for i in 0..ROUNDS {
+                    let m = message(conn, i, 1 + ((conn * 31 + i * 97) % 3000) as usize);
+                    s.write_all(&m).unwrap();
+                    let mut back = vec![0u8; m.len()];
+                    s.read_exact(&mut back).unwrap();
+                    assert!(back == m, "connection {conn} message {i}: echo differs");
+                    echoed.fetch_add(m.len() as u64, Ordering::Relaxed);
+                }
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+    });
+    let expected: u64 = (0..CONNS)
+        .flat_map(|c| (0..ROUNDS).map(move |i| 1 + (c * 31 + i * 97) % 3000))
+        .sum();
+    assert_eq!(total.load(Ordering::Relaxed), expected);
+}
+
+/// A read deadline ends a blocked read with Go's "i/o timeout"
+/// (`TimedOut`); clearing it lets the next read wait for data again.
+#[test]
+#[serial]
+fn read_deadline_fires_and_clears() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let accepted = Chan::<u8>::new(0);
+        let a2 = accepted.clone();
+        go::go(move || {
+            let (mut c, _) = l.accept().unwrap();
+            a2.recv();
+            c.write_all(b"late").unwrap();
+            a2.recv();
+        });
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_deadline(Some(Instant::now() + Duration::from_millis(20)))
+            .unwrap();
+        let mut buf = [0u8; 8];
+        let e = s.read(&mut buf).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::TimedOut);
+        assert_eq!(e.to_string(), "i/o timeout");
+        // Still expired until changed.
+        assert_eq!(s.read(&mut buf).unwrap_err().kind(), ErrorKind::TimedOut);
+        s.set_read_deadline(None).unwrap();
+        accepted.send(1);
+        s.read_exact(&mut buf[..4]).unwrap();
+        assert_eq!(&buf[..4], b"late");
+        accepted.send(2);
+    });
+}
+
+/// A deadline already passed fails a read at once, without waiting.
+#[test]
+#[serial]
+fn past_deadline_fails_at_once() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        go::go(move || {
+            let _c = l.accept().unwrap();
+            go::sleep(Duration::from_millis(200));
+        });
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_deadline(Some(Instant::now() - Duration::from_secs(1)))
+            .unwrap();
+        let mut buf = [0u8; 1];
+        assert_eq!(s.read(&mut buf).unwrap_err().kind(), ErrorKind::TimedOut);
+        assert_eq!(s.write(b"x").unwrap_err().kind(), ErrorKind::TimedOut);
+    });
+}
+
+/// Dropping a stream (closing it) while a goroutine reads it wakes the
+/// reader with Go's "use of closed network connection".
+#[test]
+#[serial]
+fn close_wakes_blocked_reader() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        go::go(move || {
+            let _c = l.accept().unwrap();
+            go::sleep(Duration::from_millis(500));
+        });
+        let s = Arc::new(TcpStream::connect(addr).unwrap());
+        let result = Chan::<String>::new(1);
+        {
+            let (s, result) = (s.clone(), result.clone());
+            go::go(move || {
+                let mut buf = [0u8; 1];
+                let r = (&*s).read(&mut buf);
+                result.send(format!("{:?}", r.map_err(|e| e.to_string())));
+            });
+        }
+        go::sleep(Duration::from_millis(10));
+        // The reader holds one reference: close through a shutdown of the
+        // registration, as Go's Close does, from here.
+        close_now(&s);
+        assert_eq!(
+            result.recv().unwrap(),
+            "Err(\"use of closed network connection\")"
+        );
+    });
+}
+
+fn close_now(s: &TcpStream) {
+    s.close().unwrap();
+}
+
+/// A goroutine blocked on a socket is not asleep for good: no deadlock is
+/// reported while it waits, and the program ends when its data comes.
+#[test]
+#[serial]
+fn waiting_on_a_socket_is_not_a_deadlock() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // A plain thread (not a goroutine) writes after a while; every
+        // goroutine is blocked meanwhile, main in the read.
+        std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            c.write_all(b"hello").unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+        });
+        let (mut c, _) = l.accept().unwrap();
+        let mut buf = [0u8; 5];
+        c.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"hello");
+    });
+}
+
+/// The same calls from a plain thread block that thread and work.
+#[test]
+#[serial]
+fn plain_threads() {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut buf = [0u8; 3];
+        c.read_exact(&mut buf).unwrap();
+        c.write_all(&buf).unwrap();
+    });
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"abc").unwrap();
+    let mut buf = [0u8; 3];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"abc");
+    t.join().unwrap();
+}
