@@ -213,3 +213,120 @@ fn plain_threads() {
     assert_eq!(&buf, b"abc");
     t.join().unwrap();
 }
+
+/// Raises the open-file limit to at least `need` (soft up to hard);
+/// whether it could.
+fn raise_nofile(need: u64) -> bool {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: r is a valid rlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 || r.rlim_max < need {
+        return false;
+    }
+    r.rlim_cur = r.rlim_max;
+    // SAFETY: as above.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) == 0 }
+}
+
+const MANY: u64 = 10_000;
+const MANY_CHILD: &str = "DEFERGC_NET_MANY_CHILD";
+
+/// 10,000 connections at once on one server process: a goroutine per
+/// connection on each side (the clients in a child process, each side
+/// needs 10,000 descriptors), all connected before any finishes; every
+/// byte of two checked messages per connection comes back.
+#[test]
+#[serial]
+fn ten_thousand_connections() {
+    if let Some(addr) = std::env::var_os(MANY_CHILD) {
+        return many_clients(addr.to_str().unwrap().parse().unwrap());
+    }
+    if !raise_nofile(MANY + 200) {
+        eprintln!(
+            "SKIPPED ten_thousand_connections: the open-file hard limit is below {}",
+            MANY + 200
+        );
+        return;
+    }
+    let served = Arc::new(AtomicU64::new(0));
+    let served2 = served.clone();
+    run(move || {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let child = std::thread::spawn(move || {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "ten_thousand_connections", "--nocapture"])
+                .env(MANY_CHILD, addr.to_string())
+                .output()
+                .unwrap()
+        });
+        let wg = Arc::new(WaitGroup::new());
+        for _ in 0..MANY {
+            let (c, _) = l.accept().unwrap();
+            wg.add(1).unwrap();
+            let (wg, served) = (wg.clone(), served2.clone());
+            go::go(move || {
+                let mut buf = [0u8; 512];
+                loop {
+                    let n = (&c).read(&mut buf).unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    (&c).write_all(&buf[..n]).unwrap();
+                    served.fetch_add(n as u64, Ordering::Relaxed);
+                }
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+        // Joining blocks this worker; every goroutine has finished.
+        let out = child.join().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "client process failed: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(&format!("clients ok {MANY}")), "{stdout}");
+    });
+    assert_eq!(served.load(Ordering::Relaxed), MANY * (100 + 200));
+}
+
+fn many_clients(addr: std::net::SocketAddr) {
+    assert!(
+        raise_nofile(MANY + 200),
+        "client: cannot raise the open-file limit"
+    );
+    let ok = Arc::new(AtomicU64::new(0));
+    let ok2 = ok.clone();
+    run(move || {
+        let connected = Arc::new(WaitGroup::new());
+        connected.add(MANY as i32).unwrap();
+        let finished = Arc::new(WaitGroup::new());
+        for conn in 0..MANY {
+            finished.add(1).unwrap();
+            let (connected, finished, ok) = (connected.clone(), finished.clone(), ok2.clone());
+            go::go(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                for (i, len) in [(0, 100), (1, 200)] {
+                    let m = message(conn, i, len);
+                    s.write_all(&m).unwrap();
+                    let mut back = vec![0u8; len];
+                    s.read_exact(&mut back).unwrap();
+                    assert!(back == m, "connection {conn} message {i}: echo differs");
+                    if i == 0 {
+                        // All 10,000 are open before any goes on.
+                        connected.done().unwrap();
+                        connected.wait();
+                    }
+                }
+                ok.fetch_add(1, Ordering::Relaxed);
+                finished.done().unwrap();
+            });
+        }
+        finished.wait();
+    });
+    println!("clients ok {}", ok.load(Ordering::Relaxed));
+}

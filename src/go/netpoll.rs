@@ -184,7 +184,7 @@ static OPEN: AtomicUsize = AtomicUsize::new(0);
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
-        Err(io::Error::last_os_error())
+        Err(crate::fresh::last_os_error())
     } else {
         Ok(r)
     }

@@ -41,10 +41,6 @@ impl IoError {
     }
 }
 
-fn errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// Runs `op` on `h`'s descriptor until it does not say `EAGAIN`, parking
 /// for `mode` between tries.
 fn retry(h: Handle, mode: Mode, mut op: impl FnMut(i32) -> isize) -> Result<usize, IoError> {
@@ -55,7 +51,7 @@ fn retry(h: Handle, mode: Mode, mut op: impl FnMut(i32) -> isize) -> Result<usiz
         if r >= 0 {
             return Ok(r as usize);
         }
-        match errno() {
+        match crate::fresh::errno() {
             libc::EINTR => continue,
             libc::EAGAIN => netpoll::wait(h, mode)?,
             e => return Err(IoError::Os(e)),
@@ -135,7 +131,7 @@ pub(crate) unsafe fn connect(
         if unsafe { libc::connect(pin.fd(), addr, len) } == 0 {
             return Ok(());
         }
-        match errno() {
+        match crate::fresh::errno() {
             libc::EINTR => continue,
             libc::EINPROGRESS | libc::EALREADY => break,
             libc::EISCONN => return Ok(()),
@@ -157,7 +153,7 @@ pub(crate) unsafe fn connect(
             )
         };
         if r < 0 {
-            return Err(IoError::Os(errno()));
+            return Err(IoError::Os(crate::fresh::errno()));
         }
         match err {
             0 => return Ok(()),
