@@ -330,3 +330,92 @@ fn many_clients(addr: std::net::SocketAddr) {
     });
     println!("clients ok {}", ok.load(Ordering::Relaxed));
 }
+
+/// A child forked by a goroutine that holds a listener serves a
+/// connection on it: the child has a poller of its own, and its one
+/// goroutine parks in accept and read and is woken there. What the child
+/// unregisters stays registered in the parent (an inherited epoll
+/// instance would be the parent's own: the child closing its copy of a
+/// socket would take the parent's registration with it).
+#[test]
+#[serial]
+fn a_forked_child_serves_a_connection() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // The parent's poller is busy with a waiter of its own when the
+        // fork comes (a goroutine blocked in a read).
+        let (a, b) = {
+            let c = TcpStream::connect(addr).unwrap();
+            let (s, _) = l.accept().unwrap();
+            (c, s)
+        };
+        let a = Arc::new(a);
+        let blocked = {
+            let a = a.clone();
+            let done = Chan::<u8>::new(1);
+            let d = done.clone();
+            go::go(move || {
+                let mut buf = [0u8; 1];
+                let _ = (&*a).read(&mut buf);
+                d.send(1);
+            });
+            done
+        };
+        go::sleep(Duration::from_millis(10));
+        // SAFETY: the child runs only the runtime and _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            drop(b);
+            let served = (|| -> std::io::Result<()> {
+                let (mut c, _) = l.accept()?;
+                let mut buf = [0u8; 5];
+                c.read_exact(&mut buf)?;
+                c.write_all(&buf)?;
+                Ok(())
+            })();
+            // SAFETY: ending the child without running the parent's exit.
+            unsafe { libc::_exit(i32::from(served.is_err())) };
+        }
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"fork!").unwrap();
+        let mut buf = [0u8; 5];
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"fork!");
+        let mut status = 0;
+        // SAFETY: waiting for our child.
+        let waited = go::syscall(|| unsafe { libc::waitpid(pid, &mut status, 0) });
+        assert_eq!(waited, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child status {status:#x}"
+        );
+        // The parent's registrations survived the child's close of `b`: a
+        // reader parked on `b` is woken by data that comes after it parked.
+        b.set_read_deadline(Some(Instant::now() + Duration::from_secs(10)))
+            .unwrap();
+        let got = Chan::<String>::new(1);
+        {
+            let got = got.clone();
+            go::go(move || {
+                let mut four = [0u8; 4];
+                let r = (&b).read_exact(&mut four);
+                got.send(match r {
+                    Ok(()) => String::from_utf8_lossy(&four).into_owned(),
+                    Err(e) => e.to_string(),
+                });
+            });
+        }
+        go::sleep(Duration::from_millis(20));
+        (&*a).write_all(b"ping").unwrap();
+        assert_eq!(
+            got.recv().unwrap(),
+            "ping",
+            "the parent's socket lost its registration to the child"
+        );
+        // The parent's own waiter is still served by its poller.
+        a.close().unwrap();
+        assert_eq!(blocked.recv(), Some(1));
+    });
+}

@@ -29,7 +29,7 @@
 use super::wait::Waiter;
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// Which readiness a waiter waits for.
@@ -160,8 +160,10 @@ unsafe impl Sync for PollDesc {}
 
 /// The poller: the epoll instance and the eventfd that interrupts it.
 struct Poller {
-    epoll: i32,
-    event: i32,
+    /// Replaced in a forked child (whose inherited instance is the
+    /// parent's), so read each time.
+    epoll: AtomicI32,
+    event: AtomicI32,
     /// A wake is pending (the eventfd was written and not read yet).
     woken: AtomicBool,
 }
@@ -204,6 +206,16 @@ fn poller() -> io::Result<&'static Poller> {
 
 impl Poller {
     fn create() -> io::Result<Poller> {
+        let (epoll, event) = Poller::instance()?;
+        Ok(Poller {
+            epoll: AtomicI32::new(epoll),
+            event: AtomicI32::new(event),
+            woken: AtomicBool::new(false),
+        })
+    }
+
+    /// A new epoll instance with an eventfd in it.
+    fn instance() -> io::Result<(i32, i32)> {
         // SAFETY: plain system calls; the descriptors are ours on success.
         let epoll = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
         // SAFETY: as above.
@@ -215,11 +227,6 @@ impl Poller {
                 return Err(e);
             }
         };
-        let p = Poller {
-            epoll,
-            event,
-            woken: AtomicBool::new(false),
-        };
         let mut ev = libc::epoll_event {
             events: libc::EPOLLIN as u32,
             u64: WAKE_DATA,
@@ -227,17 +234,21 @@ impl Poller {
         // SAFETY: both descriptors are ours; ev is a valid event.
         if let Err(e) = cvt(unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, event, &mut ev) })
         {
-            p.close();
+            // SAFETY: closing the descriptors made above.
+            unsafe {
+                libc::close(event);
+                libc::close(epoll);
+            }
             return Err(e);
         }
-        Ok(p)
+        Ok((epoll, event))
     }
 
     fn close(&self) {
         // SAFETY: the poller's own descriptors, closed once.
         unsafe {
-            libc::close(self.event);
-            libc::close(self.epoll);
+            libc::close(self.event.load(Ordering::Relaxed));
+            libc::close(self.epoll.load(Ordering::Relaxed));
         }
     }
 
@@ -247,14 +258,29 @@ impl Poller {
             u64: h.raw(),
         };
         // SAFETY: ev is a valid event; a bad fd is the kernel's to refuse.
-        cvt(unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_ADD, fd, &mut ev) }).map(drop)
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.epoll.load(Ordering::Relaxed),
+                libc::EPOLL_CTL_ADD,
+                fd,
+                &mut ev,
+            )
+        })
+        .map(drop)
     }
 
     fn remove(&self, fd: i32) {
         let mut ev = libc::epoll_event { events: 0, u64: 0 };
         // SAFETY: as above. A descriptor already closed has left the set;
         // the error is expected then.
-        unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_DEL, fd, &mut ev) };
+        unsafe {
+            libc::epoll_ctl(
+                self.epoll.load(Ordering::Relaxed),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                &mut ev,
+            )
+        };
     }
 }
 
@@ -572,7 +598,14 @@ pub(crate) fn poll(timeout_ms: i32) -> usize {
     const N: usize = 128;
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; N];
     // SAFETY: events has room for N entries.
-    let n = unsafe { libc::epoll_wait(p.epoll, events.as_mut_ptr(), N as i32, timeout_ms) };
+    let n = unsafe {
+        libc::epoll_wait(
+            p.epoll.load(Ordering::Relaxed),
+            events.as_mut_ptr(),
+            N as i32,
+            timeout_ms,
+        )
+    };
     if n <= 0 {
         return 0;
     }
@@ -582,7 +615,13 @@ pub(crate) fn poll(timeout_ms: i32) -> usize {
         if data == WAKE_DATA {
             let mut buf = 0u64;
             // SAFETY: reading 8 bytes of the eventfd into buf.
-            unsafe { libc::read(p.event, (&mut buf as *mut u64).cast(), 8) };
+            unsafe {
+                libc::read(
+                    p.event.load(Ordering::Relaxed),
+                    (&mut buf as *mut u64).cast(),
+                    8,
+                )
+            };
             p.woken.store(false, Ordering::Release);
             continue;
         }
@@ -611,7 +650,13 @@ pub(crate) fn wake() {
     }
     let one = 1u64;
     // SAFETY: writing 8 bytes to the poller's eventfd.
-    unsafe { libc::write(p.event, (&one as *const u64).cast(), 8) };
+    unsafe {
+        libc::write(
+            p.event.load(Ordering::Relaxed),
+            (&one as *const u64).cast(),
+            8,
+        )
+    };
 }
 
 /// Whether goroutines wait on descriptors (the deadlock check).
@@ -704,5 +749,66 @@ fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
     if close_fd == CloseFd::Yes {
         // SAFETY: the registration owned the descriptor; nothing uses it.
         unsafe { libc::close(fd) };
+    }
+}
+
+/// Before a fork (the scheduler's fork hooks): no registration is half
+/// made or recycled while the child is cut off.
+pub(crate) fn lock_for_fork() {
+    crate::gc::fork::held::keep(TABLE.write());
+    crate::gc::fork::held::keep(FREE.lock());
+}
+
+/// In a forked child: the inherited epoll instance is the parent's (one
+/// open file shared by both), so the child makes its own and registers
+/// every live descriptor in it again. Waiters belonged to goroutines that
+/// did not come along: their slots are emptied. A descriptor's lock held
+/// by a thread of the parent is released (its holders never run here).
+///
+/// # Safety
+/// Only the forking thread exists: the child half of a fork, after the
+/// locks [`lock_for_fork`] took were released.
+pub(crate) unsafe fn restart_after_fork() {
+    let Some(p) = POLLER.get() else { return };
+    WAITING.store(0, Ordering::SeqCst);
+    p.woken.store(false, Ordering::Relaxed);
+    let old = (
+        p.epoll.load(Ordering::Relaxed),
+        p.event.load(Ordering::Relaxed),
+    );
+    match Poller::instance() {
+        Ok((epoll, event)) => {
+            p.epoll.store(epoll, Ordering::Relaxed);
+            p.event.store(event, Ordering::Relaxed);
+            // SAFETY: the child's copies of the parent's descriptors.
+            unsafe {
+                libc::close(old.0);
+                libc::close(old.1);
+            }
+        }
+        Err(e) => crate::abort(&format!(
+            "defergc: cannot make the network poller in a forked child: {e}"
+        )),
+    }
+    for &pd in TABLE.read().iter() {
+        if pd.state.is_locked() {
+            // SAFETY: its holder was a thread of the parent, which does
+            // not exist here; what it changed under the lock is a few
+            // plain fields, made whole below.
+            unsafe { pd.state.force_unlock() };
+        }
+        let mut s = pd.lock();
+        s.read.slot = Slot::Empty;
+        s.write.slot = Slot::Empty;
+        s.users = 0;
+        if s.closing {
+            continue;
+        }
+        let h = Handle::new(pd.index, pd.generation.load(Ordering::Relaxed));
+        if p.add(s.fd, h).is_err() {
+            // Closed by the parent's threads without telling us: waits on
+            // it fail from now on.
+            s.closing = true;
+        }
     }
 }
