@@ -51,8 +51,8 @@ mod g;
 #[doc(hidden)]
 pub mod model;
 pub mod net;
-mod netpoll;
-mod pollfd;
+pub(crate) mod netpoll;
+pub(crate) mod pollfd;
 mod prim;
 mod rand;
 mod scan;
