@@ -26,8 +26,9 @@
 //! the armed one. Lock order: a descriptor's lock, then the timer heap's;
 //! the timer calls back into a descriptor only after releasing its own.
 
+use super::prim::Lock;
 use super::wait::Waiter;
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::{Mutex, RwLock};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -148,7 +149,7 @@ pub(crate) struct PollDesc {
     /// Moves on at each close (under the lock); read without it by the
     /// poller to drop stale events.
     generation: AtomicU32,
-    state: Mutex<State>,
+    state: Lock<State>,
 }
 
 // SAFETY: the waiter pointers in the slots are only used under the lock,
@@ -303,7 +304,7 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
             let pd = Box::leak(Box::new(PollDesc {
                 index,
                 generation: AtomicU32::new(0),
-                state: Mutex::new(State {
+                state: Lock::new(State {
                     fd: -1,
                     closing: true,
                     users: 0,
@@ -347,15 +348,22 @@ fn release(pd: &'static PollDesc) {
 }
 
 impl PollDesc {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> impl std::ops::DerefMut<Target = State> + '_ {
         self.state.lock()
     }
 
     /// Readiness for `mode`: the waiter (if any) is readied, else the
     /// notification waits for the next wait.
-    fn ready(&self, mode: Mode) {
+    pub(crate) fn ready(&self, mode: Mode) {
         let mut s = self.lock();
         let side = s.side(mode);
+        #[cfg(loom)]
+        if super::model::lost_wakeup() {
+            // The bug tests/chan_loom.rs shows loom finds: a readiness
+            // that overwrites the waiter instead of readying it.
+            side.slot = Slot::Ready;
+            return;
+        }
         match side.slot {
             Slot::Waiting(w) => {
                 side.slot = Slot::Empty;
@@ -371,7 +379,7 @@ impl PollDesc {
 
     /// Takes `mode`'s waiter, if any, and readies it with no readiness
     /// (it looks at the descriptor's state again). Called with the lock.
-    fn unblock(s: &mut State, mode: Mode) -> Option<*const Waiter> {
+    fn take_waiter(s: &mut State, mode: Mode) -> Option<*const Waiter> {
         let side = s.side(mode);
         match side.slot {
             Slot::Waiting(w) => {
@@ -395,51 +403,141 @@ fn finish_unready(w: Option<*const Waiter>) {
 /// at once. Two waiters in one direction of one descriptor are a misuse
 /// (Go serialises them with its fd mutex): the second gets an abort.
 pub(crate) fn wait(h: Handle, mode: Mode) -> Result<(), PollError> {
-    let pd = lookup(h).ok_or(PollError::BadHandle)?;
-    loop {
-        let mut s = pd.lock();
-        if pd.generation.load(Ordering::Relaxed) != h.generation() {
-            return Err(PollError::BadHandle);
+    lookup(h)
+        .ok_or(PollError::BadHandle)?
+        .wait(h.generation(), mode)
+}
+
+impl PollDesc {
+    /// Under loom: a record registered under generation 0 for no
+    /// descriptor (`tests/chan_loom.rs` drives it directly).
+    #[cfg(loom)]
+    pub(crate) fn for_model() -> PollDesc {
+        PollDesc {
+            index: 0,
+            generation: AtomicU32::new(0),
+            state: Lock::new(State {
+                fd: -1,
+                closing: false,
+                users: 0,
+                when_unused: None,
+                read: Side::new(),
+                write: Side::new(),
+            }),
         }
-        if let Some(e) = s.error(mode) {
-            return Err(e);
+    }
+
+    /// Under loom: `mode`'s deadline armed as timer `id` (0: cleared), as
+    /// [`set_deadline`] does without the timer heap.
+    #[cfg(loom)]
+    pub(crate) fn arm_for_model(&self, mode: Mode, id: u64) {
+        let mut s = self.lock();
+        s.side(mode).timer = id;
+        s.side(mode).expired = false;
+    }
+
+    /// Under loom: the model checks no waiter is left in a slot.
+    #[cfg(loom)]
+    pub(crate) fn assert_no_waiter(&self) {
+        let mut s = self.lock();
+        for mode in [Mode::Read, Mode::Write] {
+            assert!(
+                !matches!(s.side(mode).slot, Slot::Waiting(_)),
+                "a waiter left in a slot after its wait ended"
+            );
         }
-        let side = s.side(mode);
-        match side.slot {
-            Slot::Ready => {
-                side.slot = Slot::Empty;
-                return Ok(());
+    }
+
+    /// [`wait`] on this record, registered under `generation`.
+    pub(crate) fn wait(&self, generation: u32, mode: Mode) -> Result<(), PollError> {
+        loop {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation {
+                return Err(PollError::BadHandle);
             }
-            Slot::Waiting(_) => {
-                drop(s);
-                crate::abort(&format!(
-                    "defergc: two goroutines wait to {} one descriptor at once (serialise them, as Go's net package does)",
-                    if mode == Mode::Read { "read" } else { "write" }
-                ));
+            if let Some(e) = s.error(mode) {
+                return Err(e);
             }
-            Slot::Empty => {}
-        }
-        if super::sched::current_g().is_none() {
-            // A plain thread blocks its own thread anyway: it polls its
-            // descriptor itself, a slice at a time, so that a close or a
-            // deadline (which only mark the state) is seen within a slice.
             let fd = s.fd;
+            let side = s.side(mode);
+            match side.slot {
+                Slot::Ready => {
+                    side.slot = Slot::Empty;
+                    return Ok(());
+                }
+                Slot::Waiting(_) => {
+                    drop(s);
+                    crate::abort(&format!(
+                        "defergc: two goroutines wait to {} one descriptor at once (serialise them, as Go's net package does)",
+                        if mode == Mode::Read { "read" } else { "write" }
+                    ));
+                }
+                Slot::Empty => {}
+            }
+            if !cfg!(loom) && super::sched::current_g().is_none() {
+                // A plain thread blocks its own thread anyway: it polls its
+                // descriptor itself, a slice at a time, so that a close or
+                // a deadline (which only mark the state) is seen within a
+                // slice.
+                drop(s);
+                if poll_one(fd, mode, PLAIN_SLICE_MS) {
+                    return Ok(());
+                }
+                continue;
+            }
+            let w = Waiter::new(std::ptr::null_mut());
+            side.slot = Slot::Waiting(&w);
             drop(s);
-            if poll_one(fd, mode, PLAIN_SLICE_MS) {
+            WAITING.fetch_add(1, Ordering::SeqCst);
+            w.wait("IO wait");
+            WAITING.fetch_sub(1, Ordering::SeqCst);
+            if w.success.get() {
                 return Ok(());
             }
-            continue;
+            // Woken by a close or a deadline: the loop looks again.
         }
-        let w = Waiter::new(std::ptr::null_mut());
-        side.slot = Slot::Waiting(&w);
-        drop(s);
-        WAITING.fetch_add(1, Ordering::SeqCst);
-        w.wait("IO wait");
-        WAITING.fetch_sub(1, Ordering::SeqCst);
-        if w.success.get() {
-            return Ok(());
+    }
+
+    /// Deadline timer `id` of `mode` fired: the direction expires and its
+    /// waiter is readied, unless the deadline was changed since (another
+    /// id) or the record was recycled (another generation).
+    pub(crate) fn expire(&self, generation: u32, mode: Mode, id: u64) {
+        let w = {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation || s.side(mode).timer != id {
+                return;
+            }
+            s.side(mode).timer = 0;
+            s.side(mode).expired = true;
+            PollDesc::take_waiter(&mut s, mode)
+        };
+        finish_unready(w);
+    }
+
+    /// Marks the record closing and readies both directions' waiters (see
+    /// [`unblock`]).
+    pub(crate) fn unblock_all(&self, generation: u32) -> Result<(), PollError> {
+        let woken = {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation {
+                return Err(PollError::BadHandle);
+            }
+            s.closing = true;
+            for mode in [Mode::Read, Mode::Write] {
+                let t = std::mem::replace(&mut s.side(mode).timer, 0);
+                if t != 0 {
+                    super::timer::cancel_call(t);
+                }
+            }
+            [
+                PollDesc::take_waiter(&mut s, Mode::Read),
+                PollDesc::take_waiter(&mut s, Mode::Write),
+            ]
+        };
+        for w in woken {
+            finish_unready(w);
         }
-        // Woken by a close or a deadline: the loop looks again.
+        Ok(())
     }
 }
 
@@ -525,7 +623,7 @@ pub(crate) fn set_deadline(
                 None => s.side(mode).expired = false,
                 Some(ns) if ns <= 0 => {
                     s.side(mode).expired = true;
-                    woken[i] = PollDesc::unblock(&mut s, mode);
+                    woken[i] = PollDesc::take_waiter(&mut s, mode);
                 }
                 Some(ns) => {
                     s.side(mode).expired = false;
@@ -549,45 +647,18 @@ fn deadline_fired(handle: u64, mode: u64, id: u64) {
     } else {
         Mode::Read
     };
-    let Some(pd) = lookup(h) else { return };
-    let w = {
-        let mut s = pd.lock();
-        if pd.generation.load(Ordering::Relaxed) != h.generation() || s.side(mode).timer != id {
-            return;
-        }
-        s.side(mode).timer = 0;
-        s.side(mode).expired = true;
-        PollDesc::unblock(&mut s, mode)
-    };
-    finish_unready(w);
+    if let Some(pd) = lookup(h) {
+        pd.expire(h.generation(), mode, id);
+    }
 }
 
 /// Marks `h` closing and readies every waiter on it with `Closing` (Go's
 /// `runtime_pollUnblock`); the caller then closes the descriptor itself
 /// and calls [`close`].
 pub(crate) fn unblock(h: Handle) -> Result<(), PollError> {
-    let pd = lookup(h).ok_or(PollError::BadHandle)?;
-    let woken = {
-        let mut s = pd.lock();
-        if pd.generation.load(Ordering::Relaxed) != h.generation() {
-            return Err(PollError::BadHandle);
-        }
-        s.closing = true;
-        for mode in [Mode::Read, Mode::Write] {
-            let t = std::mem::replace(&mut s.side(mode).timer, 0);
-            if t != 0 {
-                super::timer::cancel_call(t);
-            }
-        }
-        [
-            PollDesc::unblock(&mut s, Mode::Read),
-            PollDesc::unblock(&mut s, Mode::Write),
-        ]
-    };
-    for w in woken {
-        finish_unready(w);
-    }
-    Ok(())
+    lookup(h)
+        .ok_or(PollError::BadHandle)?
+        .unblock_all(h.generation())
 }
 
 /// Reads ready events and readies their waiters; blocks for up to
@@ -791,12 +862,10 @@ pub(crate) unsafe fn restart_after_fork() {
         )),
     }
     for &pd in TABLE.read().iter() {
-        if pd.state.is_locked() {
-            // SAFETY: its holder was a thread of the parent, which does
-            // not exist here; what it changed under the lock is a few
-            // plain fields, made whole below.
-            unsafe { pd.state.force_unlock() };
-        }
+        // SAFETY: its holder was a thread of the parent, which does not
+        // exist here; what it changed under the lock is a few plain
+        // fields, made whole below.
+        unsafe { pd.state.release_after_fork() };
         let mut s = pd.lock();
         s.read.slot = Slot::Empty;
         s.write.slot = Slot::Empty;
