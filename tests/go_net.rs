@@ -419,3 +419,84 @@ fn a_forked_child_serves_a_connection() {
         assert_eq!(blocked.recv(), Some(1));
     });
 }
+
+/// UDP: datagrams keep their boundaries and their senders; a read
+/// deadline ends a receive that nothing answers.
+#[test]
+#[serial]
+fn udp_datagrams_and_deadline() {
+    run(|| {
+        use defergc::go::net::UdpSocket;
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let aa = a.local_addr().unwrap();
+        let a = Arc::new(a);
+        {
+            let a = a.clone();
+            go::go(move || {
+                let mut buf = [0u8; 2048];
+                for _ in 0..3 {
+                    let (n, from) = a.recv_from(&mut buf).unwrap();
+                    a.send_to(&buf[..n], from).unwrap();
+                }
+            });
+        }
+        for len in [1usize, 100, 1400] {
+            let m = message(9, len as u64, len);
+            b.send_to(&m, aa).unwrap();
+            let mut back = [0u8; 2048];
+            let (n, from) = b.recv_from(&mut back).unwrap();
+            assert_eq!((n, from), (len, aa));
+            assert!(back[..n] == m[..]);
+        }
+        b.set_read_deadline(Some(Instant::now() + Duration::from_millis(20)))
+            .unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(
+            b.recv_from(&mut buf).unwrap_err().kind(),
+            ErrorKind::TimedOut
+        );
+        let _ = ba;
+    });
+}
+
+/// Unix-domain streams: a listener on a path, and a socket pair.
+#[test]
+#[serial]
+fn unix_streams() {
+    run(|| {
+        use defergc::go::net::{UnixListener, UnixStream};
+        let dir = std::env::temp_dir().join(format!("defergc-unix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sock");
+        let _ = std::fs::remove_file(&path);
+        let l = UnixListener::bind(&path).unwrap();
+        go::go(move || {
+            let mut c = l.accept().unwrap();
+            let mut buf = [0u8; 5];
+            c.read_exact(&mut buf).unwrap();
+            c.write_all(&buf).unwrap();
+        });
+        let mut s = UnixStream::connect(&path).unwrap();
+        s.write_all(b"unix!").unwrap();
+        let mut buf = [0u8; 5];
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"unix!");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let a = Arc::new(a);
+        {
+            let a = a.clone();
+            go::go(move || {
+                let mut buf = [0u8; 3];
+                (&*a).read_exact(&mut buf).unwrap();
+                (&*a).write_all(&buf).unwrap();
+            });
+        }
+        b.write_all(b"abc").unwrap();
+        let mut back = [0u8; 3];
+        b.read_exact(&mut back).unwrap();
+        assert_eq!(&back, b"abc");
+    });
+}

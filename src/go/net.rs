@@ -1,4 +1,5 @@
-//! Sockets for goroutines (Go's `net`): a read, write, accept or connect
+//! Sockets for goroutines (Go's `net`: TCP, UDP and Unix-domain streams):
+//! a read, write, accept or connect
 //! that would block parks the goroutine on the poller instead of its
 //! worker thread. Sockets are made with `socket2` (addresses, options) and
 //! registered with the poller; errors are `std::io::Error`s, with Go's
@@ -98,6 +99,11 @@ fn stream_socket(addr: &SocketAddr) -> io::Result<Socket> {
     )
 }
 
+fn to_sockaddr(storage: libc::sockaddr_storage, len: libc::socklen_t) -> SockAddr {
+    // SAFETY: the kernel filled `len` bytes of the address.
+    unsafe { SockAddr::new(storage, len) }
+}
+
 /// A TCP listener (Go's `net.Listen("tcp", ...)`).
 pub struct TcpListener {
     fd: Fd,
@@ -120,8 +126,7 @@ impl TcpListener {
     /// Waits for a connection.
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (fd, storage, len) = pollfd::accept(self.fd.handle).map_err(io_err)?;
-        // SAFETY: accept4 filled `len` bytes of the address.
-        let addr = unsafe { SockAddr::new(storage, len) };
+        let addr = to_sockaddr(storage, len);
         // SAFETY: accept4 returned a new descriptor that we own.
         let socket = unsafe { <Socket as std::os::fd::FromRawFd>::from_raw_fd(fd) };
         let peer = addr
@@ -213,7 +218,7 @@ impl TcpStream {
     /// returns "use of closed network connection", and so does every
     /// later call; dropping the stream closes it too.
     pub fn close(&self) -> io::Result<()> {
-        netpoll::close(self.fd.handle, CloseFd::Yes).map_err(|e| closed(e).into_io())
+        self.fd.close()
     }
 
     /// The raw descriptor (valid while the stream lives).
@@ -224,17 +229,13 @@ impl TcpStream {
 
 impl Read for &TcpStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        pollfd::read(self.fd.handle, buf).map_err(io_err)
+        self.fd.read(buf)
     }
 }
 
 impl Write for &TcpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match pollfd::write(self.fd.handle, buf) {
-            Ok(n) => Ok(n),
-            Err((n, _)) if n > 0 => Ok(n),
-            Err((_, e)) => Err(io_err(e)),
-        }
+        self.fd.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -251,6 +252,223 @@ impl Read for TcpStream {
 impl Write for TcpStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         (&*self).write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Fd {
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        pollfd::read(self.handle, buf).map_err(io_err)
+    }
+
+    fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        match pollfd::write(self.handle, buf) {
+            Ok(n) => Ok(n),
+            Err((n, _)) if n > 0 => Ok(n),
+            Err((_, e)) => Err(io_err(e)),
+        }
+    }
+
+    fn close(&self) -> io::Result<()> {
+        netpoll::close(self.handle, CloseFd::Yes).map_err(|e| closed(e).into_io())
+    }
+}
+
+/// A UDP socket (Go's `net.UDPConn`).
+pub struct UdpSocket {
+    fd: Fd,
+}
+
+impl UdpSocket {
+    /// Binds a socket to `addr` (port 0: any free port).
+    pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
+        each_addr(addr, |a| {
+            let s = Socket::new(
+                Domain::for_address(a),
+                Type::DGRAM.nonblocking().cloexec(),
+                None,
+            )?;
+            s.bind(&SockAddr::from(a))?;
+            Ok(UdpSocket {
+                fd: Fd::register(s)?,
+            })
+        })
+    }
+
+    /// Sets the default peer: `send` and `recv` use it, and datagrams
+    /// from others are dropped.
+    pub fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
+        each_addr(addr, |a| self.fd.with(|s| s.connect(&SockAddr::from(a))))
+    }
+
+    /// Waits for a datagram: its length (the rest is cut off if `buf` is
+    /// short) and its sender.
+    pub fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let (n, storage, len) = pollfd::recv_from(self.fd.handle, buf).map_err(io_err)?;
+        Ok((n, ip_addr(to_sockaddr(storage, len))?))
+    }
+
+    /// Sends one datagram to `addr`.
+    pub fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], addr: A) -> io::Result<usize> {
+        each_addr(addr, |a| {
+            let sa = SockAddr::from(a);
+            // SAFETY: sa holds an address of its length.
+            unsafe { pollfd::send_to(self.fd.handle, buf, sa.as_ptr(), sa.len()) }.map_err(io_err)
+        })
+    }
+
+    /// Receives from the connected peer.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.fd.read(buf)
+    }
+
+    /// Sends to the connected peer.
+    pub fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        // SAFETY: no address: the connected peer's.
+        unsafe { pollfd::send_to(self.fd.handle, buf, std::ptr::null(), 0) }.map_err(io_err)
+    }
+
+    /// The address it is bound to.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.fd.with(|s| s.local_addr()).and_then(ip_addr)
+    }
+
+    /// Go's `SetDeadline` (see [`TcpStream::set_deadline`]).
+    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Both, at)
+    }
+
+    /// Go's `SetReadDeadline`.
+    pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Read, at)
+    }
+
+    /// Go's `SetWriteDeadline`.
+    pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Write, at)
+    }
+
+    /// Closes it now (see [`TcpStream::close`]).
+    pub fn close(&self) -> io::Result<()> {
+        self.fd.close()
+    }
+}
+
+/// A Unix-domain stream listener (Go's `net.Listen("unix", path)`).
+pub struct UnixListener {
+    fd: Fd,
+}
+
+impl UnixListener {
+    /// Binds to `path` (which must not exist) and listens.
+    pub fn bind<P: AsRef<std::path::Path>>(path: P) -> io::Result<UnixListener> {
+        let s = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
+        s.bind(&SockAddr::unix(path)?)?;
+        s.listen(4096)?;
+        Ok(UnixListener {
+            fd: Fd::register(s)?,
+        })
+    }
+
+    /// Waits for a connection.
+    pub fn accept(&self) -> io::Result<UnixStream> {
+        let (fd, _, _) = pollfd::accept(self.fd.handle).map_err(io_err)?;
+        // SAFETY: accept4 returned a new descriptor that we own.
+        let socket = unsafe { <Socket as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        Ok(UnixStream {
+            fd: Fd::register(socket)?,
+        })
+    }
+
+    /// A deadline for [`accept`](Self::accept).
+    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Both, at)
+    }
+}
+
+/// A Unix-domain stream connection (Go's `net.UnixConn`).
+pub struct UnixStream {
+    fd: Fd,
+}
+
+impl UnixStream {
+    /// Connects to the listener at `path`.
+    pub fn connect<P: AsRef<std::path::Path>>(path: P) -> io::Result<UnixStream> {
+        let s = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
+        let fd = Fd::register(s)?;
+        let sa = SockAddr::unix(path)?;
+        // SAFETY: sa holds an address of its length.
+        unsafe { pollfd::connect(fd.handle, sa.as_ptr(), sa.len()) }.map_err(io_err)?;
+        Ok(UnixStream { fd })
+    }
+
+    /// A connected pair (`socketpair`).
+    pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
+        let (a, b) = Socket::pair(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
+        Ok((
+            UnixStream {
+                fd: Fd::register(a)?,
+            },
+            UnixStream {
+                fd: Fd::register(b)?,
+            },
+        ))
+    }
+
+    /// Shuts down reading, writing or both.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.fd.with(|s| s.shutdown(how))
+    }
+
+    /// Go's `SetDeadline` (see [`TcpStream::set_deadline`]).
+    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Both, at)
+    }
+
+    /// Go's `SetReadDeadline`.
+    pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Read, at)
+    }
+
+    /// Go's `SetWriteDeadline`.
+    pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+        self.fd.set_deadline(Which::Write, at)
+    }
+
+    /// Closes it now (see [`TcpStream::close`]).
+    pub fn close(&self) -> io::Result<()> {
+        self.fd.close()
+    }
+}
+
+impl Read for &UnixStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.fd.read(buf)
+    }
+}
+
+impl Write for &UnixStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.fd.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Read for UnixStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.fd.read(buf)
+    }
+}
+
+impl Write for UnixStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.fd.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -163,3 +163,55 @@ pub(crate) unsafe fn connect(
         }
     }
 }
+
+/// Receives one datagram into `buf` (Go's `FD.ReadFrom`): its length
+/// and the sender's address.
+pub(crate) fn recv_from(
+    h: Handle,
+    buf: &mut [u8],
+) -> Result<(usize, libc::sockaddr_storage, libc::socklen_t), IoError> {
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    let n = retry(h, Mode::Read, |fd| {
+        len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: buf, addr and len describe valid buffers.
+        unsafe {
+            libc::recvfrom(
+                fd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                0,
+                (&mut addr as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        }
+    })?;
+    Ok((n, addr, len))
+}
+
+/// Sends one datagram to `addr` (Go's `FD.WriteTo`); null `addr`: to the
+/// connected peer.
+///
+/// # Safety
+/// `addr` is null or points to `len` readable bytes of a socket address.
+pub(crate) unsafe fn send_to(
+    h: Handle,
+    buf: &[u8],
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> Result<usize, IoError> {
+    retry(h, Mode::Write, |fd| {
+        // SAFETY: buf is valid; the caller's address.
+        unsafe {
+            libc::sendto(
+                fd,
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+                addr,
+                len,
+            )
+        }
+    })
+}
