@@ -456,7 +456,6 @@ fn udp_datagrams_and_deadline() {
             b.recv_from(&mut buf).unwrap_err().kind(),
             ErrorKind::TimedOut
         );
-        let _ = ba;
     });
 }
 
