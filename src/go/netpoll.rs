@@ -557,8 +557,14 @@ fn poll_one(fd: i32, mode: Mode, ms: i32) -> bool {
         events,
         revents: 0,
     };
+    // Blocked in the call, a precise mutator cannot answer the collector:
+    // it waits in native code, as a blocked plain thread does (wait.rs).
+    #[cfg(all(feature = "precise", not(loom)))]
+    crate::precise::syscall_enter();
     // SAFETY: one valid pollfd.
     let n = unsafe { libc::poll(&mut p, 1, ms) };
+    #[cfg(all(feature = "precise", not(loom)))]
+    crate::precise::syscall_exit();
     n > 0 && p.revents != 0
 }
 
