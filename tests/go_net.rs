@@ -499,3 +499,64 @@ fn unix_streams() {
         assert_eq!(&back, b"abc");
     });
 }
+
+/// Deadlines moved many times on many sockets (as a server moves one per
+/// request): every cancelled timer stays cancelled, and the last deadline
+/// of each socket is the one that fires.
+#[test]
+#[serial]
+fn deadlines_moved_many_times() {
+    run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        const N: usize = 300;
+        let mut pairs = Vec::new();
+        for _ in 0..N {
+            let c = TcpStream::connect(addr).unwrap();
+            let (s, _) = l.accept().unwrap();
+            pairs.push((c, s));
+        }
+        let far = Instant::now() + Duration::from_secs(3600);
+        for round in 0..50 {
+            for (i, (c, _)) in pairs.iter().enumerate() {
+                // Odd sockets end with no deadline, even ones with a near one.
+                let at = if round == 49 {
+                    (i % 2 == 0).then(|| Instant::now() + Duration::from_millis(30))
+                } else {
+                    Some(far)
+                };
+                c.set_read_deadline(at).unwrap();
+            }
+        }
+        let results = Chan::<(usize, String)>::new(N);
+        let pairs = Arc::new(pairs);
+        for i in 0..N {
+            let (pairs, results) = (pairs.clone(), results.clone());
+            go::go(move || {
+                let mut buf = [0u8; 1];
+                let r = (&pairs[i].0).read(&mut buf);
+                results.send((i, format!("{:?}", r.map_err(|e| e.kind()))));
+            });
+        }
+        // The even ones time out; then the odd ones get a byte each.
+        let mut got = vec![String::new(); N];
+        for _ in 0..N / 2 {
+            let (i, r) = results.recv().unwrap();
+            assert_eq!(i % 2, 0, "socket {i} (no deadline) ended first: {r}");
+            got[i] = r;
+        }
+        for (i, (_, s)) in pairs.iter().enumerate() {
+            if i % 2 == 1 {
+                (&*s).write_all(b"x").unwrap();
+            }
+        }
+        for _ in 0..N / 2 {
+            let (i, r) = results.recv().unwrap();
+            got[i] = r;
+        }
+        for (i, r) in got.iter().enumerate() {
+            let want = if i % 2 == 0 { "Err(TimedOut)" } else { "Ok(1)" };
+            assert_eq!(r, want, "socket {i}");
+        }
+    });
+}

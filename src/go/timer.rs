@@ -15,6 +15,7 @@
 
 use super::chan::RawChan;
 use super::wait::Waiter;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -60,6 +61,13 @@ struct Heap {
     len: usize,
     cap: usize,
     seq: u64,
+    /// The ids of the [`Action::Call`] entries in the heap, and those of
+    /// them cancelled: a cancelled call stays in the heap until it comes
+    /// up (skipped then) or the cancelled outnumber a quarter of the heap
+    /// (all removed at once), so a cancel costs a set insert, not a
+    /// search of the heap (a server moves a deadline per request).
+    calls: BTreeSet<u64>,
+    cancelled: BTreeSet<u64>,
 }
 
 // SAFETY: the heap is touched only under its lock.
@@ -70,6 +78,8 @@ static HEAP: Mutex<Heap> = Mutex::new(Heap {
     len: 0,
     cap: 0,
     seq: 0,
+    calls: BTreeSet::new(),
+    cancelled: BTreeSet::new(),
 });
 static CHANGED: Condvar = Condvar::new();
 
@@ -172,6 +182,26 @@ impl Heap {
     fn position(&self, seq: u64) -> Option<usize> {
         (0..self.len).find(|&i| self.item(i).seq == seq)
     }
+
+    /// Removes every cancelled call and restores the heap order.
+    fn sweep_cancelled(&mut self) {
+        let mut kept = 0;
+        for i in 0..self.len {
+            let e = self.item(i);
+            if !self.cancelled.contains(&e.seq) {
+                self.set(kept, e);
+                kept += 1;
+            }
+        }
+        // SAFETY: the entries from kept to len are stale copies; cleared so
+        // that root memory keeps nothing alive.
+        unsafe { std::ptr::write_bytes(self.items.add(kept), 0, self.len - kept) };
+        self.len = kept;
+        self.cancelled.clear();
+        for i in (0..self.len / 2).rev() {
+            self.sift_down(i);
+        }
+    }
 }
 
 /// Whether the timer thread runs (in this process: a forked child has
@@ -215,6 +245,10 @@ fn run() {
         if h.len > 0 && h.item(0).at <= now {
             let e = h.remove_at(0);
             if let Action::Call(f, a, b) = e.action {
+                h.calls.remove(&e.seq);
+                if h.cancelled.remove(&e.seq) {
+                    continue;
+                }
                 drop(h);
                 f(a, b, e.seq);
                 h = heap();
@@ -295,7 +329,10 @@ pub(crate) fn sleep(ns: i64) {
 /// id with the one they armed.
 pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
     thread();
-    let id = heap().push(deadline(ns), Action::Call(f, a, b));
+    let mut h = heap();
+    let id = h.push(deadline(ns), Action::Call(f, a, b));
+    h.calls.insert(id);
+    drop(h);
     CHANGED.notify_one();
     id
 }
@@ -304,13 +341,14 @@ pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
 /// was still pending.
 pub(crate) fn cancel_call(id: u64) -> bool {
     let mut h = heap();
-    match h.position(id) {
-        Some(i) => {
-            h.remove_at(i);
-            true
-        }
-        None => false,
+    if !h.calls.remove(&id) {
+        return false;
     }
+    h.cancelled.insert(id);
+    if h.cancelled.len() > 64 + h.len / 4 {
+        h.sweep_cancelled();
+    }
+    true
 }
 
 /// Arms `t` to fire `ns` from now (replacing a pending firing); returns
@@ -388,5 +426,5 @@ impl Timer {
 
 /// Whether any timer is pending (the deadlock check).
 pub(crate) fn pending() -> bool {
-    HEAP.try_lock().map_or(true, |h| h.len > 0)
+    HEAP.try_lock().map_or(true, |h| h.len > h.cancelled.len())
 }
