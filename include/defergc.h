@@ -36,6 +36,7 @@
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,6 +61,12 @@ extern "C" {
 #define DEFERGC_EIO (-6)         /* a file could not be written */
 #define DEFERGC_ENOTGOROUTINE (-20) /* needs a goroutine, called outside one */
 #define DEFERGC_EARGSIZE (-21)   /* argument block above its limit */
+#define DEFERGC_ECLOSED (-30)    /* "use of closed network connection" */
+#define DEFERGC_ETIMEOUT (-31)   /* "i/o timeout": the deadline passed */
+#define DEFERGC_EBADHANDLE (-32) /* not a live poller handle */
+#define DEFERGC_EOS (-1000)      /* a system error: DEFERGC_EOS - errno */
+/* The errno of a code below DEFERGC_EOS. */
+#define DEFERGC_ERRNO(code) ((int)(DEFERGC_EOS - (code)))
 
 /* ------------------------------------------------------------------ */
 /* The collector                                                       */
@@ -966,6 +973,114 @@ int64_t defergc_set_mem_profile_rate(int64_t bytes);
  * pprof's protobuf format, which `go tool pprof` reads. 0, DEFERGC_EINVAL
  * for NULL, DEFERGC_EIO when the file cannot be written. */
 int defergc_write_heap_profile(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* Descriptors goroutines wait on: the network poller                  */
+/* ------------------------------------------------------------------ */
+
+/* A goroutine whose read, write, accept or connect would block parks on
+ * the poller (one edge-triggered epoll instance) instead of blocking its
+ * worker thread, as Go's netpoller does; 10,000 idle connections are
+ * 10,000 parked goroutines, not threads. A plain thread that calls these
+ * blocks itself. Regular files cannot be polled (registering one fails
+ * with DEFERGC_EOS - EPERM): do their I/O inside defergc_enter_syscall /
+ * defergc_exit_syscall instead.
+ *
+ * A handle (never 0) names one registration: a handle used after its
+ * close, or one never handed out, gets DEFERGC_EBADHANDLE, never a crash.
+ * One goroutine at a time may wait in each direction of a handle (Go's
+ * net package serialises its readers and its writers); a second aborts
+ * ("defergc:"). Results: 0 or a count, else a negative code:
+ * DEFERGC_ECLOSED, DEFERGC_ETIMEOUT, DEFERGC_EBADHANDLE, DEFERGC_EINVAL,
+ * or DEFERGC_EOS - errno for a system error (DEFERGC_ERRNO(code) gives
+ * the errno). defergc_net_strerror(code) is Go's text for each. */
+
+#define DEFERGC_POLL_READ 1
+#define DEFERGC_POLL_WRITE 2
+
+/* The low layer, Go's runtime_poll* (its internal/poll builds on it). */
+
+/* runtime_pollOpen: makes fd non-blocking and registers it; fills
+ * *handle. The descriptor stays the caller's to close (after
+ * defergc_poll_close). DEFERGC_EINVAL for a NULL handle or a negative
+ * fd; DEFERGC_EOS - errno when the kernel refuses (EPERM: a regular file;
+ * EBADF; EEXIST: registered already). */
+int defergc_poll_open(int fd, uint64_t *handle);
+
+/* runtime_pollWait: parks until the descriptor is ready for mode
+ * (DEFERGC_POLL_READ or DEFERGC_POLL_WRITE), the direction's deadline
+ * passes (DEFERGC_ETIMEOUT) or the handle is unblocked or closed
+ * (DEFERGC_ECLOSED). A readiness that came while no one waited is taken
+ * at once: retry the operation after 0, it may still say EAGAIN. */
+int defergc_poll_wait(uint64_t handle, int mode);
+
+/* runtime_pollReset: forgets a pending readiness before an operation
+ * that will retry on EAGAIN; the error a wait would give at once. */
+int defergc_poll_reset(uint64_t handle, int mode);
+
+/* runtime_pollSetDeadline: the deadline of mode (DEFERGC_POLL_READ,
+ * DEFERGC_POLL_WRITE, or both or'ed) at deadline nanoseconds of
+ * defergc_nanotime()'s clock. 0 clears it; a time not after now expires
+ * the direction at once. A goroutine parked in that direction returns
+ * DEFERGC_ETIMEOUT when it passes, and so does every wait until a new
+ * deadline is set. */
+int defergc_poll_set_deadline(uint64_t handle, int mode, int64_t deadline);
+
+/* runtime_pollUnblock: marks the handle closing; every goroutine parked
+ * on it returns DEFERGC_ECLOSED, and so does every later wait. */
+int defergc_poll_unblock(uint64_t handle);
+
+/* runtime_pollClose: ends the registration (unblocking it first). The
+ * descriptor is not closed: close it after this. */
+int defergc_poll_close(uint64_t handle);
+
+/* Go's nanotime: the monotonic clock deadlines are measured on. */
+int64_t defergc_nanotime(void);
+
+/* The layer a compiler calls directly for Go's net package. These
+ * handles own their descriptor: defergc_net_close closes it. Any handle
+ * of defergc_poll_open works with read, write, accept and connect too. */
+
+/* Registers fd (made non-blocking) as a descriptor the handle owns. */
+int defergc_net_open(int fd, uint64_t *handle);
+
+/* socket(2), non-blocking and close-on-exec, registered. */
+int defergc_net_socket(int domain, int type, int protocol, uint64_t *handle);
+
+/* The descriptor behind a live handle, for bind, listen, setsockopt and
+ * the like (not for closing it); DEFERGC_EBADHANDLE or DEFERGC_ECLOSED. */
+int defergc_net_fd(uint64_t handle);
+
+/* FD.Read: reads up to len bytes, parking while there are none. The
+ * count, 0 at the end of the stream, or a negative code. */
+int64_t defergc_net_read(uint64_t handle, void *buf, size_t len);
+
+/* FD.Write: writes all len bytes, parking while the descriptor is full;
+ * a closed peer is DEFERGC_EOS - EPIPE (no SIGPIPE). len, or a negative
+ * code. */
+int64_t defergc_net_write(uint64_t handle, const void *buf, size_t len);
+
+/* FD.Accept: parks until a connection comes, registers it (non-blocking,
+ * close-on-exec) and fills *conn. If addr is not NULL, the peer's
+ * address: *addrlen is the room at addr on entry, the address's length
+ * on return. */
+int defergc_net_accept(uint64_t handle, uint64_t *conn, struct sockaddr *addr,
+                       socklen_t *addrlen);
+
+/* connect(2) made non-blocking: parks until the connection is made
+ * (0) or fails (DEFERGC_EOS - ECONNREFUSED, ...; DEFERGC_ETIMEOUT at the
+ * write deadline). */
+int defergc_net_connect(uint64_t handle, const struct sockaddr *addr, socklen_t addrlen);
+
+/* FD.Close: every goroutine parked on the handle returns DEFERGC_ECLOSED
+ * at once; the descriptor is closed when no operation uses it any more,
+ * and the handle is dead (DEFERGC_EBADHANDLE) from then on. */
+int defergc_net_close(uint64_t handle);
+
+/* Go's text for a code of these functions: "use of closed network
+ * connection", "i/o timeout", the system's message for DEFERGC_EOS -
+ * errno. A static string. */
+const char *defergc_net_strerror(int64_t code);
 
 #ifdef __cplusplus
 }

@@ -51,3 +51,19 @@ pub(crate) fn try_with<T: 'static, R>(
 ) -> Result<R, AccessError> {
     key.try_with(f)
 }
+
+/// The calling thread's `errno`, read on the thread this runs on. errno is
+/// a thread-local of libc's, reached through `__errno_location()`, which
+/// the compiler may take to return the same address for a whole function:
+/// a goroutine that parked between a system call and its errno check
+/// would read another thread's errno.
+#[inline(never)]
+pub(crate) fn errno() -> i32 {
+    // SAFETY: __errno_location returns this thread's errno slot.
+    unsafe { *libc::__errno_location() }
+}
+
+/// `std::io::Error::last_os_error()`, on the thread this runs on.
+pub(crate) fn last_os_error() -> std::io::Error {
+    std::io::Error::from_raw_os_error(errno())
+}

@@ -180,6 +180,11 @@ fn expectations() -> Vec<(&'static str, Expect)> {
         ("once-null-fn", Abort("defergc: defergc_once_do: NULL function")),
         ("cond-null-mutex", Abort("defergc: defergc_cond_wait: NULL object")),
         ("precise-codes", Ok),
+        ("net-codes", Ok),
+        (
+            "net-two-readers",
+            Abort("defergc: two goroutines wait to read one descriptor at once"),
+        ),
     ]
 }
 

@@ -33,6 +33,7 @@ mod defer;
 mod gc;
 mod go;
 mod memory;
+mod net;
 mod precise;
 mod sync;
 mod tls;
@@ -107,4 +108,13 @@ pub mod errors {
     pub const ENOTGOROUTINE: i32 = -20;
     /// An argument block larger than the limit (`DEFERGC_GO_MAX_ARGS`).
     pub const EARGSIZE: i32 = -21;
+    /// The descriptor is closed or being closed (Go's `net.ErrClosed`:
+    /// "use of closed network connection").
+    pub const ECLOSED: i32 = -30;
+    /// The deadline passed (Go's `os.ErrDeadlineExceeded`: "i/o timeout").
+    pub const ETIMEOUT: i32 = -31;
+    /// Not a live poller handle: never handed out, or closed.
+    pub const EBADHANDLE: i32 = -32;
+    /// A system error: the code is `EOS - errno`.
+    pub const EOS: i32 = -1000;
 }

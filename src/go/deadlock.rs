@@ -3,7 +3,8 @@
 //!
 //! The check runs each time a worker parks for lack of work (under the
 //! scheduler lock): if every worker is parked, none is in a system call,
-//! no goroutine is queued, no timer is pending and no foreign thread holds
+//! no goroutine is queued, no timer is pending, no goroutine waits on a
+//! descriptor (the poller may wake it) and no foreign thread holds
 //! a wake-up reference ([`hold_external`]), then every live goroutine is
 //! waiting and will wait forever. Go prints
 //! `fatal error: all goroutines are asleep - deadlock!` and the goroutine
@@ -56,7 +57,7 @@ pub(crate) fn check(
     if launching.load(Ordering::SeqCst) > 0 {
         return;
     }
-    if super::timers_pending() || super::queued() {
+    if super::timers_pending() || super::queued() || super::netpoll::waiting() > 0 {
         return;
     }
     if goroutines == 0 {

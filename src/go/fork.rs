@@ -35,10 +35,11 @@ pub(crate) fn install() {
 }
 
 /// Before a fork (see the module docs): the locks of the timer heap, the
-/// stack pool and the scheduler, in that order.
+/// poller's table, the stack pool and the scheduler, in that order.
 fn fork_prepare() {
     let Some(s) = sched::get() else { return };
     super::timer::lock_for_fork();
+    super::netpoll::lock_for_fork();
     stack::lock_for_fork();
     crate::gc::fork::held::keep(s.lock());
 }
@@ -96,4 +97,7 @@ fn fork_child() {
         .store(usize::from(forking.is_some()), Ordering::SeqCst);
     s.launching.store(0, Ordering::SeqCst);
     super::timer::restart_after_fork();
+    super::idle::forget_polling_after_fork();
+    // SAFETY: the child half of a fork; the poller's locks were released.
+    unsafe { super::netpoll::restart_after_fork() };
 }

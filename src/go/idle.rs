@@ -5,12 +5,15 @@
 //! it. A wake that comes before the block is kept (a flag the block
 //! consumes), so none is lost between deciding to park and parking.
 //!
-//! The body is `std::thread::park` today; it is the one place a worker
-//! waits for lack of work, so a poller (waiting on descriptors, woken
-//! through a descriptor of its own) or a timer deadline takes its place
-//! here without touching the run queues.
+//! While goroutines wait on descriptors, one blocked worker waits in the
+//! network poller instead of `std::thread::park` (Go's `findRunnable`
+//! blocking in `netpoll`): what the poller readies is queued as any ready
+//! is, and a wake of that worker goes through the poller's own eventfd.
+//! The poller registers itself here ([`set_poller`]) when its first
+//! descriptor is registered, so this file names no poller.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::ptr;
 use std::thread::Thread;
 use std::time::Instant;
 
@@ -39,22 +42,104 @@ impl Parker {
             if self.woken.swap(false, Ordering::AcqRel) {
                 return true;
             }
-            match deadline {
-                None => std::thread::park(),
+            let timeout = match deadline {
+                None => None,
                 Some(at) => {
                     let now = Instant::now();
                     if now >= at {
                         return false;
                     }
-                    std::thread::park_timeout(at - now);
+                    Some(at - now)
                 }
+            };
+            if let Some(p) = poller() {
+                if (p.waiting)() > 0
+                    && POLLING
+                        .compare_exchange(
+                            ptr::null_mut(),
+                            (self as *const Parker).cast_mut(),
+                            Ordering::SeqCst,
+                            Ordering::SeqCst,
+                        )
+                        .is_ok()
+                {
+                    // The wake's store of `woken` and its load of POLLING
+                    // pair with this claim and this load (both SeqCst):
+                    // either the waker sees this worker polling and breaks
+                    // the poll, or this load sees the wake.
+                    if !self.woken.load(Ordering::SeqCst) {
+                        (p.poll)(timeout_ms(timeout));
+                    }
+                    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+                    continue;
+                }
+            }
+            match timeout {
+                None => std::thread::park(),
+                Some(d) => std::thread::park_timeout(d),
             }
         }
     }
 
     /// Wakes the parker's thread (or makes its next block return at once).
     pub(crate) fn wake(&self) {
-        self.woken.store(true, Ordering::Release);
+        self.woken.store(true, Ordering::SeqCst);
         self.thread.unpark();
+        if ptr::eq(POLLING.load(Ordering::SeqCst), self) {
+            if let Some(p) = poller() {
+                (p.wake)();
+            }
+        }
+    }
+}
+
+/// What the scheduler needs of the network poller.
+pub(crate) struct Poller {
+    /// How many goroutines wait on descriptors.
+    pub(crate) waiting: fn() -> usize,
+    /// Readies what is ready, blocking up to the timeout (ms; -1: no
+    /// limit, 0: not at all); how many it may have readied.
+    pub(crate) poll: fn(i32) -> usize,
+    /// Makes a blocked `poll` return.
+    pub(crate) wake: fn(),
+}
+
+static POLLER: AtomicPtr<Poller> = AtomicPtr::new(ptr::null_mut());
+
+/// The parker blocked in the poller, if any (at most one).
+static POLLING: AtomicPtr<Parker> = AtomicPtr::new(ptr::null_mut());
+
+/// Makes idle workers wait in `p` while goroutines wait on descriptors.
+pub(crate) fn set_poller(p: &'static Poller) {
+    POLLER.store((p as *const Poller).cast_mut(), Ordering::Release);
+}
+
+fn poller() -> Option<&'static Poller> {
+    // SAFETY: only set_poller stores here, a &'static.
+    unsafe { POLLER.load(Ordering::Acquire).as_ref() }
+}
+
+/// For a worker that ran out of work: readies the goroutines whose
+/// descriptors are ready, without blocking, unless another worker is
+/// blocked in the poller (it readies them itself); whether any were.
+pub(crate) fn poll_now() -> bool {
+    match poller() {
+        Some(p) => {
+            (p.waiting)() > 0 && POLLING.load(Ordering::Relaxed).is_null() && (p.poll)(0) > 0
+        }
+        None => false,
+    }
+}
+
+/// In a forked child: no worker is blocked in the poller.
+pub(crate) fn forget_polling_after_fork() {
+    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+}
+
+fn timeout_ms(t: Option<std::time::Duration>) -> i32 {
+    match t {
+        None => -1,
+        // Rounded up: a poll that returns before the deadline blocks again.
+        Some(d) => i32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX),
     }
 }

@@ -60,6 +60,9 @@ mod idle;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;
+pub mod net;
+pub(crate) mod netpoll;
+pub(crate) mod pollfd;
 mod prim;
 mod rand;
 mod scan;

@@ -143,3 +143,84 @@ pub fn select(cases: &[Case<'_>]) -> Result<(usize, Option<u64>), SendOnClosed> 
         Err(e) => unreachable!("select: {e:?}"),
     }
 }
+
+// ---- the poller's waits ------------------------------------------------------
+
+/// The lost-wakeup bug on (a std atomic: set outside loom's executions).
+static LOST_WAKEUP: AtomicBool = AtomicBool::new(false);
+
+/// Brings back a lost wakeup for the test that checks loom finds it: a
+/// readiness that overwrites a parked waiter instead of readying it.
+pub fn set_lost_wakeup(on: bool) {
+    LOST_WAKEUP.store(on, Ordering::Relaxed);
+}
+
+pub(crate) fn lost_wakeup() -> bool {
+    LOST_WAKEUP.load(Ordering::Relaxed)
+}
+
+/// Why a poller wait ended without readiness.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollEnd {
+    /// Closed (unblocked).
+    Closing,
+    /// The deadline fired.
+    Timeout,
+}
+
+/// A poller descriptor record (`netpoll::PollDesc`) with no descriptor
+/// behind it: readiness, deadline expiry and close are called directly,
+/// as the poller, the timer and a closing goroutine call them.
+pub struct Poll(super::netpoll::PollDesc);
+
+fn mode(read: bool) -> super::netpoll::Mode {
+    if read {
+        super::netpoll::Mode::Read
+    } else {
+        super::netpoll::Mode::Write
+    }
+}
+
+impl Poll {
+    /// A registered record, both directions empty.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Poll {
+        Poll(super::netpoll::PollDesc::for_model())
+    }
+
+    /// Waits for readiness in one direction (`read` or write).
+    pub fn wait(&self, read: bool) -> Result<(), PollEnd> {
+        self.0.wait(0, mode(read)).map_err(|e| match e {
+            super::netpoll::PollError::Closing => PollEnd::Closing,
+            super::netpoll::PollError::Timeout => PollEnd::Timeout,
+            super::netpoll::PollError::BadHandle => {
+                panic!("the model's record has no other generation")
+            }
+        })
+    }
+
+    /// The poller saw readiness.
+    pub fn ready(&self, read: bool) {
+        self.0.ready(mode(read));
+    }
+
+    /// A close: every waiter is readied with `Closing`.
+    pub fn close(&self) {
+        self.0.unblock_all(0).unwrap();
+    }
+
+    /// A deadline armed as timer `id` (0: cleared).
+    pub fn arm(&self, read: bool, id: u64) {
+        self.0.arm_for_model(mode(read), id);
+    }
+
+    /// Timer `id` fired.
+    pub fn expire(&self, read: bool, id: u64) {
+        self.0.expire(0, mode(read), id);
+    }
+
+    /// No waiter is left in a slot.
+    pub fn assert_no_waiter(&self) {
+        self.0.assert_no_waiter();
+    }
+}

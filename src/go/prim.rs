@@ -1,12 +1,12 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
-//! `chan.rs`, `select.rs`): the waiter's done flag and a select's
-//! selection word, a channel's lock, and how a plain thread blocks and is
-//! woken.
+//! `chan.rs`, `select.rs`, `netpoll.rs`): the waiter's done flag and a
+//! select's selection word, a channel's lock, a poller descriptor's lock,
+//! and how a plain thread blocks and is woken.
 //!
 //! They are std's and parking_lot's, or loom's under `cfg(loom)` (as
 //! `precise/sync.rs` does for the collector), so that
-//! `tests/chan_loom.rs` runs the real queues, channel operations and
-//! select under loom's exhaustive scheduler, with each waiter a loom
+//! `tests/chan_loom.rs` runs the real queues, channel operations, select
+//! and the poller's waits under loom's exhaustive scheduler, with each waiter a loom
 //! thread that blocks in `loom::thread::park`. Under `cfg(loom)` only that
 //! test may run: loom's types work only inside `loom::model`.
 
@@ -104,4 +104,53 @@ pub fn set_bug1(on: bool) {
 #[cfg(loom)]
 pub(crate) fn bug1() -> bool {
     BUG1.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A lock with a guard, for state changed only under it (a poller
+/// descriptor's): parking_lot's mutex, or loom's under `cfg(loom)`.
+#[cfg(not(loom))]
+pub(crate) struct Lock<T>(parking_lot::Mutex<T>);
+
+#[cfg(not(loom))]
+impl<T> Lock<T> {
+    pub(crate) fn new(t: T) -> Lock<T> {
+        Lock(parking_lot::Mutex::new(t))
+    }
+
+    #[inline]
+    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, T> {
+        self.0.lock()
+    }
+
+    /// In a forked child: releases the lock if a thread that did not come
+    /// along held it.
+    ///
+    /// # Safety
+    /// Only the forking thread exists; the holder never runs again.
+    pub(crate) unsafe fn release_after_fork(&self) {
+        if self.0.is_locked() {
+            // SAFETY: the caller's promise: no holder exists any more.
+            unsafe { self.0.force_unlock() };
+        }
+    }
+}
+
+#[cfg(loom)]
+pub(crate) struct Lock<T>(loom::sync::Mutex<T>);
+
+#[cfg(loom)]
+impl<T> Lock<T> {
+    pub(crate) fn new(t: T) -> Lock<T> {
+        Lock(loom::sync::Mutex::new(t))
+    }
+
+    pub(crate) fn lock(&self) -> loom::sync::MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Models do not fork.
+    ///
+    /// # Safety
+    /// None needed; the signature is the real one's.
+    pub(crate) unsafe fn release_after_fork(&self) {}
 }

@@ -528,6 +528,10 @@ fn find_runnable(m: &'static M) -> &'static G {
             stop_spinning(m);
             return g;
         }
+        // Descriptors that became ready (readied goroutines are queued).
+        if super::idle::poll_now() {
+            continue;
+        }
         if !m.spinning.get()
             && 2 * s.nmspinning.load(Ordering::SeqCst) < s.procs() - s.npidle.load(Ordering::SeqCst)
         {

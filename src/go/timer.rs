@@ -15,6 +15,7 @@
 
 use super::chan::RawChan;
 use super::wait::Waiter;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -26,6 +27,10 @@ enum Action {
     Wake(*const Waiter),
     /// Send the time on a timer's channel.
     Send(*const Timer),
+    /// Call `f(a, b, id)` with the entry's id, after the heap's lock is
+    /// released (the callee may take locks that are held around
+    /// [`cancel_call`]: the network poller's deadlines).
+    Call(fn(u64, u64, u64), u64, u64),
 }
 
 #[derive(Clone, Copy)]
@@ -56,6 +61,13 @@ struct Heap {
     len: usize,
     cap: usize,
     seq: u64,
+    /// The ids of the [`Action::Call`] entries in the heap, and those of
+    /// them cancelled: a cancelled call stays in the heap until it comes
+    /// up (skipped then) or the cancelled outnumber a quarter of the heap
+    /// (all removed at once), so a cancel costs a set insert, not a
+    /// search of the heap (a server moves a deadline per request).
+    calls: BTreeSet<u64>,
+    cancelled: BTreeSet<u64>,
 }
 
 // SAFETY: the heap is touched only under its lock.
@@ -66,6 +78,8 @@ static HEAP: Mutex<Heap> = Mutex::new(Heap {
     len: 0,
     cap: 0,
     seq: 0,
+    calls: BTreeSet::new(),
+    cancelled: BTreeSet::new(),
 });
 static CHANGED: Condvar = Condvar::new();
 
@@ -168,6 +182,26 @@ impl Heap {
     fn position(&self, seq: u64) -> Option<usize> {
         (0..self.len).find(|&i| self.item(i).seq == seq)
     }
+
+    /// Removes every cancelled call and restores the heap order.
+    fn sweep_cancelled(&mut self) {
+        let mut kept = 0;
+        for i in 0..self.len {
+            let e = self.item(i);
+            if !self.cancelled.contains(&e.seq) {
+                self.set(kept, e);
+                kept += 1;
+            }
+        }
+        // SAFETY: the entries from kept to len are stale copies; cleared so
+        // that root memory keeps nothing alive.
+        unsafe { std::ptr::write_bytes(self.items.add(kept), 0, self.len - kept) };
+        self.len = kept;
+        self.cancelled.clear();
+        for i in (0..self.len / 2).rev() {
+            self.sift_down(i);
+        }
+    }
 }
 
 /// Whether the timer thread runs (in this process: a forked child has
@@ -210,6 +244,16 @@ fn run() {
         let now = Instant::now();
         if h.len > 0 && h.item(0).at <= now {
             let e = h.remove_at(0);
+            if let Action::Call(f, a, b) = e.action {
+                h.calls.remove(&e.seq);
+                if h.cancelled.remove(&e.seq) {
+                    continue;
+                }
+                drop(h);
+                f(a, b, e.seq);
+                h = heap();
+                continue;
+            }
             // The entry's pointers stay valid while it is in the heap; fire
             // under the lock, so a Stop that took the lock first wins.
             fire(&e);
@@ -244,6 +288,7 @@ fn fire(e: &Entry) {
                 unsafe { release(t) };
             }
         }
+        Action::Call(..) => unreachable!("called outside the lock by `run`"),
     }
 }
 
@@ -276,6 +321,34 @@ pub(crate) fn sleep(ns: i64) {
     heap().push(deadline(ns), Action::Wake(&w));
     CHANGED.notify_one();
     w.wait("sleep");
+}
+
+/// Calls `f(a, b, id)` from the timer thread `ns` from now, where `id`
+/// (never 0) is what this returns; [`cancel_call`] takes it back. The call
+/// may still come after a cancel that raced with it: callees compare the
+/// id with the one they armed.
+pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
+    thread();
+    let mut h = heap();
+    let id = h.push(deadline(ns), Action::Call(f, a, b));
+    h.calls.insert(id);
+    drop(h);
+    CHANGED.notify_one();
+    id
+}
+
+/// Takes back a [`call_after`] that has not fired yet; returns whether it
+/// was still pending.
+pub(crate) fn cancel_call(id: u64) -> bool {
+    let mut h = heap();
+    if !h.calls.remove(&id) {
+        return false;
+    }
+    h.cancelled.insert(id);
+    if h.cancelled.len() > 64 + h.len / 4 {
+        h.sweep_cancelled();
+    }
+    true
 }
 
 /// Arms `t` to fire `ns` from now (replacing a pending firing); returns
@@ -353,5 +426,5 @@ impl Timer {
 
 /// Whether any timer is pending (the deadlock check).
 pub(crate) fn pending() -> bool {
-    HEAP.try_lock().map_or(true, |h| h.len > 0)
+    HEAP.try_lock().map_or(true, |h| h.len > h.cancelled.len())
 }

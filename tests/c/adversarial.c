@@ -11,6 +11,8 @@
  */
 #include "common.h"
 
+#include <unistd.h>
+
 #include <errno.h>
 #include <pthread.h>
 
@@ -635,6 +637,97 @@ static void precise_codes(void) {
 
 /* ---- the table --------------------------------------------------------------------- */
 
+/* ---- the network poller ----------------------------------------------------- */
+
+static void net_codes_body(void *arg) {
+    (void)arg;
+    uint64_t h = 0;
+    char buf[8];
+    /* forged handles: never handed out */
+    uint64_t forged[] = {0, 1, 12345, ((uint64_t)7 << 32) | 1, UINT64_MAX};
+    for (size_t i = 0; i < sizeof forged / sizeof forged[0]; i++) {
+        uint64_t f = forged[i];
+        CHECK(defergc_poll_wait(f, DEFERGC_POLL_READ) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_poll_reset(f, DEFERGC_POLL_WRITE) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_poll_set_deadline(f, DEFERGC_POLL_READ, 1) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_poll_unblock(f) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_poll_close(f) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_net_close(f) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_net_fd(f) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_net_read(f, buf, sizeof buf) == DEFERGC_EBADHANDLE);
+        CHECK(defergc_net_write(f, buf, sizeof buf) == DEFERGC_EBADHANDLE);
+        uint64_t conn = 0;
+        CHECK(defergc_net_accept(f, &conn, NULL, NULL) == DEFERGC_EBADHANDLE);
+    }
+    /* NULL out-parameters, bad modes, bad descriptors */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(defergc_poll_open(p[0], NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_poll_open(-1, &h) == DEFERGC_EINVAL);
+    CHECK(defergc_poll_open(1 << 28, &h) == DEFERGC_EOS - EBADF);
+    CHECK(DEFERGC_ERRNO(DEFERGC_EOS - EBADF) == EBADF);
+    CHECK(defergc_poll_open(p[0], &h) == 0 && h != 0);
+    CHECK(defergc_poll_open(p[0], &h) == DEFERGC_EOS - EEXIST);
+    CHECK(defergc_poll_wait(h, 0) == DEFERGC_EINVAL);
+    CHECK(defergc_poll_wait(h, 3) == DEFERGC_EINVAL);
+    CHECK(defergc_poll_set_deadline(h, 4, 1) == DEFERGC_EINVAL);
+    CHECK(defergc_net_read(h, NULL, 1) == DEFERGC_EINVAL);
+    /* a passed deadline fails at once, and stays until changed */
+    CHECK(defergc_poll_set_deadline(h, DEFERGC_POLL_READ, defergc_nanotime() - 1) == 0);
+    CHECK(defergc_poll_wait(h, DEFERGC_POLL_READ) == DEFERGC_ETIMEOUT);
+    CHECK(defergc_net_read(h, buf, sizeof buf) == DEFERGC_ETIMEOUT);
+    CHECK(defergc_poll_set_deadline(h, DEFERGC_POLL_READ, 0) == 0);
+    CHECK(write(p[1], "x", 1) == 1);
+    CHECK(defergc_net_read(h, buf, sizeof buf) == 1 && buf[0] == 'x');
+    /* unblocked: closing; closed: a stale handle */
+    CHECK(defergc_poll_unblock(h) == 0);
+    CHECK(defergc_poll_wait(h, DEFERGC_POLL_READ) == DEFERGC_ECLOSED);
+    CHECK(defergc_net_read(h, buf, sizeof buf) == DEFERGC_ECLOSED);
+    CHECK(defergc_poll_close(h) == 0);
+    CHECK(defergc_poll_close(h) == DEFERGC_EBADHANDLE);
+    CHECK(defergc_poll_wait(h, DEFERGC_POLL_READ) == DEFERGC_EBADHANDLE);
+    /* the record is recycled: the old handle stays dead */
+    uint64_t h2 = 0;
+    CHECK(defergc_poll_open(p[0], &h2) == 0 && h2 != h);
+    CHECK(defergc_poll_wait(h, DEFERGC_POLL_READ) == DEFERGC_EBADHANDLE);
+    CHECK(defergc_poll_close(h2) == 0);
+    /* a regular file cannot be polled */
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    CHECK(defergc_poll_open(fileno(f), &h) == DEFERGC_EOS - EPERM);
+    fclose(f);
+    /* Go's words */
+    CHECK(strcmp(defergc_net_strerror(DEFERGC_ECLOSED), "use of closed network connection") == 0);
+    CHECK(strcmp(defergc_net_strerror(DEFERGC_ETIMEOUT), "i/o timeout") == 0);
+    CHECK(strcmp(defergc_net_strerror(DEFERGC_EOS - ECONNREFUSED), strerror(ECONNREFUSED)) == 0);
+    close(p[0]);
+    close(p[1]);
+    OK();
+}
+
+static void net_codes(void) { in_main(net_codes_body); }
+
+static uint64_t shared_handle;
+
+static void read_forever(void *args) {
+    (void)args;
+    char c;
+    defergc_net_read(shared_handle, &c, 1);
+}
+
+static void net_two_readers_body(void *arg) {
+    (void)arg;
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(defergc_poll_open(p[0], &shared_handle) == 0);
+    CHECK(defergc_go(read_forever, NULL, 0) == 0);
+    defergc_sleep_ns(20 * 1000 * 1000);
+    char c;
+    defergc_net_read(shared_handle, &c, 1);
+}
+
+static void net_two_readers(void) { in_main(net_two_readers_body); }
+
 static const struct {
     const char *name;
     void (*run)(void);
@@ -698,6 +791,8 @@ static const struct {
     {"once-null-fn", once_null_fn},
     {"cond-null-mutex", cond_null_mutex},
     {"precise-codes", precise_codes},
+    {"net-codes", net_codes},
+    {"net-two-readers", net_two_readers},
 };
 
 int main(int argc, char **argv) {

@@ -8,6 +8,7 @@
 //! `--json`, one line per implementation:
 //! `{"bench":..,"impl":"defergc","unit":..,"runs":[..],"median":..}`.
 
+use super::netbench;
 use super::report::{self, Json};
 use super::stats::median;
 use clap::ValueEnum;
@@ -84,6 +85,13 @@ pub enum Name {
     /// their finalizers ran (ms).
     #[value(name = "finalizers-1m")]
     Finalizers1m,
+    /// A TCP echo server, `--conns` connections ping-ponging 64 bytes
+    /// from a client process of ours (req/s, latency, RSS per idle
+    /// connection; not in `--all`).
+    Echo,
+    /// A minimal keep-alive HTTP/1.1 server under `wrk` (req/s, latency,
+    /// RSS per idle connection; not in `--all`).
+    Http,
 }
 
 impl Name {
@@ -105,6 +113,8 @@ impl Name {
             Name::PanicRecoverRust => "panic-recover-rust",
             Name::PanicRecoverRustTry => "panic-recover-rust-try",
             Name::Finalizers1m => "finalizers-1m",
+            Name::Echo => "echo",
+            Name::Http => "http",
         }
     }
 
@@ -123,6 +133,7 @@ impl Name {
             | Name::Mutex100k
             | Name::Finalizers1m => "ms",
             Name::Million => "s",
+            Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
         }
     }
@@ -146,6 +157,19 @@ pub struct Args {
     /// benches/go/gobench/main.go`, from the repository root; needs Go).
     #[arg(long)]
     pub go: bool,
+    /// Connections of `echo` and `http` (each needs an open file here and
+    /// one in the server; the soft limit is raised to the hard one).
+    #[arg(long, default_value_t = 100,
+          value_parser = super::limits::count(1, 1_000_000))]
+    pub conns: u64,
+    /// Seconds of load a run of `echo` and `http`.
+    #[arg(long, default_value_t = 5,
+          value_parser = super::limits::count32(1, 3600))]
+    pub secs: u32,
+    /// Be the `echo` or `http` server of ours on this address (what the
+    /// benchmark starts in a child process).
+    #[arg(long, hide = true, value_name = "ADDR")]
+    pub serve: Option<String>,
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -156,6 +180,19 @@ pub fn run(args: &Args) -> i32 {
         eprintln!("defergc: bench: name a benchmark or give --all (see defergc bench --help)");
         return 2;
     };
+    if let Some(kind) = net_kind(name) {
+        if let Some(addr) = &args.serve {
+            return netbench::serve(kind, addr);
+        }
+        let params = netbench::Params {
+            conns: args.conns as usize,
+            secs: args.secs,
+            runs: args.runs,
+            json: args.json,
+            go: args.go,
+        };
+        return netbench::run(kind, &params);
+    }
     if name == Name::YieldPingpong {
         // Go's figure is for GOMAXPROCS=1: the two goroutines share a
         // processor and every gosched is a switch.
@@ -262,6 +299,9 @@ fn run_all(args: &Args) -> i32 {
     };
     let mut status = 0;
     for name in Name::value_variants() {
+        if net_kind(*name).is_some() {
+            continue;
+        }
         let mut cmd = std::process::Command::new(&exe);
         cmd.args(["bench", name.id(), "--runs", &args.runs.to_string()]);
         if args.json {
@@ -283,6 +323,15 @@ fn run_all(args: &Args) -> i32 {
         }
     }
     status
+}
+
+/// The network benchmarks, which run servers in processes of their own.
+fn net_kind(name: Name) -> Option<netbench::Kind> {
+    match name {
+        Name::Echo => Some(netbench::Kind::Echo),
+        Name::Http => Some(netbench::Kind::Http),
+        _ => None,
+    }
 }
 
 /// Runs Go's program of the same name: with `--json` its line(s) as they
@@ -393,6 +442,7 @@ fn measure(name: Name) -> (f64, f64) {
         Name::PanicRecoverRust => (panic_recover_rust(), 0.0),
         Name::PanicRecoverRustTry => (panic_recover_rust_try(), 0.0),
         Name::Finalizers1m => (finalizers_1m(), 0.0),
+        Name::Echo | Name::Http => unreachable!("run by netbench, in processes of their own"),
     }
 }
 

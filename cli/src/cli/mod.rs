@@ -4,6 +4,7 @@ mod bench;
 mod gcbench;
 mod info;
 mod limits;
+mod netbench;
 mod profile;
 mod report;
 mod stats;

@@ -1,0 +1,897 @@
+//! The network poller: a goroutine that would block on a descriptor parks
+//! instead, and one edge-triggered epoll instance readies it (Go's
+//! `runtime/netpoll.go` and `netpoll_epoll.go`).
+//!
+//! A registered descriptor has a [`PollDesc`]: for each direction (read,
+//! write) a slot that is empty, holds a pending readiness notification, or
+//! holds the one waiter parked on it; a deadline per direction; a closing
+//! flag. Every change of a descriptor's state happens under its own small
+//! lock, so readiness, deadline expiry and close race freely and each
+//! outcome reaches the waiter exactly once.
+//!
+//! Descriptors are recycled, never freed: a [`Handle`] names a table slot
+//! and the slot's generation, and the generation moves on at every close.
+//! A handle from before a close, an event the kernel queued for a number
+//! since closed and reused, or a forged handle finds a different
+//! generation (or no slot) and does nothing: "the poller never loses a
+//! wakeup and never delivers a stale one" (design.md).
+//!
+//! Who polls: [`poll`] reads the ready events (with a timeout, or none) and
+//! readies their waiters; the scheduler calls it when a worker runs out of
+//! work. [`wake`] makes a blocked [`poll`] return (an eventfd in the same
+//! epoll set, Go's `netpollBreak`).
+//!
+//! Deadlines ride on the timer heap: a deadline arms a timer whose firing
+//! expires the direction and readies its waiter; a new deadline replaces
+//! the armed one. Lock order: a descriptor's lock, then the timer heap's;
+//! the timer calls back into a descriptor only after releasing its own.
+
+use super::prim::Lock;
+use super::wait::Waiter;
+use parking_lot::{Mutex, RwLock};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+/// Which readiness a waiter waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Read,
+    Write,
+}
+
+/// Why a wait ended without readiness (Go's `pollErr*` codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PollError {
+    /// The descriptor is being closed (Go's `net.ErrClosed`: "use of
+    /// closed network connection").
+    Closing,
+    /// The direction's deadline has passed (Go's `os.ErrDeadlineExceeded`:
+    /// "i/o timeout").
+    Timeout,
+    /// Not a live registration: never registered, closed, or forged.
+    BadHandle,
+}
+
+/// A registration: the table slot and its generation, as one word that
+/// the C ABI hands out and the kernel carries in each event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Handle(u64);
+
+impl Handle {
+    fn new(index: usize, generation: u32) -> Handle {
+        Handle(((generation as u64) << 32) | (index as u64 + 1))
+    }
+
+    /// The raw word (the C ABI's handle; never 0).
+    pub(crate) fn raw(self) -> u64 {
+        self.0
+    }
+
+    /// A handle from its raw word (checked when used).
+    pub(crate) fn from_raw(raw: u64) -> Handle {
+        Handle(raw)
+    }
+
+    fn index(self) -> Option<usize> {
+        (self.0 as u32 as usize).checked_sub(1)
+    }
+
+    fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// A direction's waiting slot.
+#[derive(Clone, Copy)]
+enum Slot {
+    Empty,
+    /// Readiness arrived with no one waiting; the next wait takes it.
+    Ready,
+    Waiting(*const Waiter),
+}
+
+struct Side {
+    slot: Slot,
+    /// Expired: every wait fails with `Timeout` until a new deadline.
+    expired: bool,
+    /// The armed deadline timer (its timer-heap id; 0: none); a firing
+    /// of another id is stale.
+    timer: u64,
+}
+
+impl Side {
+    const fn new() -> Side {
+        Side {
+            slot: Slot::Empty,
+            expired: false,
+            timer: 0,
+        }
+    }
+}
+
+struct State {
+    fd: i32,
+    closing: bool,
+    /// Operations using `fd` right now ([`Pin`]): its number is not
+    /// closed (and reused) under them.
+    users: u32,
+    /// What the last user leaving does: recycle the record (closing the
+    /// number too, or not).
+    when_unused: Option<CloseFd>,
+    read: Side,
+    write: Side,
+}
+
+impl State {
+    fn side(&mut self, mode: Mode) -> &mut Side {
+        match mode {
+            Mode::Read => &mut self.read,
+            Mode::Write => &mut self.write,
+        }
+    }
+
+    fn error(&mut self, mode: Mode) -> Option<PollError> {
+        if self.closing {
+            Some(PollError::Closing)
+        } else if self.side(mode).expired {
+            Some(PollError::Timeout)
+        } else {
+            None
+        }
+    }
+}
+
+/// A registered descriptor (Go's `pollDesc`); lives for the whole process
+/// and is recycled after a close.
+pub(crate) struct PollDesc {
+    index: usize,
+    /// Moves on at each close (under the lock); read without it by the
+    /// poller to drop stale events.
+    generation: AtomicU32,
+    state: Lock<State>,
+}
+
+// SAFETY: the waiter pointers in the slots are only used under the lock,
+// and each points to a waiter that stays on its owner's stack until its
+// wait is finished.
+unsafe impl Send for PollDesc {}
+// SAFETY: as above.
+unsafe impl Sync for PollDesc {}
+
+/// The poller: the epoll instance and the eventfd that interrupts it.
+struct Poller {
+    /// Replaced in a forked child (whose inherited instance is the
+    /// parent's), so read each time.
+    epoll: AtomicI32,
+    event: AtomicI32,
+    /// A wake is pending (the eventfd was written and not read yet).
+    woken: AtomicBool,
+}
+
+/// The epoll data word of the eventfd (no handle has it: indexes start at
+/// 1 in a handle).
+const WAKE_DATA: u64 = 0;
+
+static POLLER: OnceLock<Poller> = OnceLock::new();
+
+/// Every descriptor ever made, by index, and the free ones.
+static TABLE: RwLock<Vec<&'static PollDesc>> = RwLock::new(Vec::new());
+static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Waiters parked on a descriptor (the deadlock check: they are not asleep
+/// for good while the poller can wake them).
+static WAITING: AtomicUsize = AtomicUsize::new(0);
+/// Live registrations.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(crate::fresh::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn poller() -> io::Result<&'static Poller> {
+    if let Some(p) = POLLER.get() {
+        return Ok(p);
+    }
+    let p = Poller::create()?;
+    match POLLER.set(p) {
+        Ok(()) => {
+            // Idle workers wait in it from now on.
+            static HOOKS: super::idle::Poller = super::idle::Poller {
+                waiting,
+                poll,
+                wake,
+            };
+            super::idle::set_poller(&HOOKS);
+        }
+        Err(p) => p.close(),
+    }
+    Ok(POLLER.get().expect("set above"))
+}
+
+impl Poller {
+    fn create() -> io::Result<Poller> {
+        let (epoll, event) = Poller::instance()?;
+        Ok(Poller {
+            epoll: AtomicI32::new(epoll),
+            event: AtomicI32::new(event),
+            woken: AtomicBool::new(false),
+        })
+    }
+
+    /// A new epoll instance with an eventfd in it.
+    fn instance() -> io::Result<(i32, i32)> {
+        // SAFETY: plain system calls; the descriptors are ours on success.
+        let epoll = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: as above.
+        let event = match cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }) {
+            Ok(fd) => fd,
+            Err(e) => {
+                // SAFETY: closing the descriptor made above.
+                unsafe { libc::close(epoll) };
+                return Err(e);
+            }
+        };
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: WAKE_DATA,
+        };
+        // SAFETY: both descriptors are ours; ev is a valid event.
+        if let Err(e) = cvt(unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, event, &mut ev) })
+        {
+            // SAFETY: closing the descriptors made above.
+            unsafe {
+                libc::close(event);
+                libc::close(epoll);
+            }
+            return Err(e);
+        }
+        Ok((epoll, event))
+    }
+
+    fn close(&self) {
+        // SAFETY: the poller's own descriptors, closed once.
+        unsafe {
+            libc::close(self.event.load(Ordering::Relaxed));
+            libc::close(self.epoll.load(Ordering::Relaxed));
+        }
+    }
+
+    fn add(&self, fd: i32, h: Handle) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32,
+            u64: h.raw(),
+        };
+        // SAFETY: ev is a valid event; a bad fd is the kernel's to refuse.
+        cvt(unsafe {
+            libc::epoll_ctl(
+                self.epoll.load(Ordering::Relaxed),
+                libc::EPOLL_CTL_ADD,
+                fd,
+                &mut ev,
+            )
+        })
+        .map(drop)
+    }
+
+    fn remove(&self, fd: i32) {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: as above. A descriptor already closed has left the set;
+        // the error is expected then.
+        unsafe {
+            libc::epoll_ctl(
+                self.epoll.load(Ordering::Relaxed),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                &mut ev,
+            )
+        };
+    }
+}
+
+fn lookup(h: Handle) -> Option<&'static PollDesc> {
+    let pd = *TABLE.read().get(h.index()?)?;
+    (pd.generation.load(Ordering::Acquire) == h.generation()).then_some(pd)
+}
+
+/// Registers `fd` (which the caller has made non-blocking) with the
+/// poller; errors are the kernel's (`EPERM` for a regular file, which
+/// cannot be polled; `EBADF`; `EEXIST` if already registered).
+pub(crate) fn open(fd: i32) -> io::Result<Handle> {
+    let p = poller()?;
+    let reused = FREE.lock().pop();
+    let pd: &'static PollDesc = match reused {
+        Some(i) => TABLE.read()[i],
+        None => {
+            let mut t = TABLE.write();
+            let index = t.len();
+            let pd = Box::leak(Box::new(PollDesc {
+                index,
+                generation: AtomicU32::new(0),
+                state: Lock::new(State {
+                    fd: -1,
+                    closing: true,
+                    users: 0,
+                    when_unused: None,
+                    read: Side::new(),
+                    write: Side::new(),
+                }),
+            }));
+            t.push(pd);
+            pd
+        }
+    };
+    let h = {
+        let mut s = pd.state.lock();
+        debug_assert!(matches!(s.read.slot, Slot::Empty | Slot::Ready));
+        s.fd = fd;
+        s.closing = false;
+        s.users = 0;
+        s.when_unused = None;
+        s.read = Side::new();
+        s.write = Side::new();
+        Handle::new(pd.index, pd.generation.load(Ordering::Relaxed))
+    };
+    if let Err(e) = p.add(fd, h) {
+        release(pd);
+        return Err(e);
+    }
+    OPEN.fetch_add(1, Ordering::Relaxed);
+    Ok(h)
+}
+
+/// Puts a descriptor back on the free list with a new generation.
+fn release(pd: &'static PollDesc) {
+    {
+        let mut s = pd.state.lock();
+        s.closing = true;
+        s.fd = -1;
+        pd.generation.fetch_add(1, Ordering::AcqRel);
+    }
+    FREE.lock().push(pd.index);
+}
+
+impl PollDesc {
+    fn lock(&self) -> impl std::ops::DerefMut<Target = State> + '_ {
+        self.state.lock()
+    }
+
+    /// Readiness for `mode`: the waiter (if any) is readied, else the
+    /// notification waits for the next wait.
+    pub(crate) fn ready(&self, mode: Mode) {
+        let mut s = self.lock();
+        let side = s.side(mode);
+        #[cfg(loom)]
+        if super::model::lost_wakeup() {
+            // The bug tests/chan_loom.rs shows loom finds: a readiness
+            // that overwrites the waiter instead of readying it.
+            side.slot = Slot::Ready;
+            return;
+        }
+        match side.slot {
+            Slot::Waiting(w) => {
+                side.slot = Slot::Empty;
+                drop(s);
+                // SAFETY: a waiter stays on its stack until it is finished
+                // (Waiter::wait), and only the one who took it from the
+                // slot (under the lock) finishes it.
+                unsafe { (*w).finish(true) };
+            }
+            Slot::Empty | Slot::Ready => side.slot = Slot::Ready,
+        }
+    }
+
+    /// Takes `mode`'s waiter, if any, and readies it with no readiness
+    /// (it looks at the descriptor's state again). Called with the lock.
+    fn take_waiter(s: &mut State, mode: Mode) -> Option<*const Waiter> {
+        let side = s.side(mode);
+        match side.slot {
+            Slot::Waiting(w) => {
+                side.slot = Slot::Empty;
+                Some(w)
+            }
+            _ => None,
+        }
+    }
+}
+
+fn finish_unready(w: Option<*const Waiter>) {
+    if let Some(w) = w {
+        // SAFETY: as in `ready`: taken from its slot under the lock.
+        unsafe { (*w).finish(false) };
+    }
+}
+
+/// Waits until `h`'s descriptor is ready for `mode`, its deadline passes or
+/// it is closed (Go's `runtime_pollWait`). A pending readiness is taken
+/// at once. Two waiters in one direction of one descriptor are a misuse
+/// (Go serialises them with its fd mutex): the second gets an abort.
+pub(crate) fn wait(h: Handle, mode: Mode) -> Result<(), PollError> {
+    lookup(h)
+        .ok_or(PollError::BadHandle)?
+        .wait(h.generation(), mode)
+}
+
+impl PollDesc {
+    /// Under loom: a record registered under generation 0 for no
+    /// descriptor (`tests/chan_loom.rs` drives it directly).
+    #[cfg(loom)]
+    pub(crate) fn for_model() -> PollDesc {
+        PollDesc {
+            index: 0,
+            generation: AtomicU32::new(0),
+            state: Lock::new(State {
+                fd: -1,
+                closing: false,
+                users: 0,
+                when_unused: None,
+                read: Side::new(),
+                write: Side::new(),
+            }),
+        }
+    }
+
+    /// Under loom: `mode`'s deadline armed as timer `id` (0: cleared), as
+    /// [`set_deadline`] does without the timer heap.
+    #[cfg(loom)]
+    pub(crate) fn arm_for_model(&self, mode: Mode, id: u64) {
+        let mut s = self.lock();
+        s.side(mode).timer = id;
+        s.side(mode).expired = false;
+    }
+
+    /// Under loom: the model checks no waiter is left in a slot.
+    #[cfg(loom)]
+    pub(crate) fn assert_no_waiter(&self) {
+        let mut s = self.lock();
+        for mode in [Mode::Read, Mode::Write] {
+            assert!(
+                !matches!(s.side(mode).slot, Slot::Waiting(_)),
+                "a waiter left in a slot after its wait ended"
+            );
+        }
+    }
+
+    /// [`wait`] on this record, registered under `generation`.
+    pub(crate) fn wait(&self, generation: u32, mode: Mode) -> Result<(), PollError> {
+        loop {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation {
+                return Err(PollError::BadHandle);
+            }
+            if let Some(e) = s.error(mode) {
+                return Err(e);
+            }
+            let fd = s.fd;
+            let side = s.side(mode);
+            match side.slot {
+                Slot::Ready => {
+                    side.slot = Slot::Empty;
+                    return Ok(());
+                }
+                Slot::Waiting(_) => {
+                    drop(s);
+                    crate::abort(&format!(
+                        "defergc: two goroutines wait to {} one descriptor at once (serialise them, as Go's net package does)",
+                        if mode == Mode::Read { "read" } else { "write" }
+                    ));
+                }
+                Slot::Empty => {}
+            }
+            if !cfg!(loom) && super::sched::current_g().is_none() {
+                // A plain thread blocks its own thread anyway: it polls its
+                // descriptor itself, a slice at a time, so that a close or
+                // a deadline (which only mark the state) is seen within a
+                // slice.
+                drop(s);
+                if poll_one(fd, mode, PLAIN_SLICE_MS) {
+                    return Ok(());
+                }
+                continue;
+            }
+            let w = Waiter::new(std::ptr::null_mut());
+            side.slot = Slot::Waiting(&w);
+            drop(s);
+            WAITING.fetch_add(1, Ordering::SeqCst);
+            w.wait("IO wait");
+            WAITING.fetch_sub(1, Ordering::SeqCst);
+            if w.success.get() {
+                return Ok(());
+            }
+            // Woken by a close or a deadline: the loop looks again.
+        }
+    }
+
+    /// Deadline timer `id` of `mode` fired: the direction expires and its
+    /// waiter is readied, unless the deadline was changed since (another
+    /// id) or the record was recycled (another generation).
+    pub(crate) fn expire(&self, generation: u32, mode: Mode, id: u64) {
+        let w = {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation || s.side(mode).timer != id {
+                return;
+            }
+            s.side(mode).timer = 0;
+            s.side(mode).expired = true;
+            PollDesc::take_waiter(&mut s, mode)
+        };
+        finish_unready(w);
+    }
+
+    /// Marks the record closing and readies both directions' waiters (see
+    /// [`unblock`]).
+    pub(crate) fn unblock_all(&self, generation: u32) -> Result<(), PollError> {
+        let woken = {
+            let mut s = self.lock();
+            if self.generation.load(Ordering::Relaxed) != generation {
+                return Err(PollError::BadHandle);
+            }
+            s.closing = true;
+            for mode in [Mode::Read, Mode::Write] {
+                let t = std::mem::replace(&mut s.side(mode).timer, 0);
+                if t != 0 {
+                    super::timer::cancel_call(t);
+                }
+            }
+            [
+                PollDesc::take_waiter(&mut s, Mode::Read),
+                PollDesc::take_waiter(&mut s, Mode::Write),
+            ]
+        };
+        for w in woken {
+            finish_unready(w);
+        }
+        Ok(())
+    }
+}
+
+/// How long a plain thread's wait polls before it looks at the
+/// descriptor's state again (close, deadline).
+const PLAIN_SLICE_MS: i32 = 10;
+
+/// Polls one descriptor for `mode` for up to `ms`; whether it is ready
+/// (an error or hang-up counts: the operation will report it).
+fn poll_one(fd: i32, mode: Mode, ms: i32) -> bool {
+    let events = match mode {
+        Mode::Read => libc::POLLIN | libc::POLLRDHUP,
+        Mode::Write => libc::POLLOUT,
+    };
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // Blocked in the call, it cannot answer a collector (as a blocked
+    // plain thread in wait.rs).
+    #[cfg(not(loom))]
+    crate::context::block_enter();
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, ms) };
+    #[cfg(not(loom))]
+    crate::context::block_exit();
+    n > 0 && p.revents != 0
+}
+
+/// Clears a pending readiness for `mode` before an operation that will
+/// retry on `EAGAIN` (Go's `runtime_pollReset`); reports an error the
+/// wait would give at once.
+pub(crate) fn reset(h: Handle, mode: Mode) -> Result<(), PollError> {
+    let pd = lookup(h).ok_or(PollError::BadHandle)?;
+    let mut s = pd.lock();
+    if pd.generation.load(Ordering::Relaxed) != h.generation() {
+        return Err(PollError::BadHandle);
+    }
+    if let Some(e) = s.error(mode) {
+        return Err(e);
+    }
+    let side = s.side(mode);
+    if let Slot::Ready = side.slot {
+        side.slot = Slot::Empty;
+    }
+    Ok(())
+}
+
+/// Which directions a deadline applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Which {
+    Read,
+    Write,
+    Both,
+}
+
+/// Sets the deadline of `which` to `at` nanoseconds of the monotonic
+/// clock from now (`None`: no deadline; zero or less: already passed),
+/// Go's `runtime_pollSetDeadline`. A waiter in a direction whose deadline
+/// passes is readied with `Timeout`; a new deadline replaces the old one
+/// and revives an expired direction.
+pub(crate) fn set_deadline(
+    h: Handle,
+    which: Which,
+    after_ns: Option<i64>,
+) -> Result<(), PollError> {
+    let pd = lookup(h).ok_or(PollError::BadHandle)?;
+    let modes: &[Mode] = match which {
+        Which::Read => &[Mode::Read],
+        Which::Write => &[Mode::Write],
+        Which::Both => &[Mode::Read, Mode::Write],
+    };
+    let mut woken = [None, None];
+    {
+        let mut s = pd.lock();
+        if pd.generation.load(Ordering::Relaxed) != h.generation() {
+            return Err(PollError::BadHandle);
+        }
+        if s.closing {
+            return Err(PollError::Closing);
+        }
+        for (i, &mode) in modes.iter().enumerate() {
+            let old = std::mem::replace(&mut s.side(mode).timer, 0);
+            if old != 0 {
+                super::timer::cancel_call(old);
+            }
+            match after_ns {
+                None => s.side(mode).expired = false,
+                Some(ns) if ns <= 0 => {
+                    s.side(mode).expired = true;
+                    woken[i] = PollDesc::take_waiter(&mut s, mode);
+                }
+                Some(ns) => {
+                    s.side(mode).expired = false;
+                    let id = super::timer::call_after(ns, deadline_fired, h.raw(), mode as u64);
+                    s.side(mode).timer = id;
+                }
+            }
+        }
+    }
+    for w in woken {
+        finish_unready(w);
+    }
+    Ok(())
+}
+
+/// Deadline timer `id` fired for `handle`'s direction `mode`.
+fn deadline_fired(handle: u64, mode: u64, id: u64) {
+    let h = Handle::from_raw(handle);
+    let mode = if mode == Mode::Write as u64 {
+        Mode::Write
+    } else {
+        Mode::Read
+    };
+    if let Some(pd) = lookup(h) {
+        pd.expire(h.generation(), mode, id);
+    }
+}
+
+/// Marks `h` closing and readies every waiter on it with `Closing` (Go's
+/// `runtime_pollUnblock`); the caller then closes the descriptor itself
+/// and calls [`close`].
+pub(crate) fn unblock(h: Handle) -> Result<(), PollError> {
+    lookup(h)
+        .ok_or(PollError::BadHandle)?
+        .unblock_all(h.generation())
+}
+
+/// Reads ready events and readies their waiters; blocks for up to
+/// `timeout_ms` (-1: until an event or a [`wake`]; 0: not at all).
+/// Returns how many waiters it may have readied (events seen).
+pub(crate) fn poll(timeout_ms: i32) -> usize {
+    let Some(p) = POLLER.get() else { return 0 };
+    const N: usize = 128;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; N];
+    // SAFETY: events has room for N entries.
+    let n = unsafe {
+        libc::epoll_wait(
+            p.epoll.load(Ordering::Relaxed),
+            events.as_mut_ptr(),
+            N as i32,
+            timeout_ms,
+        )
+    };
+    if n <= 0 {
+        return 0;
+    }
+    let mut seen = 0;
+    for ev in &events[..n as usize] {
+        let (bits, data) = (ev.events, ev.u64);
+        if data == WAKE_DATA {
+            let mut buf = 0u64;
+            // SAFETY: reading 8 bytes of the eventfd into buf.
+            unsafe {
+                libc::read(
+                    p.event.load(Ordering::Relaxed),
+                    (&mut buf as *mut u64).cast(),
+                    8,
+                )
+            };
+            p.woken.store(false, Ordering::Release);
+            continue;
+        }
+        let Some(pd) = lookup(Handle::from_raw(data)) else {
+            continue;
+        };
+        let err = bits & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+        if err || bits & (libc::EPOLLIN | libc::EPOLLRDHUP) as u32 != 0 {
+            pd.ready(Mode::Read);
+            seen += 1;
+        }
+        if err || bits & libc::EPOLLOUT as u32 != 0 {
+            pd.ready(Mode::Write);
+            seen += 1;
+        }
+    }
+    seen
+}
+
+/// Makes a [`poll`] blocked in another thread return (Go's
+/// `netpollBreak`); writes at most once until that poll has seen it.
+pub(crate) fn wake() {
+    let Some(p) = POLLER.get() else { return };
+    if p.woken.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let one = 1u64;
+    // SAFETY: writing 8 bytes to the poller's eventfd.
+    unsafe {
+        libc::write(
+            p.event.load(Ordering::Relaxed),
+            (&one as *const u64).cast(),
+            8,
+        )
+    };
+}
+
+/// Whether goroutines wait on descriptors (the deadlock check).
+pub(crate) fn waiting() -> usize {
+    WAITING.load(Ordering::SeqCst)
+}
+
+/// The descriptor of a live registration, pinned: while a `Pin` lives, a
+/// [`close_fd`] marks it closing but leaves the number open (Go's fd
+/// mutex reference), so an operation never reaches a descriptor that was
+/// closed and reused under it.
+pub(crate) struct Pin {
+    pd: &'static PollDesc,
+    fd: i32,
+}
+
+impl Pin {
+    pub(crate) fn fd(&self) -> i32 {
+        self.fd
+    }
+}
+
+/// Pins `h`'s descriptor (see [`Pin`]); fails once it is closing.
+pub(crate) fn pin(h: Handle) -> Result<Pin, PollError> {
+    let pd = lookup(h).ok_or(PollError::BadHandle)?;
+    let mut s = pd.lock();
+    if pd.generation.load(Ordering::Relaxed) != h.generation() {
+        return Err(PollError::BadHandle);
+    }
+    if s.closing {
+        return Err(PollError::Closing);
+    }
+    s.users += 1;
+    Ok(Pin { pd, fd: s.fd })
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let mut s = self.pd.lock();
+        s.users -= 1;
+        if s.users == 0 {
+            if let Some(close_fd) = s.when_unused.take() {
+                let fd = s.fd;
+                drop(s);
+                finish_close(self.pd, fd, close_fd);
+            }
+        }
+    }
+}
+
+/// Whether ending a registration closes the descriptor's number too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CloseFd {
+    /// The registration owned it ([`pin`]'s users read and write it).
+    Yes,
+    /// The caller keeps it (Go's `runtime_pollClose`: the fd layer closes).
+    #[allow(dead_code)] // the C ABI's poll layer
+    No,
+}
+
+/// Ends `h`'s registration: every waiter on it is readied with `Closing`
+/// at once; when no operation uses it any more ([`Pin`]), it leaves the
+/// epoll set, its record is recycled under a new generation, and with
+/// [`CloseFd::Yes`] its number is closed (Go's `FD.Close`).
+pub(crate) fn close(h: Handle, close_fd: CloseFd) -> Result<(), PollError> {
+    unblock(h)?;
+    let pd = lookup(h).ok_or(PollError::BadHandle)?;
+    let mut s = pd.lock();
+    if pd.generation.load(Ordering::Relaxed) != h.generation() || s.when_unused.is_some() {
+        return Err(PollError::BadHandle);
+    }
+    if s.users > 0 {
+        s.when_unused = Some(close_fd);
+        return Ok(());
+    }
+    let fd = s.fd;
+    drop(s);
+    finish_close(pd, fd, close_fd);
+    Ok(())
+}
+
+fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
+    if let Some(p) = POLLER.get() {
+        p.remove(fd);
+    }
+    // The record is recycled first: its generation moves on before the
+    // number can be handed out again by the kernel.
+    release(pd);
+    OPEN.fetch_sub(1, Ordering::Relaxed);
+    if close_fd == CloseFd::Yes {
+        // SAFETY: the registration owned the descriptor; nothing uses it.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Before a fork (the scheduler's fork hooks): no registration is half
+/// made or recycled while the child is cut off.
+pub(crate) fn lock_for_fork() {
+    crate::gc::fork::held::keep(TABLE.write());
+    crate::gc::fork::held::keep(FREE.lock());
+}
+
+/// In a forked child: the inherited epoll instance is the parent's (one
+/// open file shared by both), so the child makes its own and registers
+/// every live descriptor in it again. Waiters belonged to goroutines that
+/// did not come along: their slots are emptied. A descriptor's lock held
+/// by a thread of the parent is released (its holders never run here).
+///
+/// # Safety
+/// Only the forking thread exists: the child half of a fork, after the
+/// locks [`lock_for_fork`] took were released.
+pub(crate) unsafe fn restart_after_fork() {
+    let Some(p) = POLLER.get() else { return };
+    WAITING.store(0, Ordering::SeqCst);
+    p.woken.store(false, Ordering::Relaxed);
+    let old = (
+        p.epoll.load(Ordering::Relaxed),
+        p.event.load(Ordering::Relaxed),
+    );
+    match Poller::instance() {
+        Ok((epoll, event)) => {
+            p.epoll.store(epoll, Ordering::Relaxed);
+            p.event.store(event, Ordering::Relaxed);
+            // SAFETY: the child's copies of the parent's descriptors.
+            unsafe {
+                libc::close(old.0);
+                libc::close(old.1);
+            }
+        }
+        Err(e) => crate::abort(&format!(
+            "defergc: cannot make the network poller in a forked child: {e}"
+        )),
+    }
+    for &pd in TABLE.read().iter() {
+        // SAFETY: its holder was a thread of the parent, which does not
+        // exist here; what it changed under the lock is a few plain
+        // fields, made whole below.
+        unsafe { pd.state.release_after_fork() };
+        let mut s = pd.lock();
+        s.read.slot = Slot::Empty;
+        s.write.slot = Slot::Empty;
+        s.users = 0;
+        if s.closing {
+            continue;
+        }
+        let h = Handle::new(pd.index, pd.generation.load(Ordering::Relaxed));
+        if p.add(s.fd, h).is_err() {
+            // Closed by the parent's threads without telling us: waits on
+            // it fail from now on.
+            s.closing = true;
+        }
+    }
+}

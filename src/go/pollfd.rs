@@ -1,0 +1,217 @@
+//! I/O on descriptors registered with the poller (Go's `internal/poll`):
+//! read, write, accept and connect, each trying the non-blocking system
+//! call and parking on the poller while it says `EAGAIN`.
+//!
+//! Every operation pins its descriptor ([`netpoll::Pin`]) for as long as
+//! it runs, so a concurrent close makes it fail with `Closing` instead of
+//! reaching a number that was closed and reused. `EINTR` is retried.
+
+use super::netpoll::{self, Handle, Mode, PollError};
+use std::io;
+
+/// Why an operation failed: the poller's reason, or the system's errno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IoError {
+    Poll(PollError),
+    Os(i32),
+}
+
+impl From<PollError> for IoError {
+    fn from(e: PollError) -> IoError {
+        IoError::Poll(e)
+    }
+}
+
+impl IoError {
+    /// As a `std::io::Error`: Go's messages for the poller's reasons.
+    pub(crate) fn into_io(self) -> io::Error {
+        match self {
+            IoError::Os(errno) => io::Error::from_raw_os_error(errno),
+            IoError::Poll(PollError::Timeout) => {
+                io::Error::new(io::ErrorKind::TimedOut, "i/o timeout")
+            }
+            IoError::Poll(PollError::Closing) => io::Error::new(
+                io::ErrorKind::NotConnected,
+                "use of closed network connection",
+            ),
+            IoError::Poll(PollError::BadHandle) => {
+                io::Error::new(io::ErrorKind::InvalidInput, "not a registered descriptor")
+            }
+        }
+    }
+}
+
+/// Runs `op` on `h`'s descriptor until it does not say `EAGAIN`, parking
+/// for `mode` between tries.
+fn retry(h: Handle, mode: Mode, mut op: impl FnMut(i32) -> isize) -> Result<usize, IoError> {
+    let pin = netpoll::pin(h)?;
+    netpoll::reset(h, mode)?;
+    loop {
+        let r = op(pin.fd());
+        if r >= 0 {
+            return Ok(r as usize);
+        }
+        match crate::fresh::errno() {
+            libc::EINTR => continue,
+            libc::EAGAIN => netpoll::wait(h, mode)?,
+            e => return Err(IoError::Os(e)),
+        }
+    }
+}
+
+/// Reads into `buf` (0: end of stream, or an empty `buf`).
+pub(crate) fn read(h: Handle, buf: &mut [u8]) -> Result<usize, IoError> {
+    retry(h, Mode::Read, |fd| {
+        // SAFETY: buf is valid for its length.
+        unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
+    })
+}
+
+/// Writes all of `buf` (Go's `FD.Write` loops until everything is
+/// written or an error); returns how much was written before an error.
+pub(crate) fn write(h: Handle, buf: &[u8]) -> Result<usize, (usize, IoError)> {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        let n = retry(h, Mode::Write, |fd| {
+            // SAFETY: rest is valid for its length. MSG_NOSIGNAL: a closed
+            // peer is an EPIPE error, not a SIGPIPE (Go ignores SIGPIPE on
+            // descriptors other than 1 and 2).
+            unsafe { libc::send(fd, rest.as_ptr().cast(), rest.len(), libc::MSG_NOSIGNAL) }
+        })
+        .or_else(|e| match e {
+            // Not a socket: a plain write.
+            IoError::Os(libc::ENOTSOCK) => retry(h, Mode::Write, |fd| {
+                // SAFETY: as above.
+                unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) }
+            }),
+            e => Err(e),
+        })
+        .map_err(|e| (done, e))?;
+        done += n;
+    }
+    Ok(done)
+}
+
+/// Accepts a connection: its descriptor (non-blocking, close-on-exec, not
+/// registered yet) and the peer's address.
+pub(crate) fn accept(h: Handle) -> Result<(i32, libc::sockaddr_storage, libc::socklen_t), IoError> {
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    let fd = retry(h, Mode::Read, |fd| {
+        len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: addr and len describe a buffer of len bytes.
+        unsafe {
+            libc::accept4(
+                fd,
+                (&mut addr as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+                libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            ) as isize
+        }
+    })?;
+    Ok((fd as i32, addr, len))
+}
+
+/// Connects `h`'s socket to `addr`, parking until the connection is made
+/// or refused (the socket's `SO_ERROR`).
+///
+/// # Safety
+/// `addr` points to `len` readable bytes of a socket address.
+pub(crate) unsafe fn connect(
+    h: Handle,
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> Result<(), IoError> {
+    let pin = netpoll::pin(h)?;
+    netpoll::reset(h, Mode::Write)?;
+    loop {
+        // SAFETY: the caller's address.
+        if unsafe { libc::connect(pin.fd(), addr, len) } == 0 {
+            return Ok(());
+        }
+        match crate::fresh::errno() {
+            libc::EINTR => continue,
+            libc::EINPROGRESS | libc::EALREADY => break,
+            libc::EISCONN => return Ok(()),
+            e => return Err(IoError::Os(e)),
+        }
+    }
+    loop {
+        netpoll::wait(h, Mode::Write)?;
+        let mut err: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: err and len describe an int.
+        let r = unsafe {
+            libc::getsockopt(
+                pin.fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut err as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if r < 0 {
+            return Err(IoError::Os(crate::fresh::errno()));
+        }
+        match err {
+            0 => return Ok(()),
+            // Not finished yet (a spurious readiness): wait again.
+            libc::EINPROGRESS | libc::EALREADY | libc::EINTR => continue,
+            e => return Err(IoError::Os(e)),
+        }
+    }
+}
+
+/// Receives one datagram into `buf` (Go's `FD.ReadFrom`): its length
+/// and the sender's address.
+pub(crate) fn recv_from(
+    h: Handle,
+    buf: &mut [u8],
+) -> Result<(usize, libc::sockaddr_storage, libc::socklen_t), IoError> {
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    let n = retry(h, Mode::Read, |fd| {
+        len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        // SAFETY: buf, addr and len describe valid buffers.
+        unsafe {
+            libc::recvfrom(
+                fd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                0,
+                (&mut addr as *mut libc::sockaddr_storage).cast(),
+                &mut len,
+            )
+        }
+    })?;
+    Ok((n, addr, len))
+}
+
+/// Sends one datagram to `addr` (Go's `FD.WriteTo`); null `addr`: to the
+/// connected peer.
+///
+/// # Safety
+/// `addr` is null or points to `len` readable bytes of a socket address.
+pub(crate) unsafe fn send_to(
+    h: Handle,
+    buf: &[u8],
+    addr: *const libc::sockaddr,
+    len: libc::socklen_t,
+) -> Result<usize, IoError> {
+    retry(h, Mode::Write, |fd| {
+        // SAFETY: buf is valid; the caller's address.
+        unsafe {
+            libc::sendto(
+                fd,
+                buf.as_ptr().cast(),
+                buf.len(),
+                libc::MSG_NOSIGNAL,
+                addr,
+                len,
+            )
+        }
+    })
+}

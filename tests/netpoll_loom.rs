@@ -1,0 +1,185 @@
+//! The poller's waits on the real code, checked exhaustively by loom: a
+//! descriptor record's slots (`src/go/netpoll.rs`: `PollDesc::wait`,
+//! `ready`, `expire`, `unblock_all`), with the waiter a loom thread that
+//! parks through the real `Waiter` (`src/go/wait.rs`).
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test --release --test netpoll_loom
+//! ```
+//!
+//! Readiness (the poller), a deadline firing (the timer) and a close race
+//! with a wait and with each other. Every model checks that the wait
+//! ends (loom reports a waiter nobody wakes as a deadlock), with an
+//! outcome one of the racers explains, and that no waiter is left in a
+//! slot. `loom_catches_a_lost_wakeup` brings back a readiness that
+//! overwrites the parked waiter instead of readying it, and checks loom
+//! finds it.
+#![cfg(loom)]
+
+use defergc::go::model::{self, Poll, PollEnd};
+use loom::sync::Arc;
+use loom::thread;
+use std::sync::RwLock;
+
+/// Models run with the bug off while the bug test runs alone.
+static BUG: RwLock<()> = RwLock::new(());
+
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
+/// A wait and a readiness: the wait returns Ok whichever comes first.
+fn wait_and_ready() {
+    let p = Arc::new(Poll::new());
+    let r = {
+        let p = p.clone();
+        thread::spawn(move || p.ready(true))
+    };
+    assert_eq!(p.wait(true), Ok(()));
+    r.join().unwrap();
+    p.assert_no_waiter();
+}
+
+#[test]
+fn ready_wakes_the_waiter() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(wait_and_ready);
+}
+
+/// A wait and a close: the wait ends with Closing, and so does the next.
+#[test]
+fn close_wakes_the_waiter() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        let c = {
+            let p = p.clone();
+            thread::spawn(move || p.close())
+        };
+        assert_eq!(p.wait(true), Err(PollEnd::Closing));
+        c.join().unwrap();
+        assert_eq!(p.wait(true), Err(PollEnd::Closing));
+        p.assert_no_waiter();
+    });
+}
+
+/// Readiness and a close race with a wait: Ok if the readiness came
+/// first, else Closing; never a hang.
+#[test]
+fn ready_and_close_race() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        let r = {
+            let p = p.clone();
+            thread::spawn(move || p.ready(true))
+        };
+        let c = {
+            let p = p.clone();
+            thread::spawn(move || p.close())
+        };
+        let got = p.wait(true);
+        assert!(got == Ok(()) || got == Err(PollEnd::Closing), "{got:?}");
+        r.join().unwrap();
+        c.join().unwrap();
+        p.assert_no_waiter();
+    });
+}
+
+/// A deadline firing and readiness race with a wait: Ok or Timeout; once
+/// expired, a direction stays expired (the next wait is Timeout at once);
+/// the other direction is untouched.
+#[test]
+fn deadline_and_ready_race() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        p.arm(true, 1);
+        let t = {
+            let p = p.clone();
+            thread::spawn(move || p.expire(true, 1))
+        };
+        let r = {
+            let p = p.clone();
+            thread::spawn(move || p.ready(true))
+        };
+        let got = p.wait(true);
+        assert!(got == Ok(()) || got == Err(PollEnd::Timeout), "{got:?}");
+        t.join().unwrap();
+        r.join().unwrap();
+        assert_eq!(p.wait(true), Err(PollEnd::Timeout));
+        p.ready(false);
+        assert_eq!(p.wait(false), Ok(()));
+        p.assert_no_waiter();
+    });
+}
+
+/// A deadline moved (re-armed as timer 2) while its old timer (1) fires:
+/// the old firing does nothing once the new deadline is armed, and a
+/// waiter parked meanwhile is woken by the readiness.
+#[test]
+fn a_stale_deadline_does_nothing() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        p.arm(true, 1);
+        p.arm(true, 2);
+        let t = {
+            let p = p.clone();
+            thread::spawn(move || p.expire(true, 1))
+        };
+        let r = {
+            let p = p.clone();
+            thread::spawn(move || p.ready(true))
+        };
+        assert_eq!(p.wait(true), Ok(()));
+        t.join().unwrap();
+        r.join().unwrap();
+        p.assert_no_waiter();
+    });
+}
+
+/// Readers and writers in both directions at once, each readied once.
+#[test]
+fn both_directions() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        let w = {
+            let p = p.clone();
+            thread::spawn(move || p.wait(false))
+        };
+        let r = {
+            let p = p.clone();
+            thread::spawn(move || {
+                p.ready(false);
+                p.ready(true);
+            })
+        };
+        assert_eq!(p.wait(true), Ok(()));
+        assert_eq!(w.join().unwrap(), Ok(()));
+        r.join().unwrap();
+        p.assert_no_waiter();
+    });
+}
+
+#[test]
+fn loom_catches_a_lost_wakeup() {
+    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
+    model::set_lost_wakeup(true);
+    let caught = std::panic::catch_unwind(|| check(wait_and_ready));
+    model::set_lost_wakeup(false);
+    let err =
+        caught.expect_err("loom found nothing wrong with a lost wakeup: the model checks nothing");
+    let msg = err
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| err.downcast_ref::<&str>().copied())
+        .unwrap_or("(not a string)");
+    eprintln!("with the lost wakeup, loom failed with: {msg}");
+}
