@@ -12,8 +12,8 @@
 //! The poller registers itself here ([`set_poller`]) when its first
 //! descriptor is registered, so this file names no poller.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::thread::Thread;
 use std::time::Instant;
 
