@@ -10,11 +10,15 @@
 //! a select that cleans up took its waiter out of both queues of a
 //! channel, and a queue took a waiter for its own when it had a
 //! predecessor (in whatever queue) or headed it.
+//!
+//! [`Poll`] is a poller descriptor record with no descriptor behind it
+//! (`tests/netpoll_loom.rs`); [`set_lost_wakeup`] brings back a readiness
+//! that overwrites the parked waiter instead of readying it.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 
-pub use super::prim::set_bug1;
+pub use super::prim::{set_bug1, set_lost_wakeup};
 
 /// A send found the channel closed (Go's `send on closed channel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,19 +149,6 @@ pub fn select(cases: &[Case<'_>]) -> Result<(usize, Option<u64>), SendOnClosed> 
 }
 
 // ---- the poller's waits ------------------------------------------------------
-
-/// The lost-wakeup bug on (a std atomic: set outside loom's executions).
-static LOST_WAKEUP: AtomicBool = AtomicBool::new(false);
-
-/// Brings back a lost wakeup for the test that checks loom finds it: a
-/// readiness that overwrites a parked waiter instead of readying it.
-pub fn set_lost_wakeup(on: bool) {
-    LOST_WAKEUP.store(on, Ordering::Relaxed);
-}
-
-pub(crate) fn lost_wakeup() -> bool {
-    LOST_WAKEUP.load(Ordering::Relaxed)
-}
 
 /// Why a poller wait ended without readiness.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

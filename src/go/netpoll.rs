@@ -366,7 +366,7 @@ impl PollDesc {
         let mut s = self.lock();
         let side = s.side(mode);
         #[cfg(loom)]
-        if super::model::lost_wakeup() {
+        if super::prim::lost_wakeup() {
             // The bug tests/chan_loom.rs shows loom finds: a readiness
             // that overwrites the waiter instead of readying it.
             side.slot = Slot::Ready;

@@ -106,6 +106,23 @@ pub(crate) fn bug1() -> bool {
     BUG1.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// The poller's lost-wakeup bug on, for `tests/netpoll_loom.rs` (see
+/// `model.rs`): a readiness overwrites the parked waiter.
+#[cfg(loom)]
+static LOST_WAKEUP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns the lost-wakeup bug on or off (see `model.rs`).
+#[cfg(loom)]
+pub fn set_lost_wakeup(on: bool) {
+    LOST_WAKEUP.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the lost-wakeup bug is on.
+#[cfg(loom)]
+pub(crate) fn lost_wakeup() -> bool {
+    LOST_WAKEUP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A lock with a guard, for state changed only under it (a poller
 /// descriptor's): parking_lot's mutex, or loom's under `cfg(loom)`.
 #[cfg(not(loom))]
