@@ -57,7 +57,7 @@ pub(crate) fn check(
     if launching.load(Ordering::SeqCst) > 0 {
         return;
     }
-    if super::timers_pending() || super::queued() || super::netpoll::waiting() > 0 {
+    if super::timers_pending() || super::queued() || super::idle::io_waiters() > 0 {
         return;
     }
     if goroutines == 0 {

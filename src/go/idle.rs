@@ -119,6 +119,12 @@ fn poller() -> Option<&'static Poller> {
     unsafe { POLLER.load(Ordering::Acquire).as_ref() }
 }
 
+/// How many goroutines wait on descriptors (the deadlock check: the
+/// poller may still wake them).
+pub(crate) fn io_waiters() -> usize {
+    poller().map_or(0, |p| (p.waiting)())
+}
+
 /// For a worker that ran out of work: readies the goroutines whose
 /// descriptors are ready, without blocking, unless another worker is
 /// blocked in the poller (it readies them itself); whether any were.
