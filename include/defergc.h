@@ -36,7 +36,6 @@
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -998,6 +997,12 @@ int defergc_write_heap_profile(const char *path);
 #define DEFERGC_POLL_READ 1
 #define DEFERGC_POLL_WRITE 2
 
+/* The socket address types are <sys/socket.h>'s; this header does not
+ * include it (its names, send and accept among them, would be declared
+ * in every unit that includes defergc.h). Address lengths are socklen_t,
+ * which is uint32_t on Linux. */
+struct sockaddr;
+
 /* The low layer, Go's runtime_poll* (its internal/poll builds on it). */
 
 /* runtime_pollOpen: makes fd non-blocking and registers it; fills
@@ -1065,12 +1070,12 @@ int64_t defergc_net_write(uint64_t handle, const void *buf, size_t len);
  * address: *addrlen is the room at addr on entry, the address's length
  * on return. */
 int defergc_net_accept(uint64_t handle, uint64_t *conn, struct sockaddr *addr,
-                       socklen_t *addrlen);
+                       uint32_t *addrlen);
 
 /* connect(2) made non-blocking: parks until the connection is made
  * (0) or fails (DEFERGC_EOS - ECONNREFUSED, ...; DEFERGC_ETIMEOUT at the
  * write deadline). */
-int defergc_net_connect(uint64_t handle, const struct sockaddr *addr, socklen_t addrlen);
+int defergc_net_connect(uint64_t handle, const struct sockaddr *addr, uint32_t addrlen);
 
 /* FD.Close: every goroutine parked on the handle returns DEFERGC_ECLOSED
  * at once; the descriptor is closed when no operation uses it any more,

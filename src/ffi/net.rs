@@ -280,7 +280,7 @@ pub unsafe extern "C" fn defergc_net_accept(
     handle: u64,
     conn: *mut u64,
     addr: *mut libc::sockaddr,
-    addrlen: *mut libc::socklen_t,
+    addrlen: *mut u32,
 ) -> c_int {
     super::entry("defergc_net_accept", || {
         if conn.is_null() || (!addr.is_null() && addrlen.is_null()) {
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn defergc_net_accept(
 pub unsafe extern "C" fn defergc_net_connect(
     handle: u64,
     addr: *const libc::sockaddr,
-    addrlen: libc::socklen_t,
+    addrlen: u32,
 ) -> c_int {
     super::entry("defergc_net_connect", || {
         if addr.is_null() {
