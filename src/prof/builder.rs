@@ -334,7 +334,9 @@ mod tests {
             .output()
             .is_ok_and(|o| o.status.success());
         if !has_go {
-            eprintln!("skipped: Go is not installed (apt-get install golang-go)");
+            eprintln!(
+                "SKIPPED go tool pprof reads labels and samples: Go is not installed (apt-get install golang-go)"
+            );
             return;
         }
         let path =
