@@ -12,6 +12,7 @@ use super::netpoll::{self, CloseFd, Handle, PollError, Which};
 use super::pollfd::{self, IoError};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::io::{self, Read, Write};
+use std::mem::MaybeUninit;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, BorrowedFd, IntoRawFd};
 use std::time::Instant;
@@ -75,6 +76,91 @@ impl Drop for Fd {
     fn drop(&mut self) {
         let _ = netpoll::close(self.handle, CloseFd::Yes);
     }
+}
+
+/// Go's `SetDeadline`, `SetReadDeadline`, `SetWriteDeadline` and `Close`
+/// for a socket type with an `fd: Fd`.
+macro_rules! deadlines_and_close {
+    ($t:ty) => {
+        impl $t {
+            /// Go's `SetDeadline`: reads and writes after `at` fail with
+            /// `TimedOut` ("i/o timeout"), blocked ones included; `None`
+            /// clears.
+            pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+                self.fd.set_deadline(Which::Both, at)
+            }
+
+            /// Go's `SetReadDeadline`: as [`set_deadline`](Self::set_deadline),
+            /// for reads only.
+            pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+                self.fd.set_deadline(Which::Read, at)
+            }
+
+            /// Go's `SetWriteDeadline`: as [`set_deadline`](Self::set_deadline),
+            /// for writes only.
+            pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
+                self.fd.set_deadline(Which::Write, at)
+            }
+
+            /// Closes it now (Go's `Close`): a goroutine blocked on it
+            /// returns "use of closed network connection", and so does
+            /// every later call; dropping it closes it too.
+            pub fn close(&self) -> io::Result<()> {
+                self.fd.close()
+            }
+        }
+    };
+}
+
+/// A stream connection: deadlines and close, `Read` and `Write` (on the
+/// value and on a shared reference, so one goroutine may read while
+/// another writes), and reads into memory not yet initialised.
+macro_rules! connection {
+    ($t:ty) => {
+        deadlines_and_close!($t);
+
+        impl $t {
+            /// Reads into `buf`, which need not be initialised (a buffer
+            /// from `Box::new_uninit_slice` costs no memory until the
+            /// kernel writes it, as Go's fresh `make([]byte, n)` does not);
+            /// the first `n` bytes returned are initialised.
+            pub fn read_uninit(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+                self.fd.read_uninit(buf)
+            }
+        }
+
+        impl Read for &$t {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.fd.read(buf)
+            }
+        }
+
+        impl Write for &$t {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.fd.write(buf)
+            }
+
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+
+        impl Read for $t {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.fd.read(buf)
+            }
+        }
+
+        impl Write for $t {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.fd.write(buf)
+            }
+
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+    };
 }
 
 fn each_addr<A: ToSocketAddrs, T>(
@@ -198,70 +284,21 @@ impl TcpStream {
         self.fd.with(|s| s.set_nodelay(on))
     }
 
-    /// Go's `SetDeadline`: reads and writes after `at` fail with
-    /// `TimedOut` ("i/o timeout"), blocked ones included; `None` clears.
-    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Both, at)
-    }
-
-    /// Go's `SetReadDeadline`.
-    pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Read, at)
-    }
-
-    /// Go's `SetWriteDeadline`.
-    pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Write, at)
-    }
-
-    /// Closes the connection now (Go's `Close`): a goroutine blocked on it
-    /// returns "use of closed network connection", and so does every
-    /// later call; dropping the stream closes it too.
-    pub fn close(&self) -> io::Result<()> {
-        self.fd.close()
-    }
-
     /// The raw descriptor (valid while the stream lives).
     pub fn as_raw_fd(&self) -> i32 {
         self.fd.with(|s| Ok(s.as_raw_fd())).unwrap_or(-1)
     }
 }
 
-impl Read for &TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.fd.read(buf)
-    }
-}
-
-impl Write for &TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.fd.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Read for TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        (&*self).read(buf)
-    }
-}
-
-impl Write for TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        (&*self).write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+connection!(TcpStream);
 
 impl Fd {
     fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         pollfd::read(self.handle, buf).map_err(io_err)
+    }
+
+    fn read_uninit(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        pollfd::read_uninit(self.handle, buf).map_err(io_err)
     }
 
     fn write(&self, buf: &[u8]) -> io::Result<usize> {
@@ -335,27 +372,9 @@ impl UdpSocket {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.fd.with(|s| s.local_addr()).and_then(ip_addr)
     }
-
-    /// Go's `SetDeadline` (see [`TcpStream::set_deadline`]).
-    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Both, at)
-    }
-
-    /// Go's `SetReadDeadline`.
-    pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Read, at)
-    }
-
-    /// Go's `SetWriteDeadline`.
-    pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Write, at)
-    }
-
-    /// Closes it now (see [`TcpStream::close`]).
-    pub fn close(&self) -> io::Result<()> {
-        self.fd.close()
-    }
 }
+
+deadlines_and_close!(UdpSocket);
 
 /// A Unix-domain stream listener (Go's `net.Listen("unix", path)`).
 pub struct UnixListener {
@@ -422,56 +441,6 @@ impl UnixStream {
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.fd.with(|s| s.shutdown(how))
     }
-
-    /// Go's `SetDeadline` (see [`TcpStream::set_deadline`]).
-    pub fn set_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Both, at)
-    }
-
-    /// Go's `SetReadDeadline`.
-    pub fn set_read_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Read, at)
-    }
-
-    /// Go's `SetWriteDeadline`.
-    pub fn set_write_deadline(&self, at: Option<Instant>) -> io::Result<()> {
-        self.fd.set_deadline(Which::Write, at)
-    }
-
-    /// Closes it now (see [`TcpStream::close`]).
-    pub fn close(&self) -> io::Result<()> {
-        self.fd.close()
-    }
 }
 
-impl Read for &UnixStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.fd.read(buf)
-    }
-}
-
-impl Write for &UnixStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.fd.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Read for UnixStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.fd.read(buf)
-    }
-}
-
-impl Write for UnixStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.fd.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+connection!(UnixStream);

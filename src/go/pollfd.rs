@@ -8,6 +8,7 @@
 
 use super::netpoll::{self, Handle, Mode, PollError};
 use std::io;
+use std::mem::MaybeUninit;
 
 /// Why an operation failed: the poller's reason, or the system's errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,8 +62,18 @@ fn retry(h: Handle, mode: Mode, mut op: impl FnMut(i32) -> isize) -> Result<usiz
 
 /// Reads into `buf` (0: end of stream, or an empty `buf`).
 pub(crate) fn read(h: Handle, buf: &mut [u8]) -> Result<usize, IoError> {
+    // SAFETY: the read only writes initialised bytes into buf (it never
+    // stores uninitialised memory through the view).
+    read_uninit(h, unsafe {
+        &mut *(buf as *mut [u8] as *mut [MaybeUninit<u8>])
+    })
+}
+
+/// [`read`] into memory that need not be initialised: the bytes it reports
+/// are.
+pub(crate) fn read_uninit(h: Handle, buf: &mut [MaybeUninit<u8>]) -> Result<usize, IoError> {
     retry(h, Mode::Read, |fd| {
-        // SAFETY: buf is valid for its length.
+        // SAFETY: buf is valid for writes of its length.
         unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) }
     })
 }
