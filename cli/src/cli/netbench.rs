@@ -119,7 +119,7 @@ fn serve_echo(conn: defergc::go::net::TcpStream) {
     let mut buf = Box::new_uninit_slice(4096);
     while let Ok(n @ 1..) = conn.read_uninit(&mut buf) {
         // SAFETY: the read initialised its first n bytes.
-        let got = unsafe { buf[..n].assume_init_ref() };
+        let got = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n) };
         if (&conn).write_all(got).is_err() {
             break;
         }
@@ -138,7 +138,7 @@ fn serve_http(conn: defergc::go::net::TcpStream) {
     loop {
         // SAFETY: reads initialised the first `have` bytes (the copy below
         // keeps that so).
-        let head = unsafe { buf[..have].assume_init_ref() };
+        let head = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), have) };
         match head.windows(4).position(|w| w == b"\r\n\r\n") {
             Some(end) => {
                 if (&conn).write_all(RESPONSE).is_err() {
