@@ -500,6 +500,41 @@ fn unix_streams() {
     });
 }
 
+/// Reads into an uninitialised buffer: every message arrives whole and in
+/// order, and a read on a closed peer reports the end of the stream.
+#[test]
+#[serial]
+fn read_uninit_gets_every_byte() {
+    run(|| {
+        use defergc::go::net::UnixStream;
+        let (a, b) = UnixStream::pair().unwrap();
+        go::go(move || {
+            for i in 0..64 {
+                (&a).write_all(&message(7, i, 1000 + i as usize)).unwrap();
+            }
+            a.close().unwrap();
+        });
+        let mut want = Vec::new();
+        for i in 0..64 {
+            want.extend(message(7, i, 1000 + i as usize));
+        }
+        let mut got = Vec::new();
+        let mut buf = Box::new_uninit_slice(777);
+        loop {
+            let n = b.read_uninit(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            // SAFETY: the read initialised its first n bytes.
+            got.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), n)
+            });
+        }
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the bytes read differ from those written");
+    });
+}
+
 /// Deadlines moved many times on many sockets (as a server moves one per
 /// request): every cancelled timer stays cancelled, and the last deadline
 /// of each socket is the one that fires.
