@@ -35,19 +35,20 @@ impl Parker {
     }
 
     /// Blocks the calling thread (the parker's own) until [`Parker::wake`]
-    /// was called, or `deadline` (if any) has passed. Returns whether it
-    /// was woken; a wake is consumed by the block that sees it.
-    pub(crate) fn block(&self, deadline: Option<Instant>) -> bool {
+    /// was called, `deadline` (if any) has passed, or its poll of the
+    /// network readied goroutines. A wake is consumed by the block that
+    /// sees it.
+    pub(crate) fn block(&self, deadline: Option<Instant>) -> Wake {
         loop {
             if self.woken.swap(false, Ordering::AcqRel) {
-                return true;
+                return Wake::Woken;
             }
             let timeout = match deadline {
                 None => None,
                 Some(at) => {
                     let now = Instant::now();
                     if now >= at {
-                        return false;
+                        return Wake::Deadline;
                     }
                     Some(at - now)
                 }
@@ -67,10 +68,15 @@ impl Parker {
                     // pair with this claim and this load (both SeqCst):
                     // either the waker sees this worker polling and breaks
                     // the poll, or this load sees the wake.
-                    if !self.woken.load(Ordering::SeqCst) {
-                        (p.poll)(timeout_ms(timeout));
-                    }
+                    let readied = if self.woken.load(Ordering::SeqCst) {
+                        0
+                    } else {
+                        (p.poll)(timeout_ms(timeout))
+                    };
                     POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+                    if readied > 0 && !self.woken.load(Ordering::Acquire) {
+                        return Wake::Polled;
+                    }
                     continue;
                 }
             }
@@ -91,6 +97,18 @@ impl Parker {
             }
         }
     }
+}
+
+/// Why [`Parker::block`] returned.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wake {
+    /// [`Parker::wake`] was called.
+    Woken,
+    /// The deadline passed.
+    Deadline,
+    /// Its poll of the network readied goroutines (the poller's count;
+    /// some may only have been notified).
+    Polled,
 }
 
 /// What the scheduler needs of the network poller.

@@ -34,7 +34,7 @@
 //! every goroutine is asleep: the program ends with Go's report.
 
 use super::g::{self, Switch, G};
-use super::idle::Parker;
+use super::idle::{Parker, Wake};
 use super::scan::WorkerScan;
 use super::stack;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -105,6 +105,12 @@ pub(crate) struct M {
     pub(crate) scan: &'static WorkerScan,
     pub(super) p: Cell<*const P>,
     pub(super) spinning: Cell<bool>,
+    /// While the worker, idle, polls the network: how many goroutines the
+    /// poll queued. They go to the global queue without waking a worker
+    /// each; the poller takes a processor itself and wakes one other
+    /// only if there is more than it (Go's `findRunnable` running the
+    /// first of what `netpoll` returns).
+    pub(super) polled: Cell<Option<usize>>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
 }
@@ -254,7 +260,17 @@ fn current_p() -> Option<&'static P> {
 /// Queues `g` (runnable): on this worker's processor, next if `next`, or
 /// globally from other threads; then wakes a worker if one can help.
 pub(crate) fn runqput(g: &G, next: bool) {
-    runqput_on(current_p(), g, next);
+    match current_m() {
+        // SAFETY: processors are never freed.
+        Some(m) => match unsafe { m.p.get().as_ref() } {
+            None if m.polled.get().is_some() => {
+                sched().global().push(GRef(g));
+                m.polled.set(m.polled.get().map(|n| n + 1));
+            }
+            p => runqput_on(p, g, next),
+        },
+        None => runqput_on(None, g, next),
+    }
 }
 
 /// [`runqput`] on `p`, the processor the caller holds (or `None`: the
@@ -398,6 +414,7 @@ fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
+                polled: Cell::new(None),
                 current: Cell::new(ptr::null()),
             }));
             crate::fresh::with(&CURRENT_M, |c| c.set(m));
@@ -684,7 +701,9 @@ fn stop_spinning(m: &M) {
     }
 }
 
-/// Parks the worker (without a processor) until it is handed one.
+/// Parks the worker (without a processor) until it is handed one, or
+/// until its poll of the network (see [`M::polled`]) queued goroutines and
+/// it could take an idle processor itself.
 fn stopm(m: &'static M) {
     let s = sched();
     {
@@ -698,11 +717,54 @@ fn stopm(m: &'static M) {
             &s.launching,
         );
     }
-    // No deadline: only a processor handed over wakes an idle worker.
-    m.parker.block(None);
-    let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
-    m.p.set(p);
-    m.spinning.set(m.next_spinning.load(Ordering::Acquire));
+    loop {
+        // No deadline: only a processor handed over, or a poll that
+        // readied goroutines, ends an idle worker's wait.
+        m.polled.set(Some(0));
+        let wake = m.parker.block(None);
+        let queued = m.polled.replace(None).unwrap_or(0);
+        if wake == Wake::Woken {
+            let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
+            m.p.set(p);
+            m.spinning.set(m.next_spinning.load(Ordering::Acquire));
+            if queued > 0 {
+                wakep();
+            }
+            return;
+        }
+        if queued == 0 {
+            continue;
+        }
+        let got = {
+            let mut idle = s.lock();
+            // Still listed as idle: no one is handing it a processor, so
+            // it may take one. Otherwise one is on its way (a wake).
+            match idle.ms.iter().position(|&x| ptr::eq(x, m)) {
+                Some(i) => {
+                    let p = pidleget(s, &mut idle);
+                    if p.is_some() {
+                        idle.ms.swap_remove(i);
+                    }
+                    p
+                }
+                None => None,
+            }
+        };
+        match got {
+            Some(p) => {
+                p.status.store(P_RUNNING, Ordering::Release);
+                m.p.set(p);
+                m.spinning.set(false);
+                if queued > 1 {
+                    wakep();
+                }
+                return;
+            }
+            // Every processor is busy (they find the global queue) or
+            // this worker is being handed one.
+            None => wakep(),
+        }
+    }
 }
 
 // ---- switches from a goroutine -----------------------------------------
