@@ -535,6 +535,102 @@ fn read_uninit_gets_every_byte() {
     });
 }
 
+const BUSY_CHILD: &str = "DEFERGC_TEST_BUSY_POLL_CHILD";
+
+/// With two processors: the worker that polled takes a processor to run
+/// what it readied, and the network is still watched while that goroutine
+/// keeps its worker busy. Reader R, readied first, spins until reader Q
+/// has run; Q is readied only if another worker polls. Run in a child
+/// process with GOMAXPROCS=2; a child that hangs is killed after 60 s and
+/// fails the test.
+#[test]
+#[serial]
+fn a_busy_worker_leaves_the_poll_to_another() {
+    if std::env::var_os(BUSY_CHILD).is_some() {
+        return busy_poll_child();
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_busy_worker_leaves_the_poll_to_another",
+            "--nocapture",
+        ])
+        .env(BUSY_CHILD, "1")
+        .env("GOMAXPROCS", "2")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut out = String::new();
+            child
+                .stdout
+                .take()
+                .unwrap()
+                .read_to_string(&mut out)
+                .unwrap();
+            assert!(status.success(), "child failed: {out}");
+            assert!(out.contains("busy poll ok"), "{out}");
+            return;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the second reader never ran while the first kept its worker busy");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn busy_poll_child() {
+    use defergc::go::net::UnixStream;
+    use std::sync::atomic::AtomicBool;
+    run(|| {
+        let (ra, wa) = UnixStream::pair().unwrap();
+        let (rq, wq) = UnixStream::pair().unwrap();
+        let running = Arc::new(AtomicBool::new(false));
+        let q_ran = Arc::new(AtomicBool::new(false));
+        let wg = Arc::new(WaitGroup::new());
+        wg.add(2).unwrap();
+        {
+            let (running, q_ran, wg) = (running.clone(), q_ran.clone(), wg.clone());
+            go::go(move || {
+                let mut b = [0u8; 1];
+                (&ra).read_exact(&mut b).unwrap();
+                running.store(true, Ordering::SeqCst);
+                // No runtime call: this worker is busy until Q has run.
+                while !q_ran.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                wg.done().unwrap();
+            });
+        }
+        {
+            let (q_ran, wg) = (q_ran.clone(), wg.clone());
+            go::go(move || {
+                let mut b = [0u8; 1];
+                (&rq).read_exact(&mut b).unwrap();
+                q_ran.store(true, Ordering::SeqCst);
+                wg.done().unwrap();
+            });
+        }
+        let client = std::thread::spawn(move || {
+            // Both readers park first (if one has not yet, the test
+            // passes without testing the case).
+            std::thread::sleep(Duration::from_millis(100));
+            (&wa).write_all(b"a").unwrap();
+            while !running.load(Ordering::SeqCst) {
+                std::thread::yield_now();
+            }
+            (&wq).write_all(b"q").unwrap();
+        });
+        wg.wait();
+        client.join().unwrap();
+        println!("busy poll ok");
+    });
+}
+
 /// Deadlines moved many times on many sockets (as a server moves one per
 /// request): every cancelled timer stays cancelled, and the last deadline
 /// of each socket is the one that fires.

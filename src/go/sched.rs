@@ -108,8 +108,8 @@ pub(crate) struct M {
     /// While the worker, idle, polls the network: how many goroutines the
     /// poll queued. They go to the global queue without waking a worker
     /// each; the poller takes a processor itself and wakes one other
-    /// only if there is more than it (Go's `findRunnable` running the
-    /// first of what `netpoll` returns).
+    /// worker (Go's `findRunnable` running the first of what `netpoll`
+    /// returns, and `injectglist` starting one for the rest).
     pub(super) polled: Cell<Option<usize>>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
@@ -755,9 +755,10 @@ fn stopm(m: &'static M) {
                 p.status.store(P_RUNNING, Ordering::Release);
                 m.p.set(p);
                 m.spinning.set(false);
-                if queued > 1 {
-                    wakep();
-                }
+                // Another worker for the rest, and to take over the poll if
+                // it finds nothing: the workers still parked sleep without
+                // polling while this one runs.
+                wakep();
                 return;
             }
             // Every processor is busy (they find the global queue) or
