@@ -546,16 +546,29 @@ const BUSY_CHILD: &str = "DEFERGC_TEST_BUSY_POLL_CHILD";
 #[test]
 #[serial]
 fn a_busy_worker_leaves_the_poll_to_another() {
-    if std::env::var_os(BUSY_CHILD).is_some() {
-        return busy_poll_child();
+    busy_poll_case("a_busy_worker_leaves_the_poll_to_another", "socket");
+}
+
+/// The same when R is readied by a channel send from a plain thread, and
+/// the worker handed a processor for it may be the one that was polling:
+/// the worker woken spinning for R wakes another when it finds R, and that
+/// one, finding nothing, polls.
+#[test]
+#[serial]
+fn a_goroutine_readied_by_a_thread_leaves_the_poller_polling() {
+    busy_poll_case(
+        "a_goroutine_readied_by_a_thread_leaves_the_poller_polling",
+        "chan",
+    );
+}
+
+fn busy_poll_case(test: &str, how: &str) {
+    if let Some(how) = std::env::var_os(BUSY_CHILD) {
+        return busy_poll_child(how == "chan");
     }
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_busy_worker_leaves_the_poll_to_another",
-            "--nocapture",
-        ])
-        .env(BUSY_CHILD, "1")
+        .args(["--exact", test, "--nocapture"])
+        .env(BUSY_CHILD, how)
         .env("GOMAXPROCS", "2")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -583,10 +596,11 @@ fn a_busy_worker_leaves_the_poll_to_another() {
     }
 }
 
-fn busy_poll_child() {
+fn busy_poll_child(by_chan: bool) {
     use defergc::go::net::UnixStream;
     use std::sync::atomic::AtomicBool;
-    run(|| {
+    run(move || {
+        let kick: Chan<u8> = Chan::new(0);
         let (ra, wa) = UnixStream::pair().unwrap();
         let (rq, wq) = UnixStream::pair().unwrap();
         let running = Arc::new(AtomicBool::new(false));
@@ -595,9 +609,14 @@ fn busy_poll_child() {
         wg.add(2).unwrap();
         {
             let (running, q_ran, wg) = (running.clone(), q_ran.clone(), wg.clone());
+            let kick = kick.clone();
             go::go(move || {
-                let mut b = [0u8; 1];
-                (&ra).read_exact(&mut b).unwrap();
+                if by_chan {
+                    kick.recv().unwrap();
+                } else {
+                    let mut b = [0u8; 1];
+                    (&ra).read_exact(&mut b).unwrap();
+                }
                 running.store(true, Ordering::SeqCst);
                 // No runtime call: this worker is busy until Q has run.
                 while !q_ran.load(Ordering::SeqCst) {
@@ -606,25 +625,37 @@ fn busy_poll_child() {
                 wg.done().unwrap();
             });
         }
-        {
+        let read_q = {
             let (q_ran, wg) = (q_ran.clone(), wg.clone());
-            go::go(move || {
+            move || {
                 let mut b = [0u8; 1];
                 (&rq).read_exact(&mut b).unwrap();
                 q_ran.store(true, Ordering::SeqCst);
                 wg.done().unwrap();
-            });
-        }
+            }
+        };
         let client = std::thread::spawn(move || {
             // Both readers park first (if one has not yet, the test
             // passes without testing the case).
             std::thread::sleep(Duration::from_millis(100));
-            (&wa).write_all(b"a").unwrap();
+            if by_chan {
+                kick.send(1);
+            } else {
+                (&wa).write_all(b"a").unwrap();
+            }
             while !running.load(Ordering::SeqCst) {
                 std::thread::yield_now();
             }
             (&wq).write_all(b"q").unwrap();
         });
+        if by_chan {
+            // Q is this goroutine: its worker parks last, after the other
+            // (idle, with no descriptor waited on yet, it sleeps without
+            // polling), so it is the one polling and the last parked.
+            read_q();
+        } else {
+            go::go(read_q);
+        }
         wg.wait();
         client.join().unwrap();
         println!("busy poll ok");
