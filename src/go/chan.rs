@@ -442,7 +442,11 @@ impl RawChan {
         // SAFETY: the channel outlives the wait (its waiter is queued in
         // it), and the unlock releases the lock this goroutine holds.
         unsafe {
-            super::park_unlock(reason, unlock, (self as *const RawChan).cast_mut().cast());
+            super::goroutine::park_unlock(
+                reason,
+                unlock,
+                (self as *const RawChan).cast_mut().cast(),
+            );
         }
     }
 }
