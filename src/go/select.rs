@@ -477,7 +477,7 @@ impl<'c> Select<'c> {
                 Some(index)
             }
             Ok(Chosen::Default) => None,
-            Err(e) => crate::defer::panic(crate::defer::PlainError(e.message())),
+            Err(e) => e.raise(),
         }
     }
 
