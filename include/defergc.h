@@ -570,11 +570,13 @@ void defergc_external_release(void);
  * sends and receives wait forever. */
 typedef struct defergc_chan defergc_chan;
 
-/* make(chan T, cap): elem_size is sizeof(T) (at most 65536), pointers
- * whether T holds pointers the collector must follow (bdwgc pointers, or
- * precise handles: with the precise collector built in, the buffer of
- * such a channel is read by it too, for as long as the channel lives).
- * Panics ("makechan: size out of range") for a buffer that cannot be
+/* make(chan T, cap): elem_size is sizeof(T) (at most 65535, Go's limit),
+ * pointers whether T holds pointers the collector must follow (bdwgc
+ * pointers, or precise handles: with the precise collector built in, the
+ * buffer of such a channel is read by it too, for as long as the channel
+ * lives). Panics as Go's makechan does: "makechan: invalid channel element
+ * type" for a larger element, "makechan: size out of range" for a cap
+ * above PTRDIFF_MAX (Go's negative size) or a buffer that cannot be
  * allocated. */
 defergc_chan *defergc_chan_make(size_t elem_size, int pointers, size_t cap);
 

@@ -315,3 +315,55 @@ fn timers_fire_stop_and_reset() {
         wg.wait();
     });
 }
+
+#[repr(align(16))]
+struct Align16(#[allow(dead_code)] u8);
+
+#[repr(align(32))]
+struct Align32(#[allow(dead_code)] u8);
+
+#[test]
+#[serial]
+fn make_refuses_what_go_s_makechan_refuses_with_its_messages() {
+    run(|| {
+        let make = |f: fn()| panic_message(f);
+        // The element: Go refuses 1 << 16 bytes and more.
+        assert_eq!(go::MAX_ELEM_SIZE, 65535);
+        let big = Chan::<[u8; 65535]>::new(1);
+        big.send([7; 65535]);
+        assert_eq!(big.recv().map(|b| b[65534]), Some(7));
+        assert_eq!(
+            make(|| drop(Chan::<[u8; 65536]>::new(0))),
+            "makechan: invalid channel element type"
+        );
+        // A negative size (above isize::MAX), even of zero-sized elements.
+        assert_eq!(
+            Chan::<()>::new(isize::MAX as usize).cap(),
+            isize::MAX as usize
+        );
+        assert_eq!(
+            make(|| drop(Chan::<()>::new(isize::MAX as usize + 1))),
+            "makechan: size out of range"
+        );
+        assert_eq!(
+            make(|| drop(Chan::<u8>::new(usize::MAX))),
+            "makechan: size out of range"
+        );
+        // size * elemsize overflows.
+        assert_eq!(
+            make(|| drop(Chan::<u64>::new(usize::MAX / 4))),
+            "makechan: size out of range"
+        );
+        // Beyond the largest allocation (with the channel's header).
+        assert_eq!(
+            make(|| drop(Chan::<u8>::new(defergc::gc::MAX_ALLOC))),
+            "makechan: size out of range"
+        );
+        // The buffers are 16-byte aligned: no element may need more.
+        assert_eq!(Chan::<Align16>::new(2).cap(), 2);
+        assert_eq!(
+            make(|| drop(Chan::<Align32>::new(1))),
+            "makechan: bad alignment"
+        );
+    });
+}

@@ -150,6 +150,13 @@ fn expectations() -> Vec<(&'static str, Expect)> {
             Go("panic: makechan: invalid channel element type\n"),
         ),
         (
+            "chan-make-elem-64k",
+            Go("panic: makechan: invalid channel element type\n"),
+        ),
+        ("chan-make-negative", Go("panic: makechan: size out of range\n")),
+        ("chan-make-over-max-alloc", Go("panic: makechan: size out of range\n")),
+        ("chan-make-limits", Ok),
+        (
             "chan-forged",
             AbortEither("defergc: defergc_chan_try_send: 0x", &["is not a channel"]),
         ),

@@ -9,7 +9,6 @@
 //! compiled code by the C protocol's rule.
 
 use super::guard;
-use crate::defer::PlainError;
 use crate::go::{self, ChanError, Chosen, Dir, RawChan, RawTimer, Received, SelectCase};
 use std::ffi::{c_int, c_void};
 
@@ -56,15 +55,12 @@ unsafe fn timer<'a>(t: *mut CTimer, what: &str) -> &'a RawTimer {
     unsafe { &*t }
 }
 
-/// Go's panic for a channel error, raised in Rust (inside `guard`).
-fn raise(e: ChanError) -> ! {
-    crate::defer::panic(PlainError(e.message()))
-}
-
-/// `make(chan T, cap)`: `elem_size` is `sizeof(T)` (at most 65,536, Go's
+/// `make(chan T, cap)`: `elem_size` is `sizeof(T)` (at most 65,535, Go's
 /// limit), `pointers` whether `T` holds pointers the collector must follow.
-/// Panics (Go's `makechan: size out of range`) for a buffer that cannot be
-/// allocated, and for an element above the limit.
+/// Panics with Go's messages (`go::RawChan::make`): `makechan: invalid
+/// channel element type` for a larger element, `makechan: size out of
+/// range` for a capacity above `PTRDIFF_MAX` or a buffer that cannot be
+/// allocated.
 #[no_mangle]
 pub extern "C-unwind" fn defergc_chan_make(
     elem_size: usize,
@@ -72,45 +68,40 @@ pub extern "C-unwind" fn defergc_chan_make(
     cap: usize,
 ) -> *mut CChan {
     guard(|| {
-        if elem_size > go::MAX_ELEM_SIZE {
-            crate::defer::panic(PlainError("makechan: invalid channel element type"));
-        }
-        let bytes = match elem_size.checked_mul(cap) {
-            Some(b) if b <= (1 << 40) => b,
-            _ => crate::defer::panic(PlainError("makechan: size out of range")),
-        };
         let header = std::mem::size_of::<RawChan>();
-        if pointers != 0 {
-            // One scanned object: the header, then the buffer.
-            let obj = crate::gc::try_alloc(crate::gc::Kind::Scanned, header + bytes)
-                .unwrap_or_else(|| crate::defer::panic(PlainError("makechan: size out of range")));
-            let c = obj.as_ptr().cast::<RawChan>();
-            // SAFETY: a fresh object with room for the header and buffer.
-            let buf = unsafe { obj.as_ptr().add(header) };
-            // SAFETY: as above.
-            unsafe { c.write(RawChan::new(elem_size, true, cap, buf)) };
-            if bytes > 0 {
-                // The buffer's references, for the collectors that do not
-                // scan this heap (the precise one).
-                crate::roots::share_heap_range(obj, buf, bytes);
+        // With pointers: one scanned object, the header, then the buffer.
+        let mut whole = None;
+        // Compiled code's elements are copied byte by byte: any alignment.
+        let raw = RawChan::make(elem_size, 1, pointers != 0, cap, |bytes| {
+            if pointers != 0 {
+                let obj = crate::gc::try_alloc(crate::gc::Kind::Scanned, header + bytes)?;
+                // SAFETY: the object has room for the header and buffer.
+                let buf = unsafe { obj.as_ptr().add(header) };
+                whole = Some((obj, buf, bytes));
+                return Some(buf);
             }
-            c.cast::<CChan>()
-        } else {
-            let buf = if bytes == 0 {
-                std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
-            } else {
-                let b = crate::gc::try_alloc(crate::gc::Kind::Atomic, bytes).unwrap_or_else(|| {
-                    crate::defer::panic(PlainError("makechan: size out of range"))
-                });
-                // SAFETY: atomic memory is not zeroed; the buffer must be.
-                unsafe { std::ptr::write_bytes(b.as_ptr(), 0, bytes) };
-                b.as_ptr()
-            };
-            let c = crate::gc::alloc(header).as_ptr().cast::<RawChan>();
-            // SAFETY: a fresh object of the header's size.
-            unsafe { c.write(RawChan::new(elem_size, false, cap, buf)) };
-            c.cast::<CChan>()
+            if bytes == 0 {
+                return Some(std::ptr::NonNull::<u64>::dangling().as_ptr().cast());
+            }
+            let b = crate::gc::try_alloc(crate::gc::Kind::Atomic, bytes)?;
+            // SAFETY: atomic memory is not zeroed; the buffer must be.
+            unsafe { std::ptr::write_bytes(b.as_ptr(), 0, bytes) };
+            Some(b.as_ptr())
+        })
+        .unwrap_or_else(|e| e.raise());
+        let c = match whole {
+            Some((obj, _, _)) => obj.as_ptr(),
+            None => crate::gc::alloc(header).as_ptr(),
         }
+        .cast::<RawChan>();
+        // SAFETY: a fresh object with room for the header, first in it.
+        unsafe { c.write(raw) };
+        if let Some((obj, buf, bytes)) = whole.filter(|&(_, _, bytes)| bytes > 0) {
+            // The buffer's references, for the collectors that do not
+            // scan this heap (the precise one).
+            crate::roots::share_heap_range(obj, buf, bytes);
+        }
+        c.cast::<CChan>()
     })
 }
 
@@ -130,7 +121,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_send(c: *mut CChan, elem: *const c_
         };
         // SAFETY: elem as the caller promised.
         if let Err(e) = unsafe { c.send(elem.cast(), true) } {
-            raise(e)
+            e.raise()
         }
     })
 }
@@ -169,7 +160,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_try_send(c: *mut CChan, elem: *cons
         // SAFETY: elem as the caller promised.
         match unsafe { c.send(elem.cast(), false) } {
             Ok(sent) => c_int::from(sent),
-            Err(e) => raise(e),
+            Err(e) => e.raise(),
         }
     })
 }
@@ -216,7 +207,7 @@ pub unsafe extern "C-unwind" fn defergc_chan_close(c: *mut CChan) {
             None => Err(ChanError::CloseOfNil),
         };
         if let Err(e) = result {
-            raise(e)
+            e.raise()
         }
     })
 }
@@ -227,7 +218,6 @@ pub unsafe extern "C-unwind" fn defergc_chan_close(c: *mut CChan) {
 /// `c` is NULL or a channel of this library.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_chan_len(c: *mut CChan) -> usize {
-    // SAFETY: the caller's channel.
     super::entry("defergc_chan_len", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { chan(c, "defergc_chan_len") }.map_or(0, RawChan::len)
@@ -240,7 +230,6 @@ pub unsafe extern "C" fn defergc_chan_len(c: *mut CChan) -> usize {
 /// `c` is NULL or a channel of this library.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_chan_cap(c: *mut CChan) -> usize {
-    // SAFETY: the caller's channel.
     super::entry("defergc_chan_cap", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { chan(c, "defergc_chan_cap") }.map_or(0, RawChan::cap)
@@ -314,7 +303,7 @@ pub unsafe extern "C-unwind" fn defergc_select(
                 index as isize
             }
             Ok(Chosen::Default) => -1,
-            Err(e) => raise(e),
+            Err(e) => e.raise(),
         }
     })
 }
@@ -352,7 +341,6 @@ pub extern "C-unwind" fn defergc_timer_new(ns: i64) -> *mut CTimer {
 /// `t` is a timer of `defergc_timer_new`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_timer_chan(t: *mut CTimer) -> *mut CChan {
-    // SAFETY: the caller's timer.
     super::entry("defergc_timer_chan", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { timer(t, "defergc_timer_chan") }

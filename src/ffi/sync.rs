@@ -30,7 +30,6 @@ unsafe fn object<'a, T>(p: *mut T, what: &str) -> &'a T {
 /// `m` is NULL or a `defergc_mutex` (zero-initialised before first use).
 #[no_mangle]
 pub unsafe extern "C" fn defergc_mutex_lock(m: *mut Mutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_mutex_lock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(m, "defergc_mutex_lock") }.lock()
@@ -56,7 +55,6 @@ pub unsafe extern "C" fn defergc_mutex_trylock(m: *mut Mutex) -> c_int {
 /// As for `defergc_mutex_lock`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_mutex_unlock(m: *mut Mutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_mutex_unlock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(m, "defergc_mutex_unlock") }.unlock()
@@ -69,7 +67,6 @@ pub unsafe extern "C" fn defergc_mutex_unlock(m: *mut Mutex) {
 /// `rw` is NULL or a `defergc_rwmutex` (zero-initialised before first use).
 #[no_mangle]
 pub unsafe extern "C" fn defergc_rwmutex_rlock(rw: *mut RwMutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_rwmutex_rlock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(rw, "defergc_rwmutex_rlock") }.rlock()
@@ -82,7 +79,6 @@ pub unsafe extern "C" fn defergc_rwmutex_rlock(rw: *mut RwMutex) {
 /// As for `defergc_rwmutex_rlock`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_rwmutex_runlock(rw: *mut RwMutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_rwmutex_runlock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(rw, "defergc_rwmutex_runlock") }.runlock()
@@ -95,7 +91,6 @@ pub unsafe extern "C" fn defergc_rwmutex_runlock(rw: *mut RwMutex) {
 /// As for `defergc_rwmutex_rlock`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_rwmutex_lock(rw: *mut RwMutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_rwmutex_lock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(rw, "defergc_rwmutex_lock") }.lock()
@@ -108,7 +103,6 @@ pub unsafe extern "C" fn defergc_rwmutex_lock(rw: *mut RwMutex) {
 /// As for `defergc_rwmutex_rlock`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_rwmutex_unlock(rw: *mut RwMutex) {
-    // SAFETY: forwarded.
     super::entry("defergc_rwmutex_unlock", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(rw, "defergc_rwmutex_unlock") }.unlock()
@@ -146,7 +140,6 @@ pub unsafe extern "C-unwind" fn defergc_wg_done(wg: *mut WaitGroup) {
 /// As for `defergc_wg_add`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_wg_wait(wg: *mut WaitGroup) {
-    // SAFETY: forwarded.
     super::entry("defergc_wg_wait", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(wg, "defergc_wg_wait") }.wait()
@@ -208,7 +201,6 @@ pub unsafe extern "C" fn defergc_cond_wait(c: *mut Cond, m: *mut Mutex) {
 /// `c` is NULL or a `defergc_cond`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_cond_signal(c: *mut Cond) {
-    // SAFETY: forwarded.
     super::entry("defergc_cond_signal", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(c, "defergc_cond_signal") }.signal()
@@ -221,7 +213,6 @@ pub unsafe extern "C" fn defergc_cond_signal(c: *mut Cond) {
 /// `c` is NULL or a `defergc_cond`.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_cond_broadcast(c: *mut Cond) {
-    // SAFETY: forwarded.
     super::entry("defergc_cond_broadcast", || {
         // SAFETY: the caller guarantees the pointer (see # Safety).
         unsafe { object(c, "defergc_cond_broadcast") }.broadcast()

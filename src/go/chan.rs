@@ -34,8 +34,17 @@ use std::cell::Cell;
 use std::ptr;
 use std::sync::atomic::Ordering;
 
-/// The largest element Go allows in a channel (a compile error beyond).
-pub const MAX_ELEM_SIZE: usize = 1 << 16;
+/// The largest element Go allows in a channel: Go's compiler refuses a
+/// larger one, and its `makechan` one of `1 << 16` bytes or more.
+pub const MAX_ELEM_SIZE: usize = (1 << 16) - 1;
+
+/// The largest alignment of an element: the buffers (root blocks, objects
+/// of the collected heap) are 16-byte aligned.
+const MAX_ELEM_ALIGN: usize = 16;
+
+/// The largest buffer with its header, Go's `maxAlloc`: the largest
+/// allocation the collectors are asked for.
+const MAX_ALLOC: usize = crate::gc::MAX_ALLOC;
 
 /// A channel (see the module docs).
 #[repr(C)]
@@ -73,6 +82,13 @@ pub(crate) enum ChanError {
     SendOnClosed,
     CloseOfClosed,
     CloseOfNil,
+    /// `make`: an element of more than [`MAX_ELEM_SIZE`] bytes.
+    InvalidElemType,
+    /// `make`: an element aligned beyond what a buffer is.
+    BadAlignment,
+    /// `make`: a capacity that is negative (above `isize::MAX`), or a
+    /// buffer too large to allocate.
+    SizeOutOfRange,
 }
 
 impl ChanError {
@@ -81,7 +97,16 @@ impl ChanError {
             ChanError::SendOnClosed => "send on closed channel",
             ChanError::CloseOfClosed => "close of closed channel",
             ChanError::CloseOfNil => "close of nil channel",
+            ChanError::InvalidElemType => "makechan: invalid channel element type",
+            ChanError::BadAlignment => "makechan: bad alignment",
+            ChanError::SizeOutOfRange => "makechan: size out of range",
         }
+    }
+
+    /// Raises the error as Go's run-time panic (a Rust unwind, which the
+    /// C ABI's `guard` delivers to compiled code by the C protocol).
+    pub(crate) fn raise(self) -> ! {
+        crate::defer::panic(crate::defer::PlainError(self.message()))
     }
 }
 
@@ -99,9 +124,45 @@ pub(crate) enum Received {
 impl RawChan {
     const MAGIC: u64 = 0x6466_6763_6861_6e21; // "dfgchan!"
 
+    /// Go's `makechan`, for every maker of channels: checks the element
+    /// and the capacity as Go does (an element above [`MAX_ELEM_SIZE`]
+    /// bytes, a capacity above `isize::MAX` (Go's negative size), a
+    /// buffer above Go's `maxAlloc` with the header), and the element's
+    /// alignment (at most 16), then has `buffer` allocate the buffer's
+    /// bytes (maybe 0) and returns the header over it. `buffer` returns
+    /// the buffer zeroed and aligned for the element (any such address
+    /// for 0 bytes), or `None` when there is no memory for it, which is
+    /// `makechan: size out of range` as well. Elements hold references if
+    /// `pointers`.
+    pub(crate) fn make(
+        elem_size: usize,
+        elem_align: usize,
+        pointers: bool,
+        cap: usize,
+        buffer: impl FnOnce(usize) -> Option<*mut u8>,
+    ) -> Result<RawChan, ChanError> {
+        if elem_size > MAX_ELEM_SIZE {
+            return Err(ChanError::InvalidElemType);
+        }
+        if !elem_align.is_power_of_two() || elem_align > MAX_ELEM_ALIGN {
+            return Err(ChanError::BadAlignment);
+        }
+        let bytes = match elem_size.checked_mul(cap) {
+            Some(b)
+                if isize::try_from(cap).is_ok()
+                    && b <= MAX_ALLOC - std::mem::size_of::<RawChan>() =>
+            {
+                b
+            }
+            _ => return Err(ChanError::SizeOutOfRange),
+        };
+        let buf = buffer(bytes).ok_or(ChanError::SizeOutOfRange)?;
+        Ok(RawChan::new(elem_size, pointers, cap, buf))
+    }
+
     /// A channel header over `buf` (room for `cap` elements, zeroed), of
     /// elements that hold references if `pointers`.
-    pub(crate) fn new(elem_size: usize, pointers: bool, cap: usize, buf: *mut u8) -> RawChan {
+    fn new(elem_size: usize, pointers: bool, cap: usize, buf: *mut u8) -> RawChan {
         RawChan {
             magic: Self::MAGIC,
             lock: RawLock::new(),
@@ -442,7 +503,11 @@ impl RawChan {
         // SAFETY: the channel outlives the wait (its waiter is queued in
         // it), and the unlock releases the lock this goroutine holds.
         unsafe {
-            super::park_unlock(reason, unlock, (self as *const RawChan).cast_mut().cast());
+            super::goroutine::park_unlock(
+                reason,
+                unlock,
+                (self as *const RawChan).cast_mut().cast(),
+            );
         }
     }
 }
@@ -552,28 +617,33 @@ pub enum TryRecv<T> {
 }
 
 impl<T: Send> Chan<T> {
-    /// `make(chan T, cap)`. Panics (a Go panic) for an element type above
-    /// [`MAX_ELEM_SIZE`] bytes or a buffer that does not fit in memory.
+    /// `make(chan T, cap)`. Panics with Go's messages: `makechan: invalid
+    /// channel element type` for a `T` above [`MAX_ELEM_SIZE`] bytes,
+    /// `makechan: size out of range` for a capacity above `isize::MAX` or
+    /// a buffer larger than the collectors allocate; and `makechan: bad
+    /// alignment` for a `T` aligned beyond 16 bytes.
     pub fn new(cap: usize) -> Chan<T> {
-        let size = std::mem::size_of::<T>();
-        if size > MAX_ELEM_SIZE || std::mem::align_of::<T>() > 16 {
-            crate::defer::panic(crate::defer::PlainError(
-                "makechan: channel element type too large or too aligned",
-            ));
-        }
-        let bytes = match size.checked_mul(cap) {
-            Some(b) if b <= isize::MAX as usize / 2 => b,
-            _ => crate::defer::panic(crate::defer::PlainError("makechan: size out of range")),
-        };
-        // Shared root memory: every context's goroutines use the buffer,
-        // so none owns it.
-        let block = (bytes > 0).then(|| crate::roots::alloc_shared_block(bytes));
-        let buf = block.map_or(std::ptr::NonNull::<T>::dangling().as_ptr().cast(), |b| {
-            b.as_ptr()
-        });
+        let mut block = None;
+        let raw = RawChan::make(
+            std::mem::size_of::<T>(),
+            std::mem::align_of::<T>(),
+            true,
+            cap,
+            |bytes| {
+                // Shared root memory: every context's goroutines use the
+                // buffer, so none owns it.
+                block = (bytes > 0).then(|| crate::roots::alloc_shared_block(bytes));
+                Some(
+                    block.map_or(std::ptr::NonNull::<T>::dangling().as_ptr().cast(), |b| {
+                        b.as_ptr()
+                    }),
+                )
+            },
+        )
+        .unwrap_or_else(|e| e.raise());
         Chan {
             owned: Some(std::sync::Arc::new(Owned {
-                raw: RawChan::new(size, true, cap, buf),
+                raw,
                 block,
                 drop_buffered: drop_buffered::<T>,
             })),
@@ -603,7 +673,7 @@ impl<T: Send> Chan<T> {
         // moved into the channel (not dropped here).
         if let Err(e) = unsafe { raw.send((&*v as *const T).cast(), true) } {
             drop(std::mem::ManuallyDrop::into_inner(v));
-            crate::defer::panic(crate::defer::PlainError(e.message()));
+            e.raise();
         }
     }
 
@@ -618,7 +688,7 @@ impl<T: Send> Chan<T> {
             Ok(false) => Err(std::mem::ManuallyDrop::into_inner(v)),
             Err(e) => {
                 drop(std::mem::ManuallyDrop::into_inner(v));
-                crate::defer::panic(crate::defer::PlainError(e.message()))
+                e.raise()
             }
         }
     }
@@ -659,7 +729,7 @@ impl<T: Send> Chan<T> {
             None => Err(ChanError::CloseOfNil),
         };
         if let Err(e) = result {
-            crate::defer::panic(crate::defer::PlainError(e.message()));
+            e.raise();
         }
     }
 

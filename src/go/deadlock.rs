@@ -10,7 +10,14 @@
 //! `fatal error: all goroutines are asleep - deadlock!` and the goroutine
 //! list, and exits with status 2; so do we. If the main goroutine called
 //! Goexit, the message is the one Go prints then.
+//!
+//! The scheduler runs [`check`] through the hook it is started with
+//! (`config.rs`), so that it names nothing above it; this file asks it,
+//! the timers, the poller and the main goroutine what could still wake
+//! one.
 
+use super::g::{self, G};
+use super::{idle, program, sched, stack, timer};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Foreign threads that may still make a goroutine runnable.
@@ -57,16 +64,16 @@ pub(crate) fn check(
     if launching.load(Ordering::SeqCst) > 0 {
         return;
     }
-    if super::timers_pending() || super::queued() || super::idle::io_waiters() > 0 {
+    if timer::pending() || sched::any_queued() || idle::io_waiters() > 0 {
         return;
     }
     if goroutines == 0 {
-        if super::main_goexited() {
+        if program::main_goexited() {
             fatal("no goroutines (main called runtime.Goexit) - deadlock!");
         }
         return;
     }
-    if super::main_done() {
+    if program::main_done() {
         // main returned: the program is over, whatever still waits.
         return;
     }
@@ -76,7 +83,7 @@ pub(crate) fn check(
 /// Go's fatal error raised by a goroutine's own misuse (`sync: unlock of
 /// unlocked mutex`): the message and the running goroutine, status 2.
 pub(crate) fn fatal_plain(message: &str) -> ! {
-    let id = super::goid();
+    let id = sched::current_g().map_or(0, G::id);
     if id != 0 {
         crate::defer::exit_go(&format!(
             "fatal error: {message}\n\ngoroutine {id} [running]:"
@@ -89,9 +96,58 @@ pub(crate) fn fatal_plain(message: &str) -> ! {
 /// Go's fatal error: the message, the goroutine list, status 2.
 pub(crate) fn fatal(message: &str) -> ! {
     let mut text = format!("fatal error: {message}\n");
-    for (id, reason) in super::waiting_goroutines() {
+    for (id, reason) in waiting_goroutines() {
         text.push_str(&format!("\ngoroutine {id} [{reason}]:\n"));
     }
     // (No other goroutine runs meanwhile: every worker is parked.)
     crate::defer::exit_go(&text)
+}
+
+/// `GOTRACEBACK=all`'s addition to a report: every other goroutine that
+/// waits, Go's header for each.
+pub(crate) fn other_goroutines(running: u64) -> String {
+    waiting_goroutines()
+        .into_iter()
+        .filter(|&(id, _)| id != running)
+        .map(|(id, reason)| format!("\ngoroutine {id} [{reason}]:\n"))
+        .collect()
+}
+
+/// The goroutines that wait, with why (for a fatal error's list).
+fn waiting_goroutines() -> Vec<(u64, &'static str)> {
+    let mut list = Vec::new();
+    let geometry = stack::geometry();
+    stack::for_each_live(|slot| {
+        // SAFETY: a live slot holds a goroutine.
+        let g = unsafe { G::of(slot, &geometry) };
+        if g.state() == g::WAITING {
+            let reason = match g.wait_reason.get() {
+                "" => "waiting",
+                r => r,
+            };
+            list.push((g.id(), reason));
+        }
+    });
+    list.sort();
+    list
+}
+
+/// While it lives, code outside the goroutines (a foreign thread, a C
+/// library's callback) may ready a goroutine, so parked goroutines are not
+/// a deadlock.
+#[must_use = "the hold ends when dropped"]
+pub struct ExternalWaker(());
+
+impl ExternalWaker {
+    /// Starts a hold.
+    pub fn hold() -> ExternalWaker {
+        hold_external();
+        ExternalWaker(())
+    }
+}
+
+impl Drop for ExternalWaker {
+    fn drop(&mut self) {
+        release_external();
+    }
 }

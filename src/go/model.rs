@@ -40,10 +40,9 @@ impl Chan {
         } else {
             buf.as_mut_ptr()
         };
-        Chan {
-            raw: RawChan::new(8, false, cap, p.cast()),
-            _buf: buf,
-        }
+        let raw = RawChan::make(8, 8, false, cap, |_| Some(p.cast()))
+            .unwrap_or_else(|e| panic!("make(chan uint64, {cap}): {}", e.message()));
+        Chan { raw, _buf: buf }
     }
 
     /// `c <- v`, blocking.

@@ -7,7 +7,7 @@
 //! a channel, and then checks that the object survived. Without the
 //! channel's report of the copy (`roots::words_moved`) both lose it.
 
-use super::Chan;
+use super::chan::Chan;
 use crate::precise::{self, Frame, Handle};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,7 +93,7 @@ fn a_handle_received_after_the_receivers_snapshot_survives() {
             // snapshot. Take the handle out and root it (a root added
             // after the snapshot is not read by this cycle).
             let h = match c.try_recv() {
-                super::TryRecv::Value(h) => h,
+                super::chan::TryRecv::Value(h) => h,
                 other => panic!("the buffer lost its value: {other:?}"),
             };
             frame.root(h).unwrap();

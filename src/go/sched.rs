@@ -144,6 +144,7 @@ pub(crate) struct Sched {
     /// Goroutines that plain threads are starting: counted in
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
+    deadlock_check: DeadlockCheck,
 }
 
 static SCHED: OnceLock<Sched> = OnceLock::new();
@@ -160,11 +161,23 @@ pub(crate) struct Settings {
     pub(crate) stack_size: usize,
 }
 
+/// Go's deadlock check (`deadlock.rs`), run each time a worker parks for
+/// lack of work, under the scheduler lock: workers created, parked of
+/// them, in a system call of them; goroutines live, launching (started by
+/// a plain thread, not queued yet). Given to [`start`], so that the
+/// scheduler names nothing of the layers above it.
+pub(crate) type DeadlockCheck = fn(usize, usize, usize, &AtomicUsize, &AtomicUsize);
+
 /// Starts the scheduler with `settings` unless it runs already; returns it.
 /// `fork_hooks` registers the layer's fork hooks: after everything the
 /// settings and the stack scanning set up registered theirs, so that a
-/// forked child repairs those first.
-pub(crate) fn start(settings: impl FnOnce() -> Settings, fork_hooks: fn()) -> &'static Sched {
+/// forked child repairs those first. `deadlock_check` runs whenever a
+/// worker parks for lack of work.
+pub(crate) fn start(
+    settings: impl FnOnce() -> Settings,
+    fork_hooks: fn(),
+    deadlock_check: DeadlockCheck,
+) -> &'static Sched {
     SCHED.get_or_init(|| {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
@@ -200,6 +213,7 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings, fork_hooks: fn()) -> &'
             nmspinning: AtomicUsize::new(0),
             goroutines: AtomicUsize::new(0),
             launching: AtomicUsize::new(0),
+            deadlock_check,
         }
     })
 }
@@ -207,6 +221,12 @@ pub(crate) fn start(settings: impl FnOnce() -> Settings, fork_hooks: fn()) -> &'
 /// The scheduler, if started.
 pub(crate) fn get() -> Option<&'static Sched> {
     SCHED.get()
+}
+
+/// The processors if the scheduler runs, else 1 (no other processor to
+/// spin for).
+pub(crate) fn gomaxprocs_started() -> usize {
+    get().map_or(1, Sched::procs)
 }
 
 pub(super) fn sched() -> &'static Sched {
@@ -526,7 +546,7 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
     stack::give_back(slot, low.min(slot.hi(geometry)), true);
     s.goroutines.fetch_sub(1, Ordering::AcqRel);
     if main {
-        super::main_finished();
+        super::program::main_finished();
     }
 }
 
@@ -709,7 +729,7 @@ fn stopm(m: &'static M) {
     {
         let mut idle = s.lock();
         idle.ms.push(m);
-        super::deadlock::check(
+        (s.deadlock_check)(
             idle.workers,
             idle.ms.len(),
             idle.in_syscall,

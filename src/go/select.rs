@@ -295,7 +295,7 @@ fn park_unlocking(chans: &Chans) {
     }
     // SAFETY: as above.
     unsafe {
-        super::park_unlock("select", unlock, (chans as *const Chans).cast_mut().cast());
+        super::goroutine::park_unlock("select", unlock, (chans as *const Chans).cast_mut().cast());
     }
 }
 
@@ -440,7 +440,7 @@ impl<'c> Select<'c> {
     }
 
     /// Adds `case v := <-c`; returns the case's index.
-    pub fn recv<T: Send + 'static>(&mut self, c: &'c super::Chan<T>) -> usize {
+    pub fn recv<T: Send + 'static>(&mut self, c: &'c super::chan::Chan<T>) -> usize {
         let elem = self.slot::<T>();
         self.cases.push(Case {
             chan: c.raw().map_or(std::ptr::null(), |r| r as *const RawChan),
@@ -452,7 +452,7 @@ impl<'c> Select<'c> {
 
     /// Adds `case c <- v`; returns the case's index. If another case is
     /// chosen, `v` is dropped with the select.
-    pub fn send<T: Send + 'static>(&mut self, c: &'c super::Chan<T>, v: T) -> usize {
+    pub fn send<T: Send + 'static>(&mut self, c: &'c super::chan::Chan<T>, v: T) -> usize {
         let elem = self.slot::<T>();
         // SAFETY: the slot has room for a T.
         unsafe { elem.cast::<T>().write(v) };
@@ -477,7 +477,7 @@ impl<'c> Select<'c> {
                 Some(index)
             }
             Ok(Chosen::Default) => None,
-            Err(e) => crate::defer::panic(crate::defer::PlainError(e.message())),
+            Err(e) => e.raise(),
         }
     }
 

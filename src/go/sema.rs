@@ -76,7 +76,9 @@ pub(crate) fn acquire(sema: &AtomicU32, reason: &'static str) {
         unsafe { (*b.cast::<Bucket>()).lock.unlock() };
     }
     // SAFETY: the bucket is static; unlock releases the lock held here.
-    unsafe { super::park_unlock(reason, unlock, (b as *const Bucket).cast_mut().cast()) };
+    unsafe {
+        super::goroutine::park_unlock(reason, unlock, (b as *const Bucket).cast_mut().cast())
+    };
     // The releaser took the count for us before finishing the waiter.
     w.wait(reason);
 }

@@ -68,7 +68,7 @@ impl Mutex {
                 }
                 continue;
             }
-            if spins < SPINS && super::gomaxprocs_started() > 1 {
+            if spins < SPINS && super::sched::gomaxprocs_started() > 1 {
                 spins += 1;
                 for _ in 0..30 {
                     std::hint::spin_loop();

@@ -24,8 +24,8 @@
 //! thread blocks are loom's (`prim.rs`), and every change of a queue
 //! checks that the queue is consistent (`Queue::check`).
 
+use super::goroutine::Goroutine;
 use super::prim::{thread, AtomicBool, AtomicUsize};
-use super::Goroutine;
 use std::cell::Cell;
 use std::ptr;
 use std::sync::atomic::Ordering;

@@ -426,6 +426,43 @@ static void make_elem_body(void *arg) {
 }
 static void chan_make_elem_too_big(void) { in_main(make_elem_body); }
 
+/* Go's makechan limits, one case each: an element of 1<<16 bytes (Go
+ * refuses that size already), a negative cap (above PTRDIFF_MAX, refused
+ * even for zero-sized elements), a buffer over the largest allocation. */
+static void make_elem_64k_body(void *arg) {
+    (void)arg;
+    defergc_chan_make(65536, 1, 0);
+}
+static void chan_make_elem_64k(void) { in_main(make_elem_64k_body); }
+
+static void make_negative_body(void *arg) {
+    (void)arg;
+    defergc_chan_make(0, 0, (size_t)PTRDIFF_MAX + 1);
+}
+static void chan_make_negative(void) { in_main(make_negative_body); }
+
+static void make_over_max_alloc_body(void *arg) {
+    (void)arg;
+    defergc_chan_make(1, 1, (size_t)1 << 46);
+}
+static void chan_make_over_max_alloc(void) { in_main(make_over_max_alloc_body); }
+
+/* Just inside the limits: made, and usable. */
+static void chan_make_limits_body(void *arg) {
+    (void)arg;
+    static char big[65535];
+    defergc_chan *b = defergc_chan_make(sizeof big, 0, 1);
+    big[65534] = 7;
+    defergc_chan_send(b, big);
+    big[65534] = 0;
+    CHECK(defergc_chan_recv(b, big) == 1 && big[65534] == 7);
+    CHECK(defergc_chan_make(sizeof big, 1, 0) != NULL);
+    defergc_chan *z = defergc_chan_make(0, 0, PTRDIFF_MAX);
+    CHECK(defergc_chan_cap(z) == (size_t)PTRDIFF_MAX);
+    OK();
+}
+static void chan_make_limits(void) { in_main(chan_make_limits_body); }
+
 static void chan_forged_body(void *arg) {
     (void)arg;
     long *fake = calloc(64, 8);
@@ -778,6 +815,10 @@ static const struct {
     {"close-nil", close_nil},
     {"chan-make-huge", chan_make_huge},
     {"chan-make-elem-too-big", chan_make_elem_too_big},
+    {"chan-make-elem-64k", chan_make_elem_64k},
+    {"chan-make-negative", chan_make_negative},
+    {"chan-make-over-max-alloc", chan_make_over_max_alloc},
+    {"chan-make-limits", chan_make_limits},
     {"chan-forged", chan_forged},
     {"select-null-cases", select_null_cases},
     {"select-bad-dir", select_bad_dir},
