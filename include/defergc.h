@@ -574,10 +574,11 @@ typedef struct defergc_chan defergc_chan;
  * pointers whether T holds pointers the collector must follow (bdwgc
  * pointers, or precise handles: with the precise collector built in, the
  * buffer of such a channel is read by it too, for as long as the channel
- * lives). Panics as Go's makechan does: "makechan: invalid channel element
- * type" for a larger element, "makechan: size out of range" for a cap
- * above PTRDIFF_MAX (Go's negative size) or a buffer that cannot be
- * allocated. */
+ * lives). Fails as Go's makechan does: a larger element is the fatal
+ * error "makechan: invalid channel element type" (status 2; Go's compiler
+ * never lets such a type reach the runtime), and a cap above PTRDIFF_MAX
+ * (Go's negative size) or a buffer that cannot be allocated panics with
+ * "makechan: size out of range". */
 defergc_chan *defergc_chan_make(size_t elem_size, int pointers, size_t cap);
 
 /* c <- *elem (copies elem_size bytes from elem). */

@@ -332,10 +332,8 @@ fn make_refuses_what_go_s_makechan_refuses_with_its_messages() {
         let big = Chan::<[u8; 65535]>::new(1);
         big.send([7; 65535]);
         assert_eq!(big.recv().map(|b| b[65534]), Some(7));
-        assert_eq!(
-            make(|| drop(Chan::<[u8; 65536]>::new(0))),
-            "makechan: invalid channel element type"
-        );
+        // (An element of 1 << 16 bytes is a fatal error: see
+        // make_throws_for_element_types_no_channel_can_have.)
         // A negative size (above isize::MAX), even of zero-sized elements.
         assert_eq!(
             Chan::<()>::new(isize::MAX as usize).cap(),
@@ -361,9 +359,43 @@ fn make_refuses_what_go_s_makechan_refuses_with_its_messages() {
         );
         // The buffers are 16-byte aligned: no element may need more.
         assert_eq!(Chan::<Align16>::new(2).cap(), 2);
-        assert_eq!(
-            make(|| drop(Chan::<Align32>::new(1))),
-            "makechan: bad alignment"
-        );
     });
+}
+
+const THROW_CHILD: &str = "DEFERGC_TEST_MAKECHAN_THROW";
+
+/// Go's `makechan` throws (fatal error, status 2, not a panic a deferred
+/// recover could catch) for an element of 1 << 16 bytes or more and for
+/// one aligned beyond the buffers; each case runs in a child process.
+#[test]
+#[serial]
+fn make_throws_for_element_types_no_channel_can_have() {
+    if let Ok(case) = std::env::var(THROW_CHILD) {
+        run(move || match case.as_str() {
+            "elem" => drop(Chan::<[u8; 65536]>::new(0)),
+            _ => drop(Chan::<Align32>::new(1)),
+        });
+        unreachable!("makechan returned");
+    }
+    for (case, want) in [
+        (
+            "elem",
+            "fatal error: makechan: invalid channel element type\n",
+        ),
+        ("align", "fatal error: makechan: bad alignment\n"),
+    ] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "make_throws_for_element_types_no_channel_can_have",
+                "--nocapture",
+            ])
+            .env(THROW_CHILD, case)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{case}: {stderr}");
+        assert!(stderr.starts_with(want), "{case}: {stderr}");
+        assert!(stderr.contains("goroutine "), "{case}: {stderr}");
+    }
 }

@@ -147,11 +147,11 @@ fn expectations() -> Vec<(&'static str, Expect)> {
         ("chan-make-huge", Go("panic: makechan: size out of range\n")),
         (
             "chan-make-elem-too-big",
-            Go("panic: makechan: invalid channel element type\n"),
+            Go("fatal error: makechan: invalid channel element type\n"),
         ),
         (
             "chan-make-elem-64k",
-            Go("panic: makechan: invalid channel element type\n"),
+            Go("fatal error: makechan: invalid channel element type\n"),
         ),
         ("chan-make-negative", Go("panic: makechan: size out of range\n")),
         ("chan-make-over-max-alloc", Go("panic: makechan: size out of range\n")),

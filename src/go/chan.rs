@@ -103,10 +103,18 @@ impl ChanError {
         }
     }
 
-    /// Raises the error as Go's run-time panic (a Rust unwind, which the
-    /// C ABI's `guard` delivers to compiled code by the C protocol).
+    /// Raises the error as Go does: a run-time panic (a Rust unwind, which
+    /// the C ABI's `guard` delivers to compiled code by the C protocol),
+    /// except for an element type no channel can have, which Go's
+    /// `makechan` throws (a fatal error, status 2: Go's compiler refuses
+    /// such types, so reaching the runtime is a compiler's bug).
     pub(crate) fn raise(self) -> ! {
-        crate::defer::panic(crate::defer::PlainError(self.message()))
+        match self {
+            ChanError::InvalidElemType | ChanError::BadAlignment => {
+                super::deadlock::fatal_plain(self.message())
+            }
+            _ => crate::defer::panic(crate::defer::PlainError(self.message())),
+        }
     }
 }
 
