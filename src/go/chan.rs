@@ -111,7 +111,7 @@ impl ChanError {
     pub(crate) fn raise(self) -> ! {
         match self {
             ChanError::InvalidElemType | ChanError::BadAlignment => {
-                super::deadlock::fatal_plain(self.message())
+                super::goroutine::fatal_plain(self.message())
             }
             _ => crate::defer::panic(crate::defer::PlainError(self.message())),
         }

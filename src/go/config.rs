@@ -2,7 +2,7 @@
 //! size), from [`init_with`] or the environment, and the start of the
 //! scheduler with it on first use ([`scheduler`]).
 
-use super::{deadlock, fault, fork, sched};
+use super::{deadlock, fault, fork, procs, sched};
 
 /// Settings of the scheduler, applied by [`init_with`] (or defaults when
 /// the first goroutine starts).
@@ -64,7 +64,7 @@ static CONFIG: std::sync::Mutex<Option<Config>> = std::sync::Mutex::new(None);
 
 /// Configures the scheduler before its first goroutine starts.
 pub fn init_with(config: Config) -> Result<(), ConfigError> {
-    if sched::get().is_some() {
+    if procs::get().is_some() {
         return Err(ConfigError::AlreadyStarted);
     }
     settings_of(&config)?;
@@ -73,7 +73,7 @@ pub fn init_with(config: Config) -> Result<(), ConfigError> {
 }
 
 /// The settings `config` gives, checked.
-fn settings_of(config: &Config) -> Result<sched::Settings, ConfigError> {
+fn settings_of(config: &Config) -> Result<procs::Settings, ConfigError> {
     let procs = match config.max_procs {
         Some(n) => n,
         None => match std::env::var("GOMAXPROCS") {
@@ -106,7 +106,7 @@ fn settings_of(config: &Config) -> Result<sched::Settings, ConfigError> {
             "a goroutine stack of {stack_size} bytes is out of range ({MIN_STACK_SIZE} to {MAX_STACK_SIZE})"
         )));
     }
-    Ok(sched::Settings { procs, stack_size })
+    Ok(procs::Settings { procs, stack_size })
 }
 
 fn default_procs() -> usize {
@@ -132,7 +132,7 @@ fn parse_size(v: &str) -> Option<usize> {
 }
 
 /// The scheduler, started on first use.
-pub(crate) fn scheduler() -> &'static sched::Sched {
+pub(crate) fn scheduler() -> &'static procs::Sched {
     sched::start(
         || {
             let config = CONFIG
@@ -156,7 +156,7 @@ pub(crate) fn scheduler() -> &'static sched::Sched {
 fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if sched::current_g().is_none() {
+        if procs::current_g().is_none() {
             previous(info);
         }
     }));

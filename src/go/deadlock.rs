@@ -17,7 +17,7 @@
 //! one.
 
 use super::g::{self, G};
-use super::{idle, program, sched, stack, timer};
+use super::{park, procs, program, stack, timer};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Foreign threads that may still make a goroutine runnable.
@@ -64,7 +64,7 @@ pub(crate) fn check(
     if launching.load(Ordering::SeqCst) > 0 {
         return;
     }
-    if timer::pending() || sched::any_queued() || idle::io_waiters() > 0 {
+    if timer::pending() || procs::any_queued() || park::io_waiters() > 0 {
         return;
     }
     if goroutines == 0 {
@@ -78,19 +78,6 @@ pub(crate) fn check(
         return;
     }
     fatal("all goroutines are asleep - deadlock!");
-}
-
-/// Go's fatal error raised by a goroutine's own misuse (`sync: unlock of
-/// unlocked mutex`): the message and the running goroutine, status 2.
-pub(crate) fn fatal_plain(message: &str) -> ! {
-    let id = sched::current_g().map_or(0, G::id);
-    if id != 0 {
-        crate::defer::exit_go(&format!(
-            "fatal error: {message}\n\ngoroutine {id} [running]:"
-        ))
-    } else {
-        crate::defer::exit_go(&format!("fatal error: {message}"))
-    }
 }
 
 /// Go's fatal error: the message, the goroutine list, status 2.

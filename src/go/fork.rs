@@ -20,7 +20,7 @@
 //! exec or `_exit` soon after the fork.
 
 use super::g::{self, G};
-use super::{sched, stack};
+use super::{procs, stack};
 use crossbeam_deque::Injector;
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -37,7 +37,7 @@ pub(crate) fn install() {
 /// Before a fork (see the module docs): the locks of the timer heap, the
 /// poller's table, the stack pool and the scheduler, in that order.
 fn fork_prepare() {
-    let Some(s) = sched::get() else { return };
+    let Some(s) = procs::get() else { return };
     super::timer::lock_for_fork();
     super::netpoll::lock_for_fork();
     stack::lock_for_fork();
@@ -46,11 +46,11 @@ fn fork_prepare() {
 
 /// In the child (see the module docs): only the forking thread exists.
 fn fork_child() {
-    let Some(s) = sched::get() else { return };
-    let m = sched::current_m();
+    let Some(s) = procs::get() else { return };
+    let m = procs::current_m();
     // SAFETY: processors are never freed.
     let mine = m.and_then(|m| unsafe { m.p.get().as_ref() });
-    let forking = sched::current_g();
+    let forking = procs::current_g();
     {
         let mut idle = s.lock();
         idle.ms.clear();
@@ -68,7 +68,7 @@ fn fork_child() {
             if mine.is_some_and(|q| q.id == p.id) {
                 continue;
             }
-            p.status.store(sched::P_IDLE, Ordering::Release);
+            p.status.store(procs::P_IDLE, Ordering::Release);
             idle.ps.push(p);
         }
         s.npidle.store(idle.ps.len(), Ordering::SeqCst);
@@ -97,7 +97,7 @@ fn fork_child() {
         .store(usize::from(forking.is_some()), Ordering::SeqCst);
     s.launching.store(0, Ordering::SeqCst);
     super::timer::restart_after_fork();
-    super::idle::forget_polling_after_fork();
+    super::park::forget_polling_after_fork();
     // SAFETY: the child half of a fork; the poller's locks were released.
     unsafe { super::netpoll::restart_after_fork() };
 }

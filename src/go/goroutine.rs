@@ -5,13 +5,13 @@
 //! counts (`runtime.NumGoroutine`, stack usage).
 
 use super::g::{self, G};
-use super::{sched, stack};
+use super::{procs, sched, stack};
 use std::sync::atomic::Ordering;
 
 /// Go's `runtime.Gosched()`: lets other goroutines run. Outside a
 /// goroutine, yields the thread.
 pub fn gosched() {
-    match sched::current_g() {
+    match procs::current_g() {
         Some(g) => sched::gosched(g),
         None => std::thread::yield_now(),
     }
@@ -20,7 +20,7 @@ pub fn gosched() {
 /// The running goroutine's id (Go's goid; the main goroutine of a program
 /// whose first call was [`run`](super::run) is 1), or 0 outside a goroutine.
 pub fn goid() -> u64 {
-    sched::current_g().map_or(0, G::id)
+    procs::current_g().map_or(0, G::id)
 }
 
 /// A goroutine, for [`park`] / [`Goroutine::ready`]: the primitive a
@@ -56,7 +56,7 @@ impl Goroutine {
 
     /// The running goroutine, or `None` outside one.
     pub fn current() -> Option<Goroutine> {
-        sched::current_g().map(|g| Goroutine { g, tag: g.tag() })
+        procs::current_g().map(|g| Goroutine { g, tag: g.tag() })
     }
 
     /// Its id.
@@ -96,7 +96,7 @@ pub(crate) unsafe fn park_unlock(
     unlock: unsafe fn(*mut u8),
     arg: *mut u8,
 ) -> bool {
-    match sched::current_g() {
+    match procs::current_g() {
         Some(g) => {
             sched::park(g, reason, Some(g::Unlock { f: unlock, arg }));
             true
@@ -118,7 +118,7 @@ pub(crate) unsafe fn park_unlock(
 /// Outside a goroutine: there is nothing to switch to (a `defergc:`
 /// message).
 pub fn park(reason: &'static str) {
-    match sched::current_g() {
+    match procs::current_g() {
         Some(g) => sched::park(g, reason, None),
         None => panic!("defergc: go::park outside a goroutine"),
     }
@@ -129,7 +129,7 @@ pub fn park(reason: &'static str) {
 /// thread meanwhile. Pair with [`exit_syscall`]. Does nothing outside a
 /// goroutine.
 pub fn enter_syscall() {
-    if let Some(g) = sched::current_g() {
+    if let Some(g) = procs::current_g() {
         super::syscall::enter_syscall(g);
     }
 }
@@ -137,7 +137,7 @@ pub fn enter_syscall() {
 /// Ends [`enter_syscall`]: the goroutine takes a processor again (and may
 /// wait for one).
 pub fn exit_syscall() {
-    if let Some(g) = sched::current_g() {
+    if let Some(g) = procs::current_g() {
         super::syscall::exit_syscall(g);
     }
 }
@@ -158,7 +158,7 @@ pub const LOCAL_WORDS: usize = g::LOCALS;
 /// The running goroutine's local word `i`, or `None` outside a goroutine
 /// or for `i >= LOCAL_WORDS`.
 pub fn local(i: usize) -> Option<usize> {
-    sched::current_g()
+    procs::current_g()
         .and_then(|g| g.locals.get(i))
         .map(|c| c.get())
 }
@@ -166,7 +166,7 @@ pub fn local(i: usize) -> Option<usize> {
 /// Sets the running goroutine's local word `i`; false outside a goroutine
 /// or for `i >= LOCAL_WORDS`.
 pub fn set_local(i: usize, value: usize) -> bool {
-    match sched::current_g().and_then(|g| g.locals.get(i)) {
+    match procs::current_g().and_then(|g| g.locals.get(i)) {
         Some(c) => {
             c.set(value);
             true
@@ -177,7 +177,7 @@ pub fn set_local(i: usize, value: usize) -> bool {
 
 /// The running goroutine's local words (for the C ABI), or null.
 pub(crate) fn locals_ptr() -> *mut usize {
-    sched::current_g().map_or(std::ptr::null_mut(), |g| g.locals.as_ptr() as *mut usize)
+    procs::current_g().map_or(std::ptr::null_mut(), |g| g.locals.as_ptr() as *mut usize)
 }
 
 /// Goroutine stacks in use, and the bytes of address space mapped for
@@ -188,5 +188,18 @@ pub fn stack_usage() -> (usize, usize) {
 
 /// Goroutines alive now (Go's `runtime.NumGoroutine`).
 pub fn num_goroutine() -> usize {
-    sched::get().map_or(0, |s| s.goroutines.load(Ordering::Acquire))
+    procs::get().map_or(0, |s| s.goroutines.load(Ordering::Acquire))
+}
+
+/// Go's fatal error raised by a goroutine's own misuse (`sync: unlock of
+/// unlocked mutex`): the message and the running goroutine, status 2.
+pub(crate) fn fatal_plain(message: &str) -> ! {
+    let id = procs::current_g().map_or(0, G::id);
+    if id != 0 {
+        crate::defer::exit_go(&format!(
+            "fatal error: {message}\n\ngoroutine {id} [running]:"
+        ))
+    } else {
+        crate::defer::exit_go(&format!("fatal error: {message}"))
+    }
 }

@@ -1,169 +1,250 @@
-//! How an idle worker blocks and is woken: one primitive, "block until
-//! woken or a deadline" ([`Parker::block`]), and its wake
-//! ([`Parker::wake`]). The scheduler (`sched.rs`) decides when a worker
-//! has nothing to do and parks it here; whoever hands it a processor wakes
-//! it. A wake that comes before the block is kept (a flag the block
-//! consumes), so none is lost between deciding to park and parking.
-//!
-//! While goroutines wait on descriptors, one blocked worker waits in the
-//! network poller instead of `std::thread::park` (Go's `findRunnable`
-//! blocking in `netpoll`): what the poller readies is queued as any ready
-//! is, and a wake of that worker goes through the poller's own eventfd.
-//! The poller registers itself here ([`set_poller`]) when its first
-//! descriptor is registered, so this file names no poller.
+//! Idle workers: finding work for a worker (its queues, the network,
+//! stealing), spinning, and parking and waking workers (Go's
+//! `findRunnable`, `wakep`, `startm`, `stopm`). A worker blocks in
+//! `park.rs`'s one primitive; the queues it searches are `procs.rs`'s.
 
+use super::g::{self, G};
+use super::park::{Parker, Wake};
+use super::procs::{
+    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, M, P, P_RUNNING,
+};
+use std::cell::Cell;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::thread::Thread;
-use std::time::Instant;
 
-/// One worker's blocking point: owned by the worker, woken by any thread.
-pub(crate) struct Parker {
-    thread: Thread,
-    /// Set by [`Parker::wake`], consumed by [`Parker::block`].
-    woken: AtomicBool,
+/// Steal attempts a spinning worker makes before it parks.
+pub(super) const SPIN_ROUNDS: usize = 32;
+
+/// Starts a worker with a processor if one is idle and none spins.
+pub(crate) fn wakep() {
+    let s = sched();
+    if s.npidle.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    if s.nmspinning.load(Ordering::SeqCst) != 0
+        || s.nmspinning
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+    {
+        return;
+    }
+    startm(None, true);
 }
 
-impl Parker {
-    /// The parker of the calling thread (the only one that may block on
-    /// it).
-    pub(crate) fn for_current() -> Parker {
-        Parker {
-            thread: std::thread::current(),
-            woken: AtomicBool::new(false),
-        }
-    }
-
-    /// Blocks the calling thread (the parker's own) until [`Parker::wake`]
-    /// was called, `deadline` (if any) has passed, or its poll of the
-    /// network readied goroutines. A wake is consumed by the block that
-    /// sees it.
-    pub(crate) fn block(&self, deadline: Option<Instant>) -> Wake {
-        loop {
-            if self.woken.swap(false, Ordering::AcqRel) {
-                return Wake::Woken;
-            }
-            let timeout = match deadline {
-                None => None,
-                Some(at) => {
-                    let now = Instant::now();
-                    if now >= at {
-                        return Wake::Deadline;
-                    }
-                    Some(at - now)
+/// Gives `p` (or an idle processor) to a parked or new worker; `spinning`
+/// tells it to look for work (it was counted in `nmspinning`).
+pub(super) fn startm(p: Option<&'static P>, spinning: bool) {
+    let s = sched();
+    let mut idle = s.lock();
+    let p = match p {
+        Some(p) => p,
+        None => match pidleget(s, &mut idle) {
+            Some(p) => p,
+            None => {
+                drop(idle);
+                if spinning {
+                    s.nmspinning.fetch_sub(1, Ordering::SeqCst);
                 }
-            };
-            if let Some(p) = poller() {
-                if (p.waiting)() > 0
-                    && POLLING
-                        .compare_exchange(
-                            ptr::null_mut(),
-                            (self as *const Parker).cast_mut(),
-                            Ordering::SeqCst,
-                            Ordering::SeqCst,
-                        )
-                        .is_ok()
-                {
-                    // The wake's store of `woken` and its load of POLLING
-                    // pair with this claim and this load (both SeqCst):
-                    // either the waker sees this worker polling and breaks
-                    // the poll, or this load sees the wake.
-                    let readied = if self.woken.load(Ordering::SeqCst) {
-                        0
-                    } else {
-                        (p.poll)(timeout_ms(timeout))
-                    };
-                    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
-                    if readied > 0 && !self.woken.load(Ordering::Acquire) {
-                        return Wake::Polled;
+                return;
+            }
+        },
+    };
+    p.status.store(P_RUNNING, Ordering::Release);
+    if let Some(m) = idle.ms.pop() {
+        drop(idle);
+        // SAFETY: workers are never freed.
+        let m = unsafe { &*m };
+        m.next_p
+            .store((p as *const P).cast_mut(), Ordering::Release);
+        m.next_spinning.store(spinning, Ordering::Release);
+        m.parker.wake();
+    } else {
+        idle.workers += 1;
+        let id = idle.workers;
+        drop(idle);
+        spawn_worker(id, p, spinning);
+    }
+}
+
+/// Stack size of a worker thread's own stack (the scheduler loop's).
+const WORKER_STACK: usize = 256 << 10;
+
+pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
+    let p = p as *const P as usize;
+    let spawned = std::thread::Builder::new()
+        .name(format!("defergc-go-{id}"))
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            crate::gc::thread::ensure_registered();
+            let (alt_lo, alt_hi) = crate::signal::alt_stack();
+            let m: &'static M = Box::leak(Box::new(M {
+                next_p: AtomicPtr::new(ptr::null_mut()),
+                next_spinning: AtomicBool::new(false),
+                parker: Parker::for_current(),
+                scan: super::scan::register_worker(alt_lo, alt_hi),
+                p: Cell::new(ptr::null()),
+                spinning: Cell::new(spinning),
+                polled: Cell::new(None),
+                current: Cell::new(ptr::null()),
+            }));
+            set_current_m(m);
+            m.p.set(p as *const P);
+            m.scan.set_g0_sp(g::approximate_sp().saturating_sub(4096));
+            (sched().worker_loop)(m)
+        });
+    if let Err(e) = spawned {
+        crate::abort(&format!(
+            "defergc: cannot start a goroutine worker thread: {e}"
+        ));
+    }
+}
+
+/// Finds a goroutine to run, parking the worker while there is none.
+/// Returns with the worker holding a processor.
+pub(super) fn find_runnable(m: &'static M) -> &'static G {
+    let s = sched();
+    loop {
+        let p = m.p.get();
+        // SAFETY: processors are never freed.
+        let Some(p) = (unsafe { p.as_ref() }) else {
+            stopm(m);
+            continue;
+        };
+        if let Some(g) = local_or_global(s, p) {
+            stop_spinning(m);
+            return g;
+        }
+        // Descriptors that became ready (readied goroutines are queued).
+        if super::park::poll_now() {
+            continue;
+        }
+        if !m.spinning.get()
+            && 2 * s.nmspinning.load(Ordering::SeqCst) < s.procs() - s.npidle.load(Ordering::SeqCst)
+        {
+            m.spinning.set(true);
+            s.nmspinning.fetch_add(1, Ordering::SeqCst);
+        }
+        if m.spinning.get() {
+            // Spin a little before parking: work often comes within
+            // microseconds (a goroutine starting others), and parking and
+            // waking a thread costs more than that.
+            for round in 0..SPIN_ROUNDS {
+                if let Some(g) = steal(s, p) {
+                    stop_spinning(m);
+                    return g;
+                }
+                if round % 8 == 7 {
+                    std::thread::yield_now();
+                } else {
+                    for _ in 0..64 {
+                        std::hint::spin_loop();
                     }
+                }
+            }
+        }
+        // Nothing: give the processor back, then look once more if we were
+        // the spinner (the submitter may have seen us spinning).
+        let was_spinning = m.spinning.replace(false);
+        {
+            let mut idle = s.lock();
+            pidleput(s, &mut idle, p);
+        }
+        m.p.set(ptr::null());
+        if was_spinning {
+            s.nmspinning.fetch_sub(1, Ordering::SeqCst);
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if any_work(s) {
+                let got = {
+                    let mut idle = s.lock();
+                    pidleget(s, &mut idle)
+                };
+                if let Some(p) = got {
+                    p.status.store(P_RUNNING, Ordering::Release);
+                    m.p.set(p);
+                    m.spinning.set(true);
+                    s.nmspinning.fetch_add(1, Ordering::SeqCst);
                     continue;
                 }
             }
-            match timeout {
-                None => std::thread::park(),
-                Some(d) => std::thread::park_timeout(d),
+        }
+        stopm(m);
+    }
+}
+
+/// A spinning worker found work: it stops spinning, and if it was the
+/// last spinner, wakes another so that more work is found in parallel.
+pub(super) fn stop_spinning(m: &M) {
+    if m.spinning.replace(false) {
+        let left = sched().nmspinning.fetch_sub(1, Ordering::SeqCst) - 1;
+        if left == 0 {
+            wakep();
+        }
+    }
+}
+
+/// Parks the worker (without a processor) until it is handed one, or
+/// until its poll of the network (see [`M::polled`]) queued goroutines and
+/// it could take an idle processor itself.
+pub(super) fn stopm(m: &'static M) {
+    let s = sched();
+    {
+        let mut idle = s.lock();
+        idle.ms.push(m);
+        (s.deadlock_check)(
+            idle.workers,
+            idle.ms.len(),
+            idle.in_syscall,
+            &s.goroutines,
+            &s.launching,
+        );
+    }
+    loop {
+        // No deadline: only a processor handed over, or a poll that
+        // readied goroutines, ends an idle worker's wait.
+        m.polled.set(Some(0));
+        let wake = m.parker.block(None);
+        let queued = m.polled.replace(None).unwrap_or(0);
+        if wake == Wake::Woken {
+            let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
+            m.p.set(p);
+            m.spinning.set(m.next_spinning.load(Ordering::Acquire));
+            if queued > 0 {
+                wakep();
             }
+            return;
         }
-    }
-
-    /// Wakes the parker's thread (or makes its next block return at once).
-    pub(crate) fn wake(&self) {
-        self.woken.store(true, Ordering::SeqCst);
-        self.thread.unpark();
-        if ptr::eq(POLLING.load(Ordering::SeqCst), self) {
-            if let Some(p) = poller() {
-                (p.wake)();
+        if queued == 0 {
+            continue;
+        }
+        let got = {
+            let mut idle = s.lock();
+            // Still listed as idle: no one is handing it a processor, so
+            // it may take one. Otherwise one is on its way (a wake).
+            match idle.ms.iter().position(|&x| ptr::eq(x, m)) {
+                Some(i) => {
+                    let p = pidleget(s, &mut idle);
+                    if p.is_some() {
+                        idle.ms.swap_remove(i);
+                    }
+                    p
+                }
+                None => None,
             }
+        };
+        match got {
+            Some(p) => {
+                p.status.store(P_RUNNING, Ordering::Release);
+                m.p.set(p);
+                m.spinning.set(false);
+                // Another worker for the rest, and to take over the poll if
+                // it finds nothing: the workers still parked sleep without
+                // polling while this one runs.
+                wakep();
+                return;
+            }
+            // Every processor is busy (they find the global queue) or
+            // this worker is being handed one.
+            None => wakep(),
         }
-    }
-}
-
-/// Why [`Parker::block`] returned.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Wake {
-    /// [`Parker::wake`] was called.
-    Woken,
-    /// The deadline passed.
-    Deadline,
-    /// Its poll of the network readied goroutines (the poller's count;
-    /// some may only have been notified).
-    Polled,
-}
-
-/// What the scheduler needs of the network poller.
-pub(crate) struct Poller {
-    /// How many goroutines wait on descriptors.
-    pub(crate) waiting: fn() -> usize,
-    /// Readies what is ready, blocking up to the timeout (ms; -1: no
-    /// limit, 0: not at all); how many it may have readied.
-    pub(crate) poll: fn(i32) -> usize,
-    /// Makes a blocked `poll` return.
-    pub(crate) wake: fn(),
-}
-
-static POLLER: AtomicPtr<Poller> = AtomicPtr::new(ptr::null_mut());
-
-/// The parker blocked in the poller, if any (at most one).
-static POLLING: AtomicPtr<Parker> = AtomicPtr::new(ptr::null_mut());
-
-/// Makes idle workers wait in `p` while goroutines wait on descriptors.
-pub(crate) fn set_poller(p: &'static Poller) {
-    POLLER.store((p as *const Poller).cast_mut(), Ordering::Release);
-}
-
-fn poller() -> Option<&'static Poller> {
-    // SAFETY: only set_poller stores here, a &'static.
-    unsafe { POLLER.load(Ordering::Acquire).as_ref() }
-}
-
-/// How many goroutines wait on descriptors (the deadlock check: the
-/// poller may still wake them).
-pub(crate) fn io_waiters() -> usize {
-    poller().map_or(0, |p| (p.waiting)())
-}
-
-/// For a worker that ran out of work: readies the goroutines whose
-/// descriptors are ready, without blocking, unless another worker is
-/// blocked in the poller (it readies them itself); whether any were.
-pub(crate) fn poll_now() -> bool {
-    match poller() {
-        Some(p) => {
-            (p.waiting)() > 0 && POLLING.load(Ordering::Relaxed).is_null() && (p.poll)(0) > 0
-        }
-        None => false,
-    }
-}
-
-/// In a forked child: no worker is blocked in the poller.
-pub(crate) fn forget_polling_after_fork() {
-    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
-}
-
-fn timeout_ms(t: Option<std::time::Duration>) -> i32 {
-    match t {
-        None => -1,
-        // Rounded up: a poll that returns before the deadline blocks again.
-        Some(d) => i32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX),
     }
 }

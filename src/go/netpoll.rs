@@ -201,12 +201,12 @@ fn poller() -> io::Result<&'static Poller> {
     match POLLER.set(p) {
         Ok(()) => {
             // Idle workers wait in it from now on.
-            static HOOKS: super::idle::Poller = super::idle::Poller {
+            static HOOKS: super::park::Poller = super::park::Poller {
                 waiting,
                 poll,
                 wake,
             };
-            super::idle::set_poller(&HOOKS);
+            super::park::set_poller(&HOOKS);
         }
         Err(p) => p.close(),
     }
@@ -482,7 +482,7 @@ impl PollDesc {
                 }
                 Slot::Empty => {}
             }
-            if !cfg!(loom) && super::sched::current_g().is_none() {
+            if !cfg!(loom) && super::procs::current_g().is_none() {
                 // A plain thread blocks its own thread anyway: it polls its
                 // descriptor itself, a slice at a time, so that a close or
                 // a deadline (which only mark the state) is seen within a

@@ -1,5 +1,9 @@
-//! The M:N scheduler: workers (Go's `M`), processors (`P`), run queues,
-//! work stealing, idle workers, system calls.
+//! The M:N scheduler's loop: running goroutines and making them runnable
+//! (Go's `schedule`, `execute`, `ready`, `runqput`, `gopark`). The
+//! workers (Go's `M`), processors (`P`) and run queues are `procs.rs`'s;
+//! finding work, spinning and parking idle workers are `idle.rs`'s; the
+//! blocking primitive is `park.rs`'s; system calls are `syscall.rs`'s.
+//! The policy of all of them is here.
 //!
 //! # Policy
 //!
@@ -9,15 +13,15 @@
 //!   `runnext` slot for the goroutine readied or started last, which runs
 //!   next (a goroutine that wakes another, as a channel send does, hands
 //!   over at once). A global queue takes goroutines started or readied
-//!   from outside a worker; a worker checks it first every [`GLOBAL_TICK`]
+//!   from outside a worker; a worker checks it first every [`GLOBAL_TICK`](super::procs::GLOBAL_TICK)
 //!   schedules, so it never starves.
 //! - Finding work: the local queue, then the global queue, then stealing
 //!   half of another processor's queue. A worker that finds none *spins*
-//!   for a few microseconds ([`SPIN_ROUNDS`] steal attempts; at most half
+//!   for a few microseconds ([`SPIN_ROUNDS`](super::idle::SPIN_ROUNDS) steal attempts; at most half
 //!   the busy processors' worth of workers spin at once), then gives its
 //!   processor back and parks. Making
 //!   work available wakes a parked worker if a processor is idle and none
-//!   spins ([`wakep`]); a spinning worker that gives up looks everywhere
+//!   spins ([`wakep`](super::idle::wakep)); a spinning worker that gives up looks everywhere
 //!   once more after announcing it, so no wakeup is lost (either it sees
 //!   the new work or the submitter sees no spinner and wakes one).
 //! - System calls and native code (`syscall.rs`): `enter_syscall` hands the worker's
@@ -34,246 +38,13 @@
 //! every goroutine is asleep: the program ends with Go's report.
 
 use super::g::{self, Switch, G};
-use super::idle::{Parker, Wake};
-use super::scan::WorkerScan;
+use super::idle::{find_runnable, stopm, wakep};
+use super::procs::{
+    current_g, current_m, current_p, sched, DeadlockCheck, GRef, Sched, Settings, M, P,
+};
 use super::stack;
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use std::cell::{Cell, UnsafeCell};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
-
-/// A worker checks the global queue first once every this many schedules.
-pub(crate) const GLOBAL_TICK: u32 = 61;
-/// Steal attempts a spinning worker makes before it parks.
-const SPIN_ROUNDS: usize = 32;
-
-/// A goroutine in a queue.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct GRef(pub(crate) *const G);
-
-// SAFETY: a queued goroutine is touched by one worker at a time: the one
-// that takes it from a queue.
-unsafe impl Send for GRef {}
-
-/// Processor status.
-pub(super) const P_IDLE: u32 = 0;
-pub(super) const P_RUNNING: u32 = 1;
-
-/// A processor (Go's `P`): the right to run goroutines, and a run queue.
-pub(crate) struct P {
-    pub(super) id: usize,
-    /// The local queue: only the worker holding the processor pushes and
-    /// pops it (the processor moves between workers only through the
-    /// scheduler lock, which orders the handover).
-    pub(super) local: UnsafeCell<Worker<GRef>>,
-    pub(super) stealer: Stealer<GRef>,
-    pub(super) runnext: AtomicPtr<G>,
-    pub(super) status: AtomicU32,
-    schedtick: Cell<u32>,
-}
-
-// SAFETY: see the field docs: `local`, `schedtick` belong to the holder.
-unsafe impl Sync for P {}
-
-impl P {
-    /// The local queue.
-    ///
-    /// # Safety
-    /// The caller is the worker holding this processor.
-    #[allow(clippy::mut_from_ref)]
-    pub(super) unsafe fn local(&self) -> &mut Worker<GRef> {
-        // SAFETY: the caller holds the processor.
-        unsafe { &mut *self.local.get() }
-    }
-
-    /// Whether it has goroutines queued (racy: a hint).
-    pub(super) fn has_work(&self) -> bool {
-        !self.stealer.is_empty() || !self.runnext.load(Ordering::Acquire).is_null()
-    }
-}
-
-/// A worker thread (Go's `M`).
-pub(crate) struct M {
-    /// The processor handed to this worker while it was parked.
-    next_p: AtomicPtr<P>,
-    /// Whether the worker was woken to spin.
-    next_spinning: AtomicBool,
-    /// Where it blocks while it has no processor; woken when handed one.
-    parker: Parker,
-    /// What the collector reads of this worker (scan.rs).
-    pub(crate) scan: &'static WorkerScan,
-    pub(super) p: Cell<*const P>,
-    pub(super) spinning: Cell<bool>,
-    /// While the worker, idle, polls the network: how many goroutines the
-    /// poll queued. They go to the global queue without waking a worker
-    /// each; the poller takes a processor itself and wakes one other
-    /// worker (Go's `findRunnable` running the first of what `netpoll`
-    /// returns, and `injectglist` starting one for the rest).
-    pub(super) polled: Cell<Option<usize>>,
-    /// The goroutine running on this worker, or null.
-    pub(crate) current: Cell<*const G>,
-}
-
-// SAFETY: the Cells are touched by the worker's own thread only; other
-// threads use the atomics.
-unsafe impl Sync for M {}
-
-pub(super) struct Idle {
-    pub(super) ps: Vec<*const P>,
-    pub(super) ms: Vec<*const M>,
-    /// Workers created.
-    pub(super) workers: usize,
-    /// Workers in a system call (without a processor).
-    pub(super) in_syscall: usize,
-}
-
-// SAFETY: the pointers are to never-freed processors and workers.
-unsafe impl Send for Idle {}
-
-pub(crate) struct Sched {
-    pub(super) ps: Box<[P]>,
-    /// The global queue: replaced by an empty one in a forked child (see
-    /// the module docs), never otherwise.
-    pub(super) global: UnsafeCell<Injector<GRef>>,
-    idle: Mutex<Idle>,
-    pub(super) npidle: AtomicUsize,
-    pub(super) nmspinning: AtomicUsize,
-    /// Live goroutines (not yet finished).
-    pub(crate) goroutines: AtomicUsize,
-    /// Goroutines that plain threads are starting: counted in
-    /// `goroutines`, not queued yet (see `deadlock::check`).
-    pub(crate) launching: AtomicUsize,
-    deadlock_check: DeadlockCheck,
-}
-
-static SCHED: OnceLock<Sched> = OnceLock::new();
-
-thread_local! {
-    /// This thread's worker, or null on other threads.
-    static CURRENT_M: Cell<*const M> = const { Cell::new(ptr::null()) };
-}
-
-/// The scheduler's settings.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Settings {
-    pub(crate) procs: usize,
-    pub(crate) stack_size: usize,
-}
-
-/// Go's deadlock check (`deadlock.rs`), run each time a worker parks for
-/// lack of work, under the scheduler lock: workers created, parked of
-/// them, in a system call of them; goroutines live, launching (started by
-/// a plain thread, not queued yet). Given to [`start`], so that the
-/// scheduler names nothing of the layers above it.
-pub(crate) type DeadlockCheck = fn(usize, usize, usize, &AtomicUsize, &AtomicUsize);
-
-/// Starts the scheduler with `settings` unless it runs already; returns it.
-/// `fork_hooks` registers the layer's fork hooks: after everything the
-/// settings and the stack scanning set up registered theirs, so that a
-/// forked child repairs those first. `deadlock_check` runs whenever a
-/// worker parks for lack of work.
-pub(crate) fn start(
-    settings: impl FnOnce() -> Settings,
-    fork_hooks: fn(),
-    deadlock_check: DeadlockCheck,
-) -> &'static Sched {
-    SCHED.get_or_init(|| {
-        let s = settings();
-        stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
-        super::scan::install();
-        fork_hooks();
-        let ps: Box<[P]> = (0..s.procs.max(1))
-            .map(|id| {
-                let local = Worker::new_fifo();
-                let stealer = local.stealer();
-                P {
-                    id,
-                    local: UnsafeCell::new(local),
-                    stealer,
-                    runnext: AtomicPtr::new(ptr::null_mut()),
-                    status: AtomicU32::new(P_IDLE),
-                    schedtick: Cell::new(0),
-                }
-            })
-            .collect();
-        let n = ps.len();
-        // Every processor starts idle (the boxed slice never moves).
-        let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
-        Sched {
-            ps,
-            global: UnsafeCell::new(Injector::new()),
-            idle: Mutex::new(Idle {
-                ps: idle_ps,
-                ms: Vec::new(),
-                workers: 0,
-                in_syscall: 0,
-            }),
-            npidle: AtomicUsize::new(n),
-            nmspinning: AtomicUsize::new(0),
-            goroutines: AtomicUsize::new(0),
-            launching: AtomicUsize::new(0),
-            deadlock_check,
-        }
-    })
-}
-
-/// The scheduler, if started.
-pub(crate) fn get() -> Option<&'static Sched> {
-    SCHED.get()
-}
-
-/// The processors if the scheduler runs, else 1 (no other processor to
-/// spin for).
-pub(crate) fn gomaxprocs_started() -> usize {
-    get().map_or(1, Sched::procs)
-}
-
-pub(super) fn sched() -> &'static Sched {
-    SCHED
-        .get()
-        .unwrap_or_else(|| crate::abort("defergc: the goroutine scheduler is not started"))
-}
-
-// SAFETY: `global` is written only in a forked child's fork hook, where
-// the forking thread is the only thread; everything else is Sync.
-unsafe impl Sync for Sched {}
-
-impl Sched {
-    /// The global run queue.
-    pub(super) fn global(&self) -> &Injector<GRef> {
-        // SAFETY: replaced only while no other thread exists (fork_child).
-        unsafe { &*self.global.get() }
-    }
-
-    pub(super) fn lock(&self) -> MutexGuard<'_, Idle> {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The number of processors (GOMAXPROCS).
-    pub(crate) fn procs(&self) -> usize {
-        self.ps.len()
-    }
-}
-
-/// This thread's worker, if it is one.
-#[inline(never)]
-pub(crate) fn current_m() -> Option<&'static M> {
-    // SAFETY: workers are never freed.
-    unsafe { crate::fresh::fresh_get!(CURRENT_M: *const M).as_ref() }
-}
-
-/// The goroutine running on this thread, if any.
-pub(crate) fn current_g() -> Option<&'static G> {
-    // SAFETY: a worker's current goroutine lives while it runs.
-    current_m().and_then(|m| unsafe { m.current.get().as_ref() })
-}
-
-/// The processor this worker holds, if it is a worker holding one.
-fn current_p() -> Option<&'static P> {
-    // SAFETY: processors are never freed.
-    current_m().and_then(|m| unsafe { m.p.get().as_ref() })
-}
+use std::sync::atomic::Ordering;
 
 // ---- making goroutines runnable ----------------------------------------
 
@@ -350,103 +121,16 @@ pub(crate) fn ready(g: &G, tag: u64) -> bool {
     }
 }
 
-/// Starts a worker with a processor if one is idle and none spins.
-pub(crate) fn wakep() {
-    let s = sched();
-    if s.npidle.load(Ordering::SeqCst) == 0 {
-        return;
-    }
-    if s.nmspinning.load(Ordering::SeqCst) != 0
-        || s.nmspinning
-            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-    {
-        return;
-    }
-    startm(None, true);
-}
-
-/// Gives `p` (or an idle processor) to a parked or new worker; `spinning`
-/// tells it to look for work (it was counted in `nmspinning`).
-pub(super) fn startm(p: Option<&'static P>, spinning: bool) {
-    let s = sched();
-    let mut idle = s.lock();
-    let p = match p {
-        Some(p) => p,
-        None => match pidleget(s, &mut idle) {
-            Some(p) => p,
-            None => {
-                drop(idle);
-                if spinning {
-                    s.nmspinning.fetch_sub(1, Ordering::SeqCst);
-                }
-                return;
-            }
-        },
-    };
-    p.status.store(P_RUNNING, Ordering::Release);
-    if let Some(m) = idle.ms.pop() {
-        drop(idle);
-        // SAFETY: workers are never freed.
-        let m = unsafe { &*m };
-        m.next_p
-            .store((p as *const P).cast_mut(), Ordering::Release);
-        m.next_spinning.store(spinning, Ordering::Release);
-        m.parker.wake();
-    } else {
-        idle.workers += 1;
-        let id = idle.workers;
-        drop(idle);
-        spawn_worker(id, p, spinning);
-    }
-}
-
-pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
-    let p = idle.ps.pop()?;
-    s.npidle.fetch_sub(1, Ordering::SeqCst);
-    // SAFETY: processors are never freed (the scheduler is static).
-    Some(unsafe { &*p })
-}
-
-pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
-    p.status.store(P_IDLE, Ordering::Release);
-    idle.ps.push(p);
-    s.npidle.fetch_add(1, Ordering::SeqCst);
-}
-
 // ---- workers ---------------------------------------------------------
 
-/// Stack size of a worker thread's own stack (the scheduler loop's).
-const WORKER_STACK: usize = 256 << 10;
-
-fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
-    let p = p as *const P as usize;
-    let spawned = std::thread::Builder::new()
-        .name(format!("defergc-go-{id}"))
-        .stack_size(WORKER_STACK)
-        .spawn(move || {
-            crate::gc::thread::ensure_registered();
-            let (alt_lo, alt_hi) = crate::signal::alt_stack();
-            let m: &'static M = Box::leak(Box::new(M {
-                next_p: AtomicPtr::new(ptr::null_mut()),
-                next_spinning: AtomicBool::new(false),
-                parker: Parker::for_current(),
-                scan: super::scan::register_worker(alt_lo, alt_hi),
-                p: Cell::new(ptr::null()),
-                spinning: Cell::new(spinning),
-                polled: Cell::new(None),
-                current: Cell::new(ptr::null()),
-            }));
-            crate::fresh::with(&CURRENT_M, |c| c.set(m));
-            m.p.set(p as *const P);
-            m.scan.set_g0_sp(g::approximate_sp().saturating_sub(4096));
-            schedule(m)
-        });
-    if let Err(e) = spawned {
-        crate::abort(&format!(
-            "defergc: cannot start a goroutine worker thread: {e}"
-        ));
-    }
+/// Starts the scheduler (see `procs::start`) with [`schedule`] as every
+/// worker's loop.
+pub(crate) fn start(
+    settings: impl FnOnce() -> Settings,
+    fork_hooks: fn(),
+    deadlock_check: DeadlockCheck,
+) -> &'static Sched {
+    super::procs::start(settings, fork_hooks, deadlock_check, schedule)
 }
 
 /// The worker loop: find a goroutine, run it, repeat. Never returns.
@@ -547,244 +231,6 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
     s.goroutines.fetch_sub(1, Ordering::AcqRel);
     if main {
         super::program::main_finished();
-    }
-}
-
-/// Finds a goroutine to run, parking the worker while there is none.
-/// Returns with the worker holding a processor.
-fn find_runnable(m: &'static M) -> &'static G {
-    let s = sched();
-    loop {
-        let p = m.p.get();
-        // SAFETY: processors are never freed.
-        let Some(p) = (unsafe { p.as_ref() }) else {
-            stopm(m);
-            continue;
-        };
-        if let Some(g) = local_or_global(s, p) {
-            stop_spinning(m);
-            return g;
-        }
-        // Descriptors that became ready (readied goroutines are queued).
-        if super::idle::poll_now() {
-            continue;
-        }
-        if !m.spinning.get()
-            && 2 * s.nmspinning.load(Ordering::SeqCst) < s.procs() - s.npidle.load(Ordering::SeqCst)
-        {
-            m.spinning.set(true);
-            s.nmspinning.fetch_add(1, Ordering::SeqCst);
-        }
-        if m.spinning.get() {
-            // Spin a little before parking: work often comes within
-            // microseconds (a goroutine starting others), and parking and
-            // waking a thread costs more than that.
-            for round in 0..SPIN_ROUNDS {
-                if let Some(g) = steal(s, p) {
-                    stop_spinning(m);
-                    return g;
-                }
-                if round % 8 == 7 {
-                    std::thread::yield_now();
-                } else {
-                    for _ in 0..64 {
-                        std::hint::spin_loop();
-                    }
-                }
-            }
-        }
-        // Nothing: give the processor back, then look once more if we were
-        // the spinner (the submitter may have seen us spinning).
-        let was_spinning = m.spinning.replace(false);
-        {
-            let mut idle = s.lock();
-            pidleput(s, &mut idle, p);
-        }
-        m.p.set(ptr::null());
-        if was_spinning {
-            s.nmspinning.fetch_sub(1, Ordering::SeqCst);
-            std::sync::atomic::fence(Ordering::SeqCst);
-            if any_work(s) {
-                let got = {
-                    let mut idle = s.lock();
-                    pidleget(s, &mut idle)
-                };
-                if let Some(p) = got {
-                    p.status.store(P_RUNNING, Ordering::Release);
-                    m.p.set(p);
-                    m.spinning.set(true);
-                    s.nmspinning.fetch_add(1, Ordering::SeqCst);
-                    continue;
-                }
-            }
-        }
-        stopm(m);
-    }
-}
-
-/// The next goroutine from `p`'s queues or the global queue.
-fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
-    let tick = p.schedtick.get().wrapping_add(1);
-    p.schedtick.set(tick);
-    if tick.is_multiple_of(GLOBAL_TICK) {
-        if let Some(g) = from_global(s, p) {
-            return Some(g);
-        }
-    }
-    let next = p.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
-    if !next.is_null() {
-        // SAFETY: queued goroutines are live.
-        return Some(unsafe { &*next });
-    }
-    // SAFETY: this worker holds p.
-    if let Some(GRef(g)) = unsafe { p.local() }.pop() {
-        // SAFETY: as above.
-        return Some(unsafe { &*g });
-    }
-    from_global(s, p)
-}
-
-fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
-    loop {
-        // SAFETY: this worker holds p.
-        match s.global().steal_batch_and_pop(unsafe { p.local() }) {
-            // SAFETY: queued goroutines are live.
-            Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
-            Steal::Empty => return None,
-            Steal::Retry => continue,
-        }
-    }
-}
-
-/// Steals half of another processor's queue (or its runnext).
-fn steal(s: &Sched, p: &P) -> Option<&'static G> {
-    let n = s.ps.len();
-    for _ in 0..4 {
-        let start = super::rand::below(n);
-        for i in 0..n {
-            let victim = &s.ps[(start + i) % n];
-            if victim.id == p.id {
-                continue;
-            }
-            loop {
-                // SAFETY: this worker holds p.
-                match victim.stealer.steal_batch_and_pop(unsafe { p.local() }) {
-                    // SAFETY: queued goroutines are live.
-                    Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
-            }
-        }
-        if let Some(g) = from_global(s, p) {
-            return Some(g);
-        }
-    }
-    // Last, a sleeping victim's runnext (its owner may be in a syscall).
-    for victim in s.ps.iter() {
-        if victim.id != p.id && victim.status.load(Ordering::Acquire) == P_IDLE {
-            let g = victim.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
-            if !g.is_null() {
-                // SAFETY: as above.
-                return Some(unsafe { &*g });
-            }
-        }
-    }
-    None
-}
-
-/// Whether a goroutine waits in any run queue (the deadlock check).
-pub(crate) fn any_queued() -> bool {
-    get().is_some_and(any_work)
-}
-
-/// Whether any queue holds a goroutine that a worker without one could
-/// take (racy: a hint): the global queue, a local queue, or the runnext of
-/// an idle processor (a running one's runnext is its owner's to run).
-fn any_work(s: &Sched) -> bool {
-    !s.global().is_empty()
-        || s.ps.iter().any(|p| {
-            !p.stealer.is_empty()
-                || (p.status.load(Ordering::Acquire) == P_IDLE
-                    && !p.runnext.load(Ordering::Acquire).is_null())
-        })
-}
-
-/// A spinning worker found work: it stops spinning, and if it was the
-/// last spinner, wakes another so that more work is found in parallel.
-fn stop_spinning(m: &M) {
-    if m.spinning.replace(false) {
-        let left = sched().nmspinning.fetch_sub(1, Ordering::SeqCst) - 1;
-        if left == 0 {
-            wakep();
-        }
-    }
-}
-
-/// Parks the worker (without a processor) until it is handed one, or
-/// until its poll of the network (see [`M::polled`]) queued goroutines and
-/// it could take an idle processor itself.
-fn stopm(m: &'static M) {
-    let s = sched();
-    {
-        let mut idle = s.lock();
-        idle.ms.push(m);
-        (s.deadlock_check)(
-            idle.workers,
-            idle.ms.len(),
-            idle.in_syscall,
-            &s.goroutines,
-            &s.launching,
-        );
-    }
-    loop {
-        // No deadline: only a processor handed over, or a poll that
-        // readied goroutines, ends an idle worker's wait.
-        m.polled.set(Some(0));
-        let wake = m.parker.block(None);
-        let queued = m.polled.replace(None).unwrap_or(0);
-        if wake == Wake::Woken {
-            let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
-            m.p.set(p);
-            m.spinning.set(m.next_spinning.load(Ordering::Acquire));
-            if queued > 0 {
-                wakep();
-            }
-            return;
-        }
-        if queued == 0 {
-            continue;
-        }
-        let got = {
-            let mut idle = s.lock();
-            // Still listed as idle: no one is handing it a processor, so
-            // it may take one. Otherwise one is on its way (a wake).
-            match idle.ms.iter().position(|&x| ptr::eq(x, m)) {
-                Some(i) => {
-                    let p = pidleget(s, &mut idle);
-                    if p.is_some() {
-                        idle.ms.swap_remove(i);
-                    }
-                    p
-                }
-                None => None,
-            }
-        };
-        match got {
-            Some(p) => {
-                p.status.store(P_RUNNING, Ordering::Release);
-                m.p.set(p);
-                m.spinning.set(false);
-                // Another worker for the rest, and to take over the poll if
-                // it finds nothing: the workers still parked sleep without
-                // polling while this one runs.
-                wakep();
-                return;
-            }
-            // Every processor is busy (they find the global queue) or
-            // this worker is being handed one.
-            None => wakep(),
-        }
     }
 }
 

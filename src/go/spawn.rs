@@ -7,7 +7,7 @@
 use super::config::scheduler;
 use super::g::{self, G};
 use super::program::{self, panicked};
-use super::{sched, stack};
+use super::{procs, sched, stack};
 use std::sync::atomic::Ordering;
 
 /// Go's `go f()`: starts `f` as a new goroutine. An unrecovered panic in
@@ -44,7 +44,7 @@ pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
     let block = (len > g::INLINE_ARGS).then(|| crate::roots::alloc_block(len));
     let block_addr = block.map_or(0, |b| b.as_ptr() as usize);
     let body = move || {
-        let g = sched::current_g().expect("running in its goroutine");
+        let g = procs::current_g().expect("running in its goroutine");
         let copy = if block_addr != 0 {
             block_addr as *mut u8
         } else {
@@ -87,7 +87,7 @@ fn spawn<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
 fn prepare<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
     scheduler();
     let geometry = stack::geometry();
-    let slot = stack::take(sched::current_m().is_some());
+    let slot = stack::take(procs::current_m().is_some());
     let g = G::init(slot, &geometry, body);
     g.is_main.set(is_main);
     g
@@ -101,7 +101,7 @@ fn launch(g: &'static G) {
     // queuing it, while every worker parks: the deadlock check must see
     // that a goroutine is on its way (a worker that launches is not
     // parked, so it needs no such mark).
-    let foreign = sched::current_m().is_none();
+    let foreign = procs::current_m().is_none();
     if foreign {
         s.launching.fetch_add(1, Ordering::SeqCst);
     }

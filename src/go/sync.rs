@@ -68,7 +68,7 @@ impl Mutex {
                 }
                 continue;
             }
-            if spins < SPINS && super::sched::gomaxprocs_started() > 1 {
+            if spins < SPINS && super::procs::gomaxprocs_started() > 1 {
                 spins += 1;
                 for _ in 0..30 {
                     std::hint::spin_loop();
@@ -115,7 +115,7 @@ impl Mutex {
         loop {
             let s = self.state.load(Ordering::Relaxed);
             if s & LOCKED == 0 {
-                super::deadlock::fatal_plain("sync: unlock of unlocked mutex");
+                super::goroutine::fatal_plain("sync: unlock of unlocked mutex");
             }
             if s >= WAITER {
                 // Unlock and take one waiter off the count: it is woken.
@@ -182,7 +182,7 @@ impl RwMutex {
         let r = self.reader_count.fetch_sub(1, Ordering::AcqRel) - 1;
         if r < 0 {
             if r + 1 == 0 || r + 1 == -MAX_READERS {
-                super::deadlock::fatal_plain("sync: RUnlock of unlocked RWMutex");
+                super::goroutine::fatal_plain("sync: RUnlock of unlocked RWMutex");
             }
             // A writer waits: the last reader out lets it in.
             if self.reader_wait.fetch_sub(1, Ordering::AcqRel) - 1 == 0 {
@@ -205,7 +205,7 @@ impl RwMutex {
     pub fn unlock(&self) {
         let r = self.reader_count.fetch_add(MAX_READERS, Ordering::AcqRel) + MAX_READERS;
         if r >= MAX_READERS {
-            super::deadlock::fatal_plain("sync: Unlock of unlocked RWMutex");
+            super::goroutine::fatal_plain("sync: Unlock of unlocked RWMutex");
         }
         for _ in 0..r {
             sema::release(&self.reader_sem);

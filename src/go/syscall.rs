@@ -5,15 +5,15 @@
 //! globally while its worker parks (see `sched.rs`).
 
 use super::g::{self, Switch, G};
-use super::sched;
+use super::{idle, procs, sched};
 use std::ptr;
 use std::sync::atomic::Ordering;
 
 /// The running goroutine enters a system call or native code: its worker
 /// gives its processor to another worker if there is work for it.
 pub(crate) fn enter_syscall(g: &G) {
-    let s = sched::sched();
-    let Some(m) = sched::current_m() else { return };
+    let s = procs::sched();
+    let Some(m) = procs::current_m() else { return };
     if m.p.get().is_null() {
         // In a system call already.
         return;
@@ -32,19 +32,19 @@ pub(crate) fn enter_syscall(g: &G) {
         let mut idle = s.lock();
         idle.in_syscall += 1;
         if !handoff {
-            sched::pidleput(s, &mut idle, p);
+            procs::pidleput(s, &mut idle, p);
         }
     }
     if handoff {
-        sched::startm(Some(p), false);
+        idle::startm(Some(p), false);
     }
 }
 
 /// The running goroutine is back from a system call: it takes a processor
 /// if one is idle; otherwise it is queued and its worker parks.
 pub(crate) fn exit_syscall(g: &G) {
-    let s = sched::sched();
-    let Some(m) = sched::current_m() else { return };
+    let s = procs::sched();
+    let Some(m) = procs::current_m() else { return };
     if !m.p.get().is_null() {
         // Not in a system call (an exit without an enter): nothing to do.
         return;
@@ -53,12 +53,12 @@ pub(crate) fn exit_syscall(g: &G) {
     let got = {
         let mut idle = s.lock();
         idle.in_syscall -= 1;
-        sched::pidleget(s, &mut idle)
+        procs::pidleget(s, &mut idle)
     };
     sched::set_state(g, g::RUNNING);
     match got {
         Some(p) => {
-            p.status.store(sched::P_RUNNING, Ordering::Release);
+            p.status.store(procs::P_RUNNING, Ordering::Release);
             m.p.set(p);
         }
         None => g.switch_out(Switch::SyscallExit),

@@ -312,7 +312,7 @@ pub(crate) fn sleep(ns: i64) {
     if ns <= 0 {
         return;
     }
-    if super::sched::current_g().is_none() {
+    if super::procs::current_g().is_none() {
         std::thread::sleep(Duration::from_nanos(ns as u64));
         return;
     }

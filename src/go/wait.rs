@@ -169,7 +169,7 @@ impl Waiter {
 /// Blocks the calling goroutine (park) or thread (park) once; callers loop
 /// on their own condition.
 pub(crate) fn block(reason: &'static str) {
-    match super::sched::current_g() {
+    match super::procs::current_g() {
         Some(g) => super::sched::park(g, reason, None),
         None => park_thread(),
     }
