@@ -20,7 +20,7 @@
 //! two objects and reads the global's two slots.
 //!
 //! The mutators move the object the way the lost-object example of
-//! `collector.rs` does: the first copies it from slot 0 of the global
+//! `collector/` does: the first copies it from slot 0 of the global
 //! into slot 1 and clears slot 0; the second takes it from slot 1 into
 //! its root (above its snapshot if it took it already) and clears slot 1.
 //! At the end, every object reachable from the global or a root must be

@@ -9,14 +9,14 @@
 //!
 //! [`write_handle_slot`] is the one function through which every store of
 //! a handle into memory the collector traces goes (heap fields, global
-//! roots): the deletion barrier (see `collector.rs`). Shadow-stack slots
+//! roots): the deletion barrier (see `collector/`). Shadow-stack slots
 //! and root memory are roots, written only by their own thread and
 //! snapshotted at its handshake, and do not go through it.
 //!
 //! All of these run on a registered, running thread and contain no
 //! safepoint. A handle they validate names an object that is reachable
 //! (the mutator rules) or was just allocated, and the concurrent collector
-//! never frees such an object (see `collector.rs`); a stale handle is
+//! never frees such an object (see `collector/`); a stale handle is
 //! rejected by validation, and the memory it named stays readable until
 //! every thread has passed a safepoint, so no access goes through freed
 //! memory.
@@ -356,14 +356,14 @@ pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) 
 
 /// Stores a handle value into a slot the collector traces (a heap field or
 /// a global root), on the running thread `ts`. Every such store goes
-/// through here: the write barrier (see `collector.rs`). Off, it costs one
+/// through here: the write barrier (see `collector/`). Off, it costs one
 /// relaxed load. On (while a marking runs), it records the overwritten
 /// value in the thread's log (deletion, snapshot-at-the-beginning), and,
 /// while the thread's own roots are not yet snapshotted, the stored value
 /// too; the load and the store need no atomic read-modify-write: a value
 /// that a racing store hides without its being logged was logged by its
 /// own writer (not yet snapshotted) or is held by a thread whose roots
-/// are, which protects it (collector.rs, I1).
+/// are, which protects it (collector/, I1).
 #[inline(always)]
 pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
     barriered_store(ts, slot, raw)

@@ -5,7 +5,7 @@
 //!
 //! Mutators read these on every allocation, store and validation (each a
 //! relaxed load of a word alone on its cache line); only the collector
-//! thread changes them, at the steps of a cycle that `collector.rs`
+//! thread changes them, at the steps of a cycle that `collector/`
 //! describes ([`prepare`], [`snapshot_taken`], [`finish`]), each followed
 //! by a handshake round that makes every thread see the change.
 

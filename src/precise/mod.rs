@@ -10,7 +10,7 @@
 //! thread stops only for its own handshakes, at safepoints (allocation,
 //! frame push, [`safepoint`]), for microseconds (snapshotting its
 //! roots, handing over its write-barrier log); threads in native code are
-//! handled on their behalf. See `collector.rs` for the protocol and why it
+//! handled on their behalf. See `collector/` for the protocol and why it
 //! loses no live object. [`collect`] runs a full cycle and waits for it;
 //! [`gc_async`] and [`gc_wait`] split the two; [`shutdown`] joins the
 //! collector thread; the pacer requests cycles by allocation volume
@@ -84,7 +84,7 @@
 //! `threads.rs` (registry, handshake rounds, safepoints, native code),
 //! `roots.rs` (global roots, root memory), `marking.rs` (what mutators
 //! read of the collector's state: marks, birth mode, barrier flag, the
-//! barrier log), `collector.rs` (the collector thread, the cycle, the
+//! barrier log), `collector/` (the collector thread, the cycle, the
 //! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
 //! (including mutator pauses), `error.rs`; the crate's `cache.rs` keeps
 //! the hot flags off other data's cache lines and prefetches.

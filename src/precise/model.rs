@@ -64,7 +64,7 @@ impl Drop for Mutator {
     }
 }
 
-/// Runs steps 1 to 4 of a collection cycle (see `collector.rs`) on the
+/// Runs steps 1 to 4 of a collection cycle (see `collector/`) on the
 /// model heap `tracer`.
 pub fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
     super::collector::mark_cycle(id, tracer);

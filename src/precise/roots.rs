@@ -9,7 +9,7 @@
 //!   as a *candidate*, which the marker keeps only if it is a live handle.
 //!   Any word is safe to offer.
 //!
-//! Who reads what, and when (see `collector.rs` for why it is enough):
+//! Who reads what, and when (see `collector/` for why it is enough):
 //!
 //! - each thread's root memory is snapshotted at its handshake, by itself
 //!   or by the collector on its behalf while it is in native code

@@ -57,7 +57,7 @@
 //!   an acknowledgement (after 10 s it says which threads it waits for, and
 //!   keeps waiting).
 //!
-//! What each round does is the collector's business (`collector.rs`); this
+//! What each round does is the collector's business (`collector/`); this
 //! module only calls [`super::collector::act`].
 //!
 //! Lock order: registry, then heap, then handle pool; the root-memory
@@ -102,7 +102,7 @@ global! {
     static ROUND_KIND: AtomicU8 = AtomicU8::new(0);
 }
 
-/// What a round asks of each thread (see `collector.rs`).
+/// What a round asks of each thread (see `collector/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Round {

@@ -16,7 +16,7 @@
 //! ([`marking::birth_mode`]), in one place (`born`): the last
 //! completed cycle's (white) outside a marking, the same but logged for
 //! tracing (grey) while roots are being snapshotted, the running cycle's
-//! (black) after that (see `collector.rs`).
+//! (black) after that (see `collector/`).
 //!
 //! The heap grows on demand. A new block or large object that would take
 //! the heap past the configured limit makes the allocation first sweep
@@ -217,7 +217,7 @@ unsafe fn init_small(
 /// Writes a new object's header, birth mark included (the only place that
 /// writes one), and an array's length word (`length`), and counts it;
 /// whether it is born grey (to be logged by the caller once its handle
-/// resolves: see `collector.rs`).
+/// resolves: see `collector/`).
 ///
 /// # Safety
 /// `hdr` is the caller's, with room for the header and, for an array, its
@@ -365,7 +365,7 @@ impl<'a> Retry<'a> {
     /// allocation has not asked before; the allocation goes on. Or, if the
     /// running cycle's allowance is half spent or its marking lags its
     /// allocation, marks a share first (a mark assist, see
-    /// `collector.rs`); if it is spent, marks while there is marking to
+    /// `collector/`); if it is spent, marks while there is marking to
     /// take and then waits for the cycle.
     fn pace(&mut self) {
         match pacer::assist_zone() {

@@ -10,7 +10,7 @@
 //!   end-of-marking bookkeeping;
 //! - `pacer.rs`: when allocation triggers the next collection.
 //!
-//! The collector (`collector.rs`) talks to the heap only through what this
+//! The collector (`collector/`) talks to the heap only through what this
 //! module exports.
 
 mod alloc;

@@ -21,7 +21,7 @@
 //! once it has completed (and while a requested one has not started),
 //! `OVERSHOOT + 1` goal distances since it started. An allocation that
 //! needs a new block or a large object past half the allowance first
-//! marks a share of the cycle's work (a *mark assist*, `collector.rs`);
+//! marks a share of the cycle's work (a *mark assist*, `collector/`);
 //! past the whole allowance it marks while there is marking to take and
 //! then waits, in native code, for the cycle's marking to end
 //! ([`assist_zone`]), as Go parks an assist that finds no work. It does
@@ -157,7 +157,7 @@ const PACED_FROM: usize = 8 << 20;
 /// whatever their goal distance.
 static NEAR_LIMIT: AtomicBool = AtomicBool::new(false);
 /// Objects the collector has marked in the running cycle, as of its last
-/// look at the assist state (see `collector.rs`).
+/// look at the assist state (see `collector/`).
 static COLLECTOR_MARKED: AtomicU64 = AtomicU64::new(0);
 /// Objects the assists have marked in the running cycle.
 static ASSIST_MARKED: AtomicU64 = AtomicU64::new(0);
