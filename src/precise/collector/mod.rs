@@ -172,7 +172,7 @@
 //! `cycle.rs` (one cycle: the threads' part of each round, the steps,
 //! the marking loop), `mark.rs` (the [`Tracer`] and the collector's marker),
 //! `assist.rs` (the state that the collector and assisting mutators share),
-//! `poll.rs` (what an allocation asks of the collector: mark assists,
+//! `poll.rs` (the allocation path's one hook, `on_alloc`: mark assists,
 //! requests, waits).
 
 mod assist;
@@ -186,9 +186,6 @@ pub(crate) use cycle::mark_cycle;
 pub(crate) use cycle::{act, could_be_handle, on_register};
 #[cfg(loom)]
 pub use mark::Tracer;
-pub(crate) use poll::assist;
+pub(crate) use poll::{on_alloc, AllocPoll};
 pub use thread::{collect, gc_async, gc_wait, shutdown};
-pub(crate) use thread::{
-    collect_for_alloc, marking_target, quiet_for_fork, restart_after_fork, wait_for_marking,
-    wait_marked,
-};
+pub(crate) use thread::{quiet_for_fork, restart_after_fork, wait_for_marking};

@@ -164,7 +164,7 @@ pub fn collect() -> crate::precise::Result<()> {
 /// `wait` (the heap limit, no handles left) the allocation waits for a
 /// full new cycle; without it (the pacer) a cycle is requested unless one
 /// is pending, and the allocation goes on.
-pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
+pub(super) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
     if wait {
         let target = request_new(&mut control());
         threads::wait_native(ts, || {
@@ -190,7 +190,7 @@ pub(crate) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
 /// the allowance also for a cycle requested while the last one sweeps
 /// made four mutators wait 5.0 s in all over 3 runs of gcbench-mt4
 /// instead of 3.8, and take 1.24x bdwgc's time instead of 0.95x.)
-pub(crate) fn marking_target(request: bool) -> Option<u64> {
+pub(super) fn marking_target(request: bool) -> Option<u64> {
     let mut c = control();
     let target = if c.running { c.started } else { c.requested };
     if target > c.marked {
@@ -206,7 +206,7 @@ pub(crate) fn marking_target(request: bool) -> Option<u64> {
 /// set the pacer's next goal. Its sweep may still run; the allocation
 /// sweeps the blocks it takes itself if the collector has not reached
 /// them.
-pub(crate) fn wait_marked(ts: &ThreadState, target: u64) {
+pub(super) fn wait_marked(ts: &ThreadState, target: u64) {
     let start = Instant::now();
     threads::wait_native(ts, || {
         let mut c = control();

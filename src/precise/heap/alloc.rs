@@ -34,7 +34,7 @@ use super::object::{
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
-use crate::precise::collector;
+use crate::precise::collector::{self, AllocPoll};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
@@ -292,7 +292,7 @@ fn ensure_handles(ts: &ThreadState) -> Result<()> {
     match local.handles.refill() {
         Err(Error::OutOfHandles) => {
             // Handles freed by a collection come back at its end.
-            collector::collect_for_alloc(ts, true);
+            collector::on_alloc(ts, AllocPoll::Exhausted);
             // SAFETY: as above; the collection is over.
             unsafe { ts.local() }.handles.refill()
         }
@@ -342,56 +342,27 @@ impl<'a> Retry<'a> {
         self.soft_limit_waits < SOFT_LIMIT_WAITS && pacer::past_soft_limit(heap_size, bytes) > 0
     }
 
-    /// Growing the heap would pass the soft memory limit: rather than grow
-    /// it, mark while there is marking to take and wait for the running
-    /// cycle's marking (with none pending, ask for one and wait for it),
-    /// then sweep what is unswept (wholly free blocks serve any class), and
-    /// look again. The goal the limit sets (`pacer.rs`) starts cycles before
-    /// the heap reaches the limit; this holds the heap where a cycle started
-    /// late or marks for longer than the room the limit left lasts (the
-    /// live-heap workload's 100 MiB under a 150 MiB limit: 150.0 MiB,
-    /// against 158-184 without it, 2026-11-26).
+    /// Growing the heap would pass the soft memory limit: the collector
+    /// holds the allocation (see [`AllocPoll::SoftLimit`]), then it sweeps
+    /// what is unswept (wholly free blocks serve any class) and looks
+    /// again. The goal the limit sets (`pacer.rs`) starts cycles before the
+    /// heap reaches the limit; this is for when they come too late.
     fn on_soft_limit(&mut self) {
         self.soft_limit_waits += 1;
         self.paced = true;
-        if let Some(target) = collector::marking_target(true) {
-            while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-            collector::wait_marked(self.ts, target);
-        }
+        collector::on_alloc(self.ts, AllocPoll::SoftLimit);
         sweep_all_for_limit();
     }
 
-    /// Requests a cycle if the pacer's trigger is passed and this
-    /// allocation has not asked before; the allocation goes on. Or, if the
-    /// running cycle's allowance is half spent or its marking lags its
-    /// allocation, marks a share first (a mark assist, see
-    /// `collector/`); if it is spent, marks while there is marking to
-    /// take and then waits for the cycle.
+    /// Tells the collector that this allocation takes memory: it may mark
+    /// a share first, or wait for the running cycle, as the pacer's
+    /// allowance says, and asks for a cycle if the pacer's trigger is
+    /// passed and this allocation has not asked before (see
+    /// [`AllocPoll::Memory`]).
     fn pace(&mut self) {
-        match pacer::assist_zone() {
-            pacer::Zone::Free => {}
-            // Mark a share before taking the block, if there is marking to
-            // take.
-            pacer::Zone::Assist(budget) => {
-                collector::assist(self.ts, false, budget);
-            }
-            // The allowance is spent: mark while there is marking to take,
-            // then wait for the cycle. The first assist waits up to
-            // `ASSIST_ASK_WAIT` for marking to take even when there is no
-            // cycle to wait for (the last one sweeps, the next has not
-            // started), and that pause holds the heap too: skipping it
-            // there, gcbench-mt4 peaked at 281 MiB instead of 140
-            // (2026-11-26).
-            pacer::Zone::Spent => {
-                while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-                if let Some(target) = collector::marking_target(false) {
-                    collector::wait_marked(self.ts, target);
-                }
-            }
-        }
-        if !self.paced && pacer::over_trigger() {
+        let may_request = !self.paced;
+        if collector::on_alloc(self.ts, AllocPoll::Memory { may_request }) {
             self.paced = true;
-            collector::collect_for_alloc(self.ts, false);
         }
     }
 
@@ -407,7 +378,7 @@ impl<'a> Retry<'a> {
             self.waited = true;
             self.paced = true;
             self.made_room = false;
-            collector::collect_for_alloc(self.ts, true);
+            collector::on_alloc(self.ts, AllocPoll::Exhausted);
         } else {
             return Err(Error::HeapLimit);
         }

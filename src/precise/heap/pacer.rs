@@ -263,14 +263,14 @@ pub(super) fn allocated(bytes: usize) {
 }
 
 /// Whether allocation since the last cycle started is past the trigger.
-pub(super) fn over_trigger() -> bool {
+pub(crate) fn over_trigger() -> bool {
     automatic() && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
 }
 
 /// Where allocation since the last cycle started stands against the
 /// allowance and the running marking.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Zone {
+pub(crate) enum Zone {
     /// Below half of it, with marking keeping up.
     Free,
     /// Past half of it, or ahead of marking: allocations that take a block
@@ -283,7 +283,7 @@ pub(super) enum Zone {
 
 /// Where allocation since the last cycle started stands.
 #[inline]
-pub(super) fn assist_zone() -> Zone {
+pub(crate) fn assist_zone() -> Zone {
     zone(
         ALLOCATED_SINCE_GC.load(Ordering::Relaxed),
         ALLOWANCE.load(Ordering::Relaxed),
