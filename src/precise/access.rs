@@ -25,7 +25,7 @@ use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
 use super::marking;
-use super::threads::{self, ThreadState};
+use super::mutator::{self, Mutator};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -33,14 +33,14 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 /// The header of `obj`'s object, checked, on a running thread.
 #[inline(always)]
 fn object(obj: Handle) -> Result<*mut Header> {
-    threads::current()?;
+    mutator::current()?;
     handles::resolve(obj)
 }
 
 /// As [`object`], also returning the running thread's state.
 #[inline(always)]
-fn object_on(obj: Handle) -> Result<(&'static ThreadState, *mut Header)> {
-    let ts = threads::current()?;
+fn object_on(obj: Handle) -> Result<(&'static Mutator, *mut Header)> {
+    let ts = mutator::current()?;
     Ok((ts, handles::resolve(obj)?))
 }
 
@@ -182,9 +182,9 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 /// to be null or live ([`Error::StaleHandle`] / [`Error::InvalidHandle`]
 /// otherwise: storing it would hide a dangling reference). The two objects
 /// the thread allocated last are known live without a lookup (see
-/// `ThreadState::is_fresh`).
+/// `Mutator::is_fresh`).
 #[inline(always)]
-pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
+pub(crate) fn store_live(ts: &Mutator, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
         check_live(ts, v)?;
     }
@@ -195,7 +195,7 @@ pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handl
 /// `Ok` if `value` names a live object: one of the running thread's fresh
 /// allocations, or one its lookup finds.
 #[inline(always)]
-fn check_live(ts: &ThreadState, value: Handle) -> Result<()> {
+fn check_live(ts: &Mutator, value: Handle) -> Result<()> {
     if !ts.is_fresh(value) {
         handles::resolve(value)?;
     }
@@ -365,13 +365,13 @@ pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) 
 /// own writer (not yet snapshotted) or is held by a thread whose roots
 /// are, which protects it (collector/, I1).
 #[inline(always)]
-pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
+pub(crate) fn write_handle_slot(ts: &Mutator, slot: &AtomicU64, raw: u64) {
     barriered_store(ts, slot, raw)
 }
 
 /// [`write_handle_slot`] for any kind of slot.
 #[inline(always)]
-pub(crate) fn barriered_store(ts: &ThreadState, slot: &impl HandleSlot, raw: u64) {
+pub(crate) fn barriered_store(ts: &Mutator, slot: &impl HandleSlot, raw: u64) {
     if marking::barrier_on() {
         let old = slot.load(Ordering::Relaxed);
         if old != 0 || ts.before_snapshot() {
@@ -416,7 +416,7 @@ impl HandleSlot for loom::sync::atomic::AtomicU64 {
 
 #[cold]
 #[inline(never)]
-fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
+fn barrier_slow(ts: &Mutator, old: u64, raw: u64) {
     if old != 0 {
         marking::log(ts, old);
     }
@@ -441,7 +441,7 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
         .filter(|&w| super::collector::could_be_handle(w));
-    match threads::current() {
+    match mutator::current() {
         Ok(ts) => words.for_each(|w| marking::log(ts, w)),
         // Declared in native code: holds no handle of its own, but what it
         // moved must still reach the marker.

@@ -9,8 +9,8 @@
 //! describes ([`prepare`], [`snapshot_taken`], [`finish`]), each followed
 //! by a handshake round that makes every thread see the change.
 
+use super::mutator::Mutator;
 use super::sync::{global, AtomicBool, AtomicU32, AtomicU8, Mutex, MutexGuard, Ordering};
-use super::threads::ThreadState;
 use crate::cache::CachePadded;
 
 global! {
@@ -164,7 +164,7 @@ const LOG_BATCH: usize = 2048;
 /// Records `old` (a value a barriered store overwrote, or a grey-born
 /// object) in the thread's log.
 #[inline(always)]
-pub(crate) fn log(ts: &ThreadState, old: u64) {
+pub(crate) fn log(ts: &Mutator, old: u64) {
     // SAFETY: the running thread's own state, no other borrow live (the
     // callers hold none across this call).
     let log = &mut unsafe { ts.local() }.log;

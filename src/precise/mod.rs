@@ -81,8 +81,8 @@
 //!
 //! `handles.rs` (handle format, lookup, the large-object table), `heap/` (object layout and size classes,
 //! blocks, allocation, sweeping, the pacer), `types.rs`, `shadow.rs`,
-//! `threads.rs` (registry, handshake rounds, safepoints, native code),
-//! `roots.rs` (global roots, root memory), `marking.rs` (what mutators
+//! `mutator.rs` (registry, handshake rounds, safepoints, native code),
+//! `root_scan.rs` (global roots, root memory), `marking.rs` (what mutators
 //! read of the collector's state: marks, birth mode, barrier flag, the
 //! barrier log), `collector/` (the collector thread, the cycle, the
 //! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
@@ -99,13 +99,13 @@ mod marking;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;
-mod roots;
+mod mutator;
+mod root_scan;
 mod shadow;
 mod stats;
 mod sync;
 #[cfg(test)]
 mod tests;
-mod threads;
 mod types;
 mod weak;
 
@@ -120,13 +120,13 @@ pub use heap::{alloc, alloc_array};
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use marking::break_protocol_for_tests;
-pub use roots::{add_global_root, remove_global_root, store_global, GlobalRoot};
-pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
-pub use stats::{reset_pause_stats, stats, Stats};
-pub use threads::{
+pub use mutator::{
     enter_native, is_thread_registered, leave_native, native, register_thread, safepoint,
     unregister_thread, NativeGuard,
 };
+pub use root_scan::{add_global_root, remove_global_root, store_global, GlobalRoot};
+pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
+pub use stats::{reset_pause_stats, stats, Stats};
 pub use types::{
     register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
 };
@@ -135,20 +135,20 @@ pub use weak::Weak;
 #[cfg(test)]
 pub(crate) use marking::snapshot_phase;
 #[cfg(test)]
-pub(crate) use roots::add_root_memory_scanner;
+pub(crate) use root_scan::add_root_memory_scanner;
 
 /// For the crate's tests: whether the calling thread has acknowledged the
 /// running cycle's Prepare round and not yet its Snapshot round.
 #[cfg(test)]
 pub(crate) fn snapshot_pending() -> bool {
-    threads::current().is_ok_and(|ts| ts.before_snapshot())
+    mutator::current().is_ok_and(|ts| ts.before_snapshot())
 }
 
 /// For the crate's tests: whether the running cycle has snapshotted the
 /// calling thread's roots (and its marking is not complete).
 #[cfg(test)]
 pub(crate) fn snapshot_taken() -> bool {
-    marking::snapshot_phase() && threads::current().is_ok_and(|ts| !ts.before_snapshot())
+    marking::snapshot_phase() && mutator::current().is_ok_and(|ts| !ts.before_snapshot())
 }
 
 use std::sync::atomic::{AtomicBool, Ordering};

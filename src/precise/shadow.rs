@@ -9,7 +9,7 @@
 //! [`Error::NoFrame`]. The Rust guard [`Frame`] pops on drop.
 //!
 //! The collector reads a thread's stack only while the thread is stopped
-//! at a safepoint or in native code (see `threads.rs`), so pushing and
+//! at a safepoint or in native code (see `mutator.rs`), so pushing and
 //! popping take no lock and no atomic read-modify-write. [`push_frame`] is
 //! a safepoint; `root` is not, so a handle returned by an allocation can
 //! be rooted before any collection runs; nor is [`pop_frame`], so a
@@ -25,7 +25,7 @@
 
 use super::error::{Error, Result};
 use super::handles::Handle;
-use super::threads::{self, ThreadState};
+use super::mutator::{self, Mutator};
 use std::marker::PhantomData;
 
 /// Identifies an open frame: its depth (1 for the outermost).
@@ -138,7 +138,7 @@ fn debug_check(raw: u64) -> Result<()> {
 /// other access to the thread's local state.
 #[inline(always)]
 #[allow(clippy::mut_from_ref)]
-unsafe fn stack_of(ts: &ThreadState) -> &mut ShadowStack {
+unsafe fn stack_of(ts: &Mutator) -> &mut ShadowStack {
     // SAFETY: the caller keeps the borrow short and exclusive; ts is this
     // thread's running state.
     unsafe { &mut ts.local().shadow }
@@ -147,8 +147,8 @@ unsafe fn stack_of(ts: &ThreadState) -> &mut ShadowStack {
 /// Opens a frame on this thread's shadow stack (a safepoint).
 #[inline(always)]
 pub fn push_frame() -> Result<FrameId> {
-    let ts = threads::current()?;
-    threads::poll(ts);
+    let ts = mutator::current()?;
+    mutator::poll(ts);
     // SAFETY: short exclusive borrow after the poll.
     Ok(unsafe { stack_of(ts) }.push_frame())
 }
@@ -158,7 +158,7 @@ pub fn push_frame() -> Result<FrameId> {
 #[inline(always)]
 pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
     let raw = Handle::raw_or_null(handle.into());
-    let ts = threads::current()?;
+    let ts = mutator::current()?;
     debug_check(raw)?;
     // SAFETY: short exclusive borrow, no poll inside.
     unsafe { stack_of(ts) }.root(raw)
@@ -169,7 +169,7 @@ pub fn root(handle: impl Into<Option<Handle>>) -> Result<usize> {
 /// the caller's next safepoint.
 #[inline(always)]
 pub fn pop_frame(frame: FrameId) -> Result<()> {
-    let ts = threads::current()?;
+    let ts = mutator::current()?;
     // SAFETY: short exclusive borrow, no poll inside.
     unsafe { stack_of(ts) }.pop_frame(frame)
 }
@@ -179,7 +179,7 @@ pub fn pop_frame(frame: FrameId) -> Result<()> {
 #[inline]
 pub fn set_root(slot: usize, handle: impl Into<Option<Handle>>) -> Result<()> {
     let raw = Handle::raw_or_null(handle.into());
-    let ts = threads::current()?;
+    let ts = mutator::current()?;
     debug_check(raw)?;
     // SAFETY: short exclusive borrow, no poll inside.
     unsafe { stack_of(ts) }.set(slot, raw)
@@ -189,7 +189,7 @@ pub fn set_root(slot: usize, handle: impl Into<Option<Handle>>) -> Result<()> {
 /// not on the stack.
 #[inline]
 pub fn get_root(slot: usize) -> Result<Option<Handle>> {
-    let ts = threads::current()?;
+    let ts = mutator::current()?;
     // SAFETY: short exclusive borrow, no poll inside.
     let raw = unsafe { stack_of(ts) }.get(slot)?;
     Ok(Handle::from_raw(raw).ok())
@@ -213,7 +213,7 @@ pub fn get_root(slot: usize) -> Result<Option<Handle>> {
 /// is already panicking). [`Frame::pop`] reports it as an error instead.
 #[must_use = "the frame is popped when the guard is dropped"]
 pub struct Frame {
-    ts: *const ThreadState,
+    ts: *const Mutator,
     id: FrameId,
     _not_send: PhantomData<*mut ()>,
 }
@@ -222,8 +222,8 @@ impl Frame {
     /// Opens a frame (a safepoint).
     #[inline]
     pub fn new() -> Result<Frame> {
-        let ts = threads::current()?;
-        threads::poll(ts);
+        let ts = mutator::current()?;
+        mutator::poll(ts);
         // SAFETY: short exclusive borrow after the poll.
         let id = unsafe { stack_of(ts) }.push_frame();
         Ok(Frame {
@@ -241,8 +241,8 @@ impl Frame {
     /// The thread state, if it is still the one this frame was opened on
     /// and the thread is running.
     #[inline(always)]
-    fn state(&self) -> Result<&ThreadState> {
-        let ts = threads::current_ptr();
+    fn state(&self) -> Result<&Mutator> {
+        let ts = mutator::current_ptr();
         if ts != self.ts {
             // The thread unregistered since (at exit, or explicitly after
             // the frame was popped by id): the frame no longer exists.
@@ -250,7 +250,7 @@ impl Frame {
         }
         // SAFETY: equal to current_ptr: this thread's live state.
         let ts = unsafe { &*ts };
-        if ts.status.load(std::sync::atomic::Ordering::Relaxed) != threads::RUNNING {
+        if ts.status.load(std::sync::atomic::Ordering::Relaxed) != mutator::RUNNING {
             return Err(Error::InNative);
         }
         Ok(ts)

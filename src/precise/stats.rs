@@ -21,7 +21,7 @@
 
 use super::handles;
 use super::heap;
-use super::threads;
+use super::mutator;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -258,7 +258,7 @@ pub fn reset_pause_stats() {
 /// Reads the statistics. Does not register the calling thread; may wait
 /// for a running collection to finish.
 pub fn stats() -> Stats {
-    let (objects_allocated, threads) = threads::allocation_totals();
+    let (objects_allocated, threads) = mutator::allocation_totals();
     let (heap_size, peak_heap_size) = heap::size();
     let t = totals();
     Stats {

@@ -5,8 +5,8 @@ use super::mark::{Marker, Tracer};
 use crate::precise::handles::{self, Freed};
 use crate::precise::heap;
 use crate::precise::marking;
+use crate::precise::mutator::{self, Mutator, Round};
 use crate::precise::stats;
-use crate::precise::threads::{self, Round, ThreadState};
 use std::time::Instant;
 
 /// Whether `w` may be a handle (a cheap filter for root memory words).
@@ -31,7 +31,7 @@ fn snapshot_root_memory(owner: crate::roots::precise::Owner, out: &mut Vec<u64>)
 /// Performs round `kind` for `ts`: called by the thread itself at a
 /// safepoint (or while unregistering), or by the collector while the
 /// thread is `SCANNING`.
-pub(crate) fn act(ts: &ThreadState, kind: Round) {
+pub(crate) fn act(ts: &Mutator, kind: Round) {
     // SAFETY: the callers own the thread's state (see the docs above).
     let local = unsafe { ts.local() };
     match kind {
@@ -58,7 +58,7 @@ pub(crate) fn act(ts: &ThreadState, kind: Round) {
 /// A thread registered (under the registry lock): if the running cycle's
 /// snapshot is under way or done, its root memory (from an earlier
 /// registration, if any) joins it.
-pub(crate) fn on_register(ts: &ThreadState) {
+pub(crate) fn on_register(ts: &Mutator) {
     let (barrier, marking) = marking::registration_view();
     if barrier && !marking {
         // Between Prepare and Snapshot: like every other thread now.
@@ -90,7 +90,7 @@ pub(super) fn run_cycle(on_marked: impl FnOnce()) {
     let mut freed = Freed::new();
     // SAFETY: marking for `id` is complete and no sweep runs.
     let after = unsafe { heap::after_mark(id, &mut freed) };
-    threads::round(Round::End);
+    mutator::round(Round::End);
 
     // 5. Sweep.
     heap::free_pending_large();
@@ -128,11 +128,11 @@ pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
 
     // 1. Prepare.
     marking::prepare(prev_mark, mark);
-    threads::round(Round::Prepare);
+    mutator::round(Round::Prepare);
 
     // 2. Snapshot.
     marking::snapshot_started();
-    threads::round(Round::Snapshot);
+    mutator::round(Round::Snapshot);
     marking::snapshot_taken(mark);
     tracer.snapshot_taken();
 
@@ -145,7 +145,7 @@ pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
         tracer.close_assists();
         drain_queue(tracer);
         let before = tracer.marked();
-        threads::round(Round::Flush);
+        mutator::round(Round::Flush);
         tracer.globals();
         drain_queue(tracer);
         if tracer.marked() == before {

@@ -6,8 +6,8 @@ use crate::cache::prefetch;
 use crate::precise::handles::{self, Found};
 use crate::precise::heap::{self, Header};
 use crate::precise::marking;
-use crate::precise::roots;
-use crate::precise::threads;
+use crate::precise::mutator;
+use crate::precise::root_scan;
 use crate::precise::types::{self, Kind, TypeInfo};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -138,12 +138,12 @@ impl Tracer for Marker {
 
     fn snapshot_taken(&mut self) {
         heap::snapshot_taken();
-        self.allocated = threads::allocation_totals().0;
-        roots::scan_shared_roots(&mut |raw| self.visit(raw));
+        self.allocated = mutator::allocation_totals().0;
+        root_scan::scan_shared_roots(&mut |raw| self.visit(raw));
     }
 
     fn globals(&mut self) {
-        roots::for_each_global(&mut |raw| self.visit(raw));
+        root_scan::for_each_global(&mut |raw| self.visit(raw));
     }
 
     fn open_assists(&mut self) {

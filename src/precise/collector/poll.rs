@@ -7,8 +7,8 @@ use super::mark::{Marker, Tracer};
 use super::thread::{collect_for_alloc, marking_target, wait_marked};
 use crate::precise::heap::{self, Zone, ASSIST_BUDGET};
 use crate::precise::marking;
+use crate::precise::mutator::{self, Mutator};
 use crate::precise::stats;
-use crate::precise::threads::{self, ThreadState};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -33,7 +33,7 @@ pub(crate) enum AllocPoll {
 /// The allocation path's hook into the collector, on the running thread
 /// `ts` at a safepoint with no heap lock held (a collection takes it).
 /// Returns whether it asked for a cycle on the pacer's behalf.
-pub(crate) fn on_alloc(ts: &ThreadState, poll: AllocPoll) -> bool {
+pub(crate) fn on_alloc(ts: &Mutator, poll: AllocPoll) -> bool {
     match poll {
         AllocPoll::Memory { may_request } => {
             match heap::assist_zone() {
@@ -82,7 +82,7 @@ const ASSIST_ASK_WAIT: std::time::Duration = std::time::Duration::from_micros(20
 /// asks for them; with `ask_and_wait` it waits up to [`ASSIST_ASK_WAIT`]
 /// for the collector to open them or queue work (polling safepoints
 /// meanwhile). Holds no lock while it marks.
-fn assist(ts: &ThreadState, ask_and_wait: bool, budget: u64) -> Option<u64> {
+fn assist(ts: &Mutator, ask_and_wait: bool, budget: u64) -> Option<u64> {
     let asked = Instant::now();
     loop {
         let marked = if ASSISTS.open.load(Ordering::Acquire) {
@@ -105,7 +105,7 @@ fn assist(ts: &ThreadState, ask_and_wait: bool, budget: u64) -> Option<u64> {
         // or hands over part of its stack, at its next look (every
         // CHECK_EVERY steps). Poll meanwhile, so that a round waiting for
         // this thread goes on.
-        threads::poll(ts);
+        mutator::poll(ts);
         std::thread::yield_now();
     }
 }

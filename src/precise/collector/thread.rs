@@ -2,8 +2,8 @@
 //! waiting for them, shutting the thread down, and forks.
 
 use super::cycle::run_cycle;
+use crate::precise::mutator::{self, Mutator};
 use crate::precise::stats;
-use crate::precise::threads::{self, ThreadState};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
@@ -137,11 +137,11 @@ fn wait_for(target: u64) {
             c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
         }
     };
-    let ts = threads::current_ptr();
+    let ts = mutator::current_ptr();
     // SAFETY: current_ptr is this thread's live state when non-null.
     match unsafe { ts.as_ref() } {
-        Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
-            threads::wait_native(ts, wait)
+        Some(ts) if ts.status.load(Ordering::Relaxed) == mutator::RUNNING => {
+            mutator::wait_native(ts, wait)
         }
         _ => wait(),
     }
@@ -154,7 +154,7 @@ fn wait_for(target: u64) {
 ///
 /// [`Error::InNative`](crate::precise::Error::InNative) from native code.
 pub fn collect() -> crate::precise::Result<()> {
-    threads::current()?;
+    mutator::current()?;
     let target = request_new(&mut control());
     wait_for(target);
     Ok(())
@@ -164,10 +164,10 @@ pub fn collect() -> crate::precise::Result<()> {
 /// `wait` (the heap limit, no handles left) the allocation waits for a
 /// full new cycle; without it (the pacer) a cycle is requested unless one
 /// is pending, and the allocation goes on.
-pub(super) fn collect_for_alloc(ts: &ThreadState, wait: bool) {
+pub(super) fn collect_for_alloc(ts: &Mutator, wait: bool) {
     if wait {
         let target = request_new(&mut control());
-        threads::wait_native(ts, || {
+        mutator::wait_native(ts, || {
             let mut c = control();
             while c.completed < target {
                 c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
@@ -206,9 +206,9 @@ pub(super) fn marking_target(request: bool) -> Option<u64> {
 /// set the pacer's next goal. Its sweep may still run; the allocation
 /// sweeps the blocks it takes itself if the collector has not reached
 /// them.
-pub(super) fn wait_marked(ts: &ThreadState, target: u64) {
+pub(super) fn wait_marked(ts: &Mutator, target: u64) {
     let start = Instant::now();
-    threads::wait_native(ts, || {
+    mutator::wait_native(ts, || {
         let mut c = control();
         while c.marked < target {
             c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
@@ -220,7 +220,7 @@ pub(super) fn wait_marked(ts: &ThreadState, target: u64) {
 /// Waits, as native code, until the cycle that is running (if any) has
 /// completed: a weak handle's read while that cycle's marking decides its
 /// object (see `weak.rs`). Returns at once if none runs.
-pub(crate) fn wait_for_marking(ts: &ThreadState) {
+pub(crate) fn wait_for_marking(ts: &Mutator) {
     let target = {
         let c = control();
         if !c.running || c.started <= c.completed {
@@ -232,7 +232,7 @@ pub(crate) fn wait_for_marking(ts: &ThreadState) {
         }
         c.started
     };
-    threads::wait_native(ts, || {
+    mutator::wait_native(ts, || {
         let mut c = control();
         while c.completed < target {
             c = DONE.wait(c).unwrap_or_else(|e| e.into_inner());
@@ -279,11 +279,11 @@ pub(crate) fn quiet_for_fork() {
         }
         c
     };
-    let ts = threads::current_ptr();
+    let ts = mutator::current_ptr();
     // SAFETY: current_ptr is this thread's live state when non-null.
     let quiet = match unsafe { ts.as_ref() } {
-        Some(ts) if ts.status.load(Ordering::Relaxed) == threads::RUNNING => {
-            threads::wait_native(ts, wait)
+        Some(ts) if ts.status.load(Ordering::Relaxed) == mutator::RUNNING => {
+            mutator::wait_native(ts, wait)
         }
         _ => wait(),
     };

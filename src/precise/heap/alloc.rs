@@ -38,7 +38,7 @@ use crate::precise::collector::{self, AllocPoll};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
-use crate::precise::threads::{self, ThreadState};
+use crate::precise::mutator::{self, Mutator};
 use crate::precise::types::{self, TypeId};
 use std::sync::atomic::Ordering;
 
@@ -114,12 +114,12 @@ pub fn alloc(ty: TypeId) -> Result<Handle> {
 /// header, for a caller that initialises the object before its next
 /// safepoint (`access::alloc_with`).
 #[inline(always)]
-pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, *mut Header)> {
+pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static Mutator, Handle, *mut Header)> {
     let Some((size, class)) = types::struct_size_class(ty) else {
         return Err(Error::WrongTypeKind);
     };
-    let ts = threads::current()?;
-    threads::poll(ts);
+    let ts = mutator::current()?;
+    mutator::poll(ts);
     let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, None, class)?;
     Ok((ts, obj, hdr))
 }
@@ -135,8 +135,8 @@ pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, 
 pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
     let size = types::array_size(types::info(ty), len)?;
     let body = size + LENGTH_WORD;
-    let ts = threads::current()?;
-    threads::poll(ts);
+    let ts = mutator::current()?;
+    mutator::poll(ts);
     alloc_object(
         ts,
         ty.to_raw(),
@@ -153,7 +153,7 @@ pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
 /// the calling thread, which has just passed a safepoint poll.
 #[inline(always)]
 fn alloc_object(
-    ts: &ThreadState,
+    ts: &Mutator,
     type_id: u32,
     body: u32,
     length: Option<u64>,
@@ -185,7 +185,7 @@ fn alloc_object(
 /// thread, and `index` the index bits of its handles.
 #[inline(always)]
 unsafe fn init_small(
-    ts: &ThreadState,
+    ts: &Mutator,
     hdr: *mut Header,
     index: u64,
     type_id: u32,
@@ -224,7 +224,7 @@ unsafe fn init_small(
 /// length word, and nobody else has a handle with `generation` to it yet.
 #[inline(always)]
 unsafe fn born(
-    ts: &ThreadState,
+    ts: &Mutator,
     hdr: *mut Header,
     type_id: u32,
     length: Option<u64>,
@@ -245,7 +245,7 @@ unsafe fn born(
 #[cold]
 #[inline(never)]
 fn alloc_slow(
-    ts: &ThreadState,
+    ts: &Mutator,
     type_id: u32,
     body: u32,
     length: Option<u64>,
@@ -283,7 +283,7 @@ fn alloc_slow(
 }
 
 /// Makes sure this thread's handle cache is not empty.
-fn ensure_handles(ts: &ThreadState) -> Result<()> {
+fn ensure_handles(ts: &Mutator) -> Result<()> {
     // SAFETY: the calling thread is running and owns its state.
     let local = unsafe { ts.local() };
     if !local.handles.is_empty() {
@@ -318,7 +318,7 @@ const SOFT_LIMIT_WAITS: u8 = 8;
 /// most [`SOFT_LIMIT_WAITS`] times ([`Retry::on_soft_limit`]). Call with no
 /// heap lock held: a collection takes it.
 struct Retry<'a> {
-    ts: &'a ThreadState,
+    ts: &'a Mutator,
     paced: bool,
     made_room: bool,
     waited: bool,
@@ -326,7 +326,7 @@ struct Retry<'a> {
 }
 
 impl<'a> Retry<'a> {
-    fn new(ts: &'a ThreadState) -> Retry<'a> {
+    fn new(ts: &'a Mutator) -> Retry<'a> {
         Retry {
             ts,
             paced: false,
@@ -396,7 +396,7 @@ fn sweep_all_for_limit() {
 /// A free cell of `class` for this thread, taking a new block if needed:
 /// a partly free one, else an unswept one (swept here), else a wholly free
 /// or new one.
-fn small_cell(ts: &ThreadState, class: u8) -> Result<(*mut Header, u64)> {
+fn small_cell(ts: &Mutator, class: u8) -> Result<(*mut Header, u64)> {
     let c = class as usize;
     let cell = CELL[c] as usize;
     let mut retry = Retry::new(ts);
@@ -534,7 +534,7 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
 
 /// Zeroed memory for a large object of `body` bytes after its header,
 /// listed with its handle `handle`.
-fn large_cell(ts: &ThreadState, body: u32, handle: u64) -> Result<*mut Header> {
+fn large_cell(ts: &Mutator, body: u32, handle: u64) -> Result<*mut Header> {
     let bytes = HEADER + body as usize;
     let mut retry = Retry::new(ts);
     loop {

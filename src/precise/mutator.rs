@@ -2,7 +2,7 @@
 //! declarations.
 //!
 //! Every execution context that uses the precise heap (a thread's own, or
-//! a goroutine's: `crate::context`) has a [`ThreadState`] (shadow stack,
+//! a goroutine's: `crate::context`) has a [`Mutator`] (shadow stack,
 //! bump buffers, handle cache, write-barrier log) and is in the registry;
 //! "thread" below means such a mutator. Registration is automatic on first
 //! use ([`current`]) and undone when the context ends (its key's
@@ -128,7 +128,7 @@ impl Round {
 }
 
 /// One registered thread's collector state.
-pub(crate) struct ThreadState {
+pub(crate) struct Mutator {
     pub(crate) status: AtomicU32,
     /// The last round this thread has acknowledged.
     acked: AtomicU64,
@@ -165,7 +165,7 @@ pub(crate) struct Local {
     pub(crate) log: Vec<u64>,
 }
 
-impl ThreadState {
+impl Mutator {
     /// Records `handle` as the object this thread allocated last (see
     /// `fresh`). Call right after the allocation, before any safepoint.
     #[inline(always)]
@@ -211,7 +211,7 @@ impl ThreadState {
         self.before_snapshot.load(Ordering::Relaxed)
     }
 
-    /// Sets [`ThreadState::before_snapshot`] (by whoever performs its
+    /// Sets [`Mutator::before_snapshot`] (by whoever performs its
     /// rounds, see `local`).
     pub(crate) fn set_before_snapshot(&self, on: bool) {
         self.before_snapshot.store(on, Ordering::Relaxed);
@@ -234,7 +234,7 @@ impl ThreadState {
 }
 
 /// A registered thread, as the registry keeps it.
-struct ThreadPtr(*const ThreadState);
+struct ThreadPtr(*const Mutator);
 
 // SAFETY: the registry only hands these to the collector, which touches a
 // thread's state under the protocol in the module docs.
@@ -277,7 +277,7 @@ fn notify_collector() {
 
 /// The precise collector's slot in every execution context (rank 4: its
 /// depth in design.md's list of layers, below defer's): the context's
-/// [`ThreadState`], unregistered when the context ends.
+/// [`Mutator`], unregistered when the context ends.
 static KEY: crate::context::Key = crate::context::Key::new(4, unregister_at_end);
 
 /// A context ended (its thread exited, or its goroutine finished): its
@@ -288,14 +288,14 @@ static KEY: crate::context::Key = crate::context::Key::new(4, unregister_at_end)
 /// stored; nothing runs in the context any more.
 unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
     // SAFETY: a live registered state (see above), used by nobody else.
-    let _ = unregister_state(unsafe { &*ts.cast::<ThreadState>() }, true);
+    let _ = unregister_state(unsafe { &*ts.cast::<Mutator>() }, true);
 }
 
 /// This thread's state if it is registered (in any status), else null:
 /// the [`KEY`] slot of the context it runs, so that a switch of contexts
 /// switches the state with it.
 #[inline(always)]
-pub(crate) fn current_ptr() -> *const ThreadState {
+pub(crate) fn current_ptr() -> *const Mutator {
     match crate::context::existing() {
         Some(ctx) => ctx.get(&KEY).cast_const().cast(),
         None => ptr::null(),
@@ -308,7 +308,7 @@ pub(crate) fn current_ptr() -> *const ThreadState {
 /// The reference is valid until the thread unregisters, which its caller
 /// (this thread, inside one API call) cannot do meanwhile.
 #[inline(always)]
-pub(crate) fn current() -> Result<&'static ThreadState> {
+pub(crate) fn current() -> Result<&'static Mutator> {
     let ts = current_ptr();
     if ts.is_null() {
         return register_current();
@@ -324,7 +324,7 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
 
 #[cold]
 #[inline(never)]
-fn register_current() -> Result<&'static ThreadState> {
+fn register_current() -> Result<&'static Mutator> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
     let ts = enlist(crate::roots::precise::owner(), name);
@@ -350,10 +350,10 @@ static HOOKS: crate::context::Hooks = crate::context::Hooks {
 };
 
 /// The registered state of `ctx`, if any.
-fn state_of(ctx: &crate::context::Context) -> Option<&ThreadState> {
+fn state_of(ctx: &crate::context::Context) -> Option<&Mutator> {
     // SAFETY: a registered context's state lives until the context ends
     // or unregisters, neither of which happens while it is switched.
-    unsafe { ctx.get(&KEY).cast_const().cast::<ThreadState>().as_ref() }
+    unsafe { ctx.get(&KEY).cast_const().cast::<Mutator>().as_ref() }
 }
 
 /// `ctx` runs on this thread again: leaves the native code that
@@ -390,14 +390,14 @@ fn block_exit() {
 }
 
 /// Undoes [`declare_native_for_switch`], if it declared `ts` native.
-fn resume_after_switch(ts: &ThreadState) {
+fn resume_after_switch(ts: &Mutator) {
     if ts.switched_native.swap(false, Ordering::Relaxed) {
         leave_native_state(ts);
         poll(ts);
     }
 }
 
-fn declare_native_for_switch(ts: &ThreadState) {
+fn declare_native_for_switch(ts: &Mutator) {
     if ts.status.load(Ordering::Relaxed) == RUNNING {
         ts.switched_native.store(true, Ordering::Relaxed);
         declare_native(ts);
@@ -408,15 +408,12 @@ fn declare_native_for_switch(ts: &ThreadState) {
 /// and puts it in the registry. A round in progress was published under
 /// the registry lock taken here and has nothing to ask of a new thread,
 /// so it is born acknowledged. The state is freed by [`unregister_state`].
-pub(crate) fn enlist(
-    owner: crate::roots::precise::Owner,
-    name: Option<String>,
-) -> *const ThreadState {
+pub(crate) fn enlist(owner: crate::roots::precise::Owner, name: Option<String>) -> *const Mutator {
     crate::context::set_hooks(&HOOKS);
     let mut reg = registry();
     let id = reg.next_id;
     reg.next_id += 1;
-    let ts = Box::into_raw(Box::new(ThreadState {
+    let ts = Box::into_raw(Box::new(Mutator {
         status: AtomicU32::new(RUNNING),
         acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
         before_snapshot: AtomicBool::new(false),
@@ -445,7 +442,7 @@ pub(crate) fn enlist(
 /// Removes `ts` (this thread's state) from the registry and frees it. With
 /// `forced` (thread exit), open frames are discarded; otherwise they are
 /// [`Error::FramesOpen`].
-pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
+pub(crate) fn unregister_state(ts: &Mutator, forced: bool) -> Result<()> {
     // A thread in native code at exit is ours again first.
     leave_native_state(ts);
     // SAFETY: our own running state, no other borrow.
@@ -471,7 +468,7 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
         // orphaned while it is still registered, so it is always someone's.
         crate::roots::precise::orphan(ts.owner);
     }
-    let me = ts as *const ThreadState;
+    let me = ts as *const Mutator;
     reg.threads.retain(|t| t.0 != me);
     reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
     drop(reg);
@@ -499,7 +496,7 @@ pub(super) fn lock_for_fork() {
 pub(super) fn adopt_after_fork() -> crate::roots::precise::Owner {
     let me = current_ptr();
     let mut reg = registry();
-    let gone: Vec<*const ThreadState> = reg
+    let gone: Vec<*const Mutator> = reg
         .threads
         .iter()
         .map(|t| t.0)
@@ -557,7 +554,7 @@ pub fn is_thread_registered() -> bool {
 
 /// The safepoint poll: one relaxed load on the fast path.
 #[inline(always)]
-pub(crate) fn poll(ts: &ThreadState) {
+pub(crate) fn poll(ts: &Mutator) {
     if SAFEPOINT.load(Ordering::Relaxed) {
         handshake(ts);
     }
@@ -567,7 +564,7 @@ pub(crate) fn poll(ts: &ThreadState) {
 /// not acknowledged it yet, and acknowledges it.
 #[cold]
 #[inline(never)]
-fn handshake(ts: &ThreadState) {
+fn handshake(ts: &Mutator) {
     ts.forget_fresh();
     let round = ROUND.load(Ordering::Acquire);
     if ts.acked.load(Ordering::Relaxed) >= round {
@@ -591,7 +588,7 @@ pub fn safepoint() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn declare_native(ts: &ThreadState) {
+pub(crate) fn declare_native(ts: &Mutator) {
     // Rounds may now pass without this thread's handshakes.
     ts.forget_fresh();
     ts.status.store(NATIVE, Ordering::SeqCst);
@@ -608,7 +605,7 @@ pub(crate) fn declare_native(ts: &ThreadState) {
 
 /// Moves this thread from native code back to running (a no-op if it is
 /// running), waiting while the collector acts on its behalf.
-fn leave_native_state(ts: &ThreadState) {
+fn leave_native_state(ts: &Mutator) {
     loop {
         match ts
             .status
@@ -786,7 +783,7 @@ pub(crate) fn allocation_totals() -> (u64, usize) {
 /// Runs `f` while this (running) thread waits in native code, so that the
 /// collector acts for it instead of waiting for it; returns `f`'s result.
 /// Used by [`super::collect`] and allocations that wait for a cycle.
-pub(crate) fn wait_native<R>(ts: &ThreadState, f: impl FnOnce() -> R) -> R {
+pub(crate) fn wait_native<R>(ts: &Mutator, f: impl FnOnce() -> R) -> R {
     poll(ts);
     declare_native(ts);
     let r = f();
