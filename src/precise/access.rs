@@ -303,7 +303,7 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
         // The slot holds null: the barrier's deletion half has nothing to
         // log, and its insertion half logs only before the snapshot.
         if before_snapshot {
-            marking::log(ts, value.to_raw());
+            ts.log(value.to_raw());
         }
         slot.store(value.to_raw(), Ordering::Release);
     }
@@ -418,10 +418,10 @@ impl HandleSlot for loom::sync::atomic::AtomicU64 {
 #[inline(never)]
 fn barrier_slow(ts: &Mutator, old: u64, raw: u64) {
     if old != 0 {
-        marking::log(ts, old);
+        ts.log(old);
     }
     if raw != 0 && ts.before_snapshot() {
-        marking::log(ts, raw);
+        ts.log(raw);
     }
 }
 
@@ -440,9 +440,9 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // SAFETY: the caller's len readable bytes (elements are copied
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
-        .filter(|&w| super::collector::could_be_handle(w));
+        .filter(|&w| handles::could_be_handle(w));
     match mutator::current() {
-        Ok(ts) => words.for_each(|w| marking::log(ts, w)),
+        Ok(ts) => words.for_each(|w| ts.log(w)),
         // Declared in native code: holds no handle of its own, but what it
         // moved must still reach the marker.
         Err(_) => {

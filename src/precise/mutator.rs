@@ -57,16 +57,15 @@
 //!   an acknowledgement (after 10 s it says which threads it waits for, and
 //!   keeps waiting).
 //!
-//! What each round does is the collector's business (`collector/`); this
-//! module only calls [`super::collector::act`].
+//! When rounds run is the collector's business (`collector/`); what each
+//! round asks of a thread is [`Round`], and [`act`] does it.
 //!
 //! Lock order: registry, then heap, then handle pool; the root-memory
 //! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
-use super::collector;
 use super::error::{Error, Result};
-use super::handles::{Handle, LocalHandles};
+use super::handles::{self, Handle, LocalHandles};
 use super::heap::{self, LocalHeap};
 use super::marking;
 use super::shadow::ShadowStack;
@@ -123,6 +122,64 @@ impl Round {
             1 => Round::Snapshot,
             2 => Round::Flush,
             _ => Round::End,
+        }
+    }
+}
+
+/// Copies the root memory words of `owner` that may be handles into `out`.
+fn snapshot_root_memory(owner: crate::roots::precise::Owner, out: &mut Vec<u64>) {
+    // SAFETY: the owner is the caller, or is in native code held by the
+    // collector (SCANNING), so its root stacks do not change meanwhile.
+    unsafe {
+        crate::roots::precise::for_each_word(owner, &mut |w| {
+            if handles::could_be_handle(w as u64) {
+                out.push(w as u64)
+            }
+        })
+    };
+}
+
+/// Performs round `kind` for `ts`: called by the thread itself at a
+/// safepoint (or while unregistering), or by the collector while the
+/// thread is `SCANNING`.
+fn act(ts: &Mutator, kind: Round) {
+    // SAFETY: the callers own the thread's state (see the docs above).
+    let local = unsafe { ts.local() };
+    match kind {
+        Round::Prepare => {
+            local.log.clear();
+            ts.set_before_snapshot(true);
+        }
+        Round::Snapshot => {
+            ts.set_before_snapshot(false);
+            heap::retire(&mut local.heap);
+            let roots = local.shadow.roots();
+            let mut snapshot = Vec::with_capacity(roots.len() + 16);
+            snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
+            snapshot_root_memory(ts.owner, &mut snapshot);
+            if !snapshot.is_empty() {
+                marking::grey_queue().push(snapshot);
+            }
+        }
+        Round::Flush => marking::hand_over_log(&mut local.log),
+        Round::End => {}
+    }
+}
+
+/// A thread registered (under the registry lock): if the running cycle's
+/// snapshot is under way or done, its root memory (from an earlier
+/// registration, if any) joins it.
+fn on_register(ts: &Mutator) {
+    let (barrier, marking) = marking::registration_view();
+    if barrier && !marking {
+        // Between Prepare and Snapshot: like every other thread now.
+        ts.set_before_snapshot(true);
+    }
+    if marking {
+        let mut snapshot = Vec::new();
+        snapshot_root_memory(ts.owner, &mut snapshot);
+        if !snapshot.is_empty() {
+            marking::grey_queue().push(snapshot);
         }
     }
 }
@@ -202,6 +259,19 @@ impl Mutator {
     pub(crate) unsafe fn local(&self) -> &mut Local {
         // SAFETY: exclusivity is the caller's obligation (see above).
         unsafe { &mut *self.local.get() }
+    }
+
+    /// Records `old` (a value a barriered store overwrote, or a grey-born
+    /// object) in this thread's log.
+    #[inline(always)]
+    pub(crate) fn log(&self, old: u64) {
+        // SAFETY: the running thread's own state, no other borrow live (the
+        // callers hold none across this call).
+        let log = &mut unsafe { self.local() }.log;
+        log.push(old);
+        if log.len() >= marking::LOG_BATCH {
+            marking::hand_over_log(log);
+        }
     }
 
     /// Whether this thread's roots are not yet snapshotted by the running
@@ -435,7 +505,7 @@ pub(crate) fn enlist(owner: crate::roots::precise::Owner, name: Option<String>) 
     // still set) may have root memory already: a cycle whose snapshot is
     // under way gets it now.
     // SAFETY: just created, ours alone.
-    collector::on_register(unsafe { &*ts });
+    on_register(unsafe { &*ts });
     ts
 }
 
@@ -455,7 +525,7 @@ pub(crate) fn unregister_state(ts: &Mutator, forced: bool) -> Result<()> {
     // rounds under it: we see every round, and nobody else touches us.
     let round = ROUND.load(Ordering::Acquire);
     if ts.acked.load(Ordering::Relaxed) < round {
-        collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+        act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
         ts.acked.store(round, Ordering::Release);
     }
     // SAFETY: see above.
@@ -571,7 +641,7 @@ fn handshake(ts: &Mutator) {
         return;
     }
     let start = Instant::now();
-    collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+    act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
     ts.acked.store(round, Ordering::Release);
     let pause = start.elapsed();
     notify_collector();
@@ -728,7 +798,7 @@ pub(crate) fn round(kind: Round) {
             {
                 // The thread is in native code and cannot leave it until we
                 // store NATIVE again: its state is ours.
-                collector::act(ts, kind);
+                act(ts, kind);
                 ts.acked.store(round, Ordering::Release);
                 ts.status.store(NATIVE, Ordering::SeqCst);
             } else {

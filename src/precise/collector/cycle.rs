@@ -1,77 +1,14 @@
-//! One cycle: each thread's part of the handshake rounds, the cycle's
-//! steps (see the collector's docs), and the marking loop that runs them.
+//! One cycle: its steps (see the collector's docs) and the marking loop
+//! that runs them.
 
 use super::mark::{Marker, Tracer};
+use crate::precise::access;
 use crate::precise::handles::{self, Freed};
 use crate::precise::heap;
 use crate::precise::marking;
-use crate::precise::mutator::{self, Mutator, Round};
+use crate::precise::mutator::{self, Round};
 use crate::precise::stats;
 use std::time::Instant;
-
-/// Whether `w` may be a handle (a cheap filter for root memory words).
-#[inline(always)]
-pub(crate) fn could_be_handle(w: u64) -> bool {
-    w >> handles::INDEX_BITS != 0 && w & ((1 << handles::INDEX_BITS) - 1) != 0
-}
-
-/// Copies the root memory words of `owner` that may be handles into `out`.
-fn snapshot_root_memory(owner: crate::roots::precise::Owner, out: &mut Vec<u64>) {
-    // SAFETY: the owner is the caller, or is in native code held by the
-    // collector (SCANNING), so its root stacks do not change meanwhile.
-    unsafe {
-        crate::roots::precise::for_each_word(owner, &mut |w| {
-            if could_be_handle(w as u64) {
-                out.push(w as u64)
-            }
-        })
-    };
-}
-
-/// Performs round `kind` for `ts`: called by the thread itself at a
-/// safepoint (or while unregistering), or by the collector while the
-/// thread is `SCANNING`.
-pub(crate) fn act(ts: &Mutator, kind: Round) {
-    // SAFETY: the callers own the thread's state (see the docs above).
-    let local = unsafe { ts.local() };
-    match kind {
-        Round::Prepare => {
-            local.log.clear();
-            ts.set_before_snapshot(true);
-        }
-        Round::Snapshot => {
-            ts.set_before_snapshot(false);
-            heap::retire(&mut local.heap);
-            let roots = local.shadow.roots();
-            let mut snapshot = Vec::with_capacity(roots.len() + 16);
-            snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
-            snapshot_root_memory(ts.owner, &mut snapshot);
-            if !snapshot.is_empty() {
-                marking::grey_queue().push(snapshot);
-            }
-        }
-        Round::Flush => marking::hand_over_log(&mut local.log),
-        Round::End => {}
-    }
-}
-
-/// A thread registered (under the registry lock): if the running cycle's
-/// snapshot is under way or done, its root memory (from an earlier
-/// registration, if any) joins it.
-pub(crate) fn on_register(ts: &Mutator) {
-    let (barrier, marking) = marking::registration_view();
-    if barrier && !marking {
-        // Between Prepare and Snapshot: like every other thread now.
-        ts.set_before_snapshot(true);
-    }
-    if marking {
-        let mut snapshot = Vec::new();
-        snapshot_root_memory(ts.owner, &mut snapshot);
-        if !snapshot.is_empty() {
-            marking::grey_queue().push(snapshot);
-        }
-    }
-}
 
 /// Runs one cycle on the heap; `on_marked` is called once marking has
 /// ended and the pacer's next goal is set, before the sweep.
@@ -127,7 +64,7 @@ pub(crate) fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
     let (prev_mark, mark) = (id.wrapping_sub(1) as u8, id as u8);
 
     // 1. Prepare.
-    marking::prepare(prev_mark, mark);
+    marking::prepare(prev_mark, mark, access::log_moved_words);
     mutator::round(Round::Prepare);
 
     // 2. Snapshot.

@@ -169,8 +169,8 @@
 //! # Layout
 //!
 //! `thread.rs` (the collector thread, requests and waits for cycles),
-//! `cycle.rs` (one cycle: the threads' part of each round, the steps,
-//! the marking loop), `mark.rs` (the [`Tracer`] and the collector's marker),
+//! `cycle.rs` (one cycle: its steps and the marking loop; what a
+//! round asks of each thread is `mutator.rs`'s), `mark.rs` (the [`Tracer`] and the collector's marker),
 //! `assist.rs` (the state that the collector and assisting mutators share),
 //! `poll.rs` (the allocation path's one hook, `on_alloc`: mark assists,
 //! requests, waits).
@@ -183,7 +183,6 @@ mod thread;
 
 #[cfg(loom)]
 pub(crate) use cycle::mark_cycle;
-pub(crate) use cycle::{act, could_be_handle, on_register};
 #[cfg(loom)]
 pub use mark::Tracer;
 pub(crate) use poll::{on_alloc, AllocPoll};

@@ -208,7 +208,7 @@ unsafe fn init_small(
     let grey = unsafe { born(ts, hdr, type_id, length, generation) };
     if grey {
         // Born while roots are being snapshotted: traced by this cycle.
-        marking::log(ts, handle);
+        ts.log(handle);
     }
     // SAFETY: the index bits of a bound handle are index + 1 >= 1.
     unsafe { Handle::from_raw_unchecked(handle) }
@@ -277,7 +277,7 @@ fn alloc_slow(
     let h = unsafe { handles::publish(handle, hdr) };
     if grey {
         // Logged once published, so that the marker can resolve it.
-        marking::log(ts, handle);
+        ts.log(handle);
     }
     Ok((h, hdr))
 }
