@@ -93,6 +93,7 @@ mod access;
 mod collector;
 mod error;
 mod fork;
+mod frame;
 mod handles;
 mod heap;
 mod marking;
@@ -115,6 +116,7 @@ pub use access::{
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
+pub use frame::{get_root, pop_frame, push_frame, root, set_root, Frame};
 pub use handles::Handle;
 pub use heap::{alloc, alloc_array};
 #[cfg(feature = "test-hooks")]
@@ -125,8 +127,8 @@ pub use mutator::{
     unregister_thread, NativeGuard,
 };
 pub use root_scan::{add_global_root, remove_global_root, store_global, GlobalRoot};
-pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
-pub use stats::{reset_pause_stats, stats, Stats};
+pub use shadow::FrameId;
+pub use stats::{reset_pause_stats, Stats};
 pub use types::{
     register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
 };
@@ -153,6 +155,13 @@ pub(crate) fn snapshot_taken() -> bool {
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+/// Reads the statistics. Does not register the calling thread; may wait
+/// for a running collection to finish.
+pub fn stats() -> Stats {
+    let (objects_allocated, threads) = mutator::allocation_totals();
+    stats::read(objects_allocated, threads)
+}
 
 /// Settings of the precise collector, applied by [`init_with`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
