@@ -186,10 +186,9 @@ pub(super) fn collect_for_alloc(ts: &Mutator, wait: bool) {
 /// `heap/pacer.rs`, or at the soft memory limit): the running one if it
 /// has not finished marking, or if none runs the requested one. With
 /// `request`, a new cycle is asked for if there is none (one that is
-/// sweeping found its dead already); without, `None` then. (Waiting past
-/// the allowance also for a cycle requested while the last one sweeps
-/// made four mutators wait 5.0 s in all over 3 runs of gcbench-mt4
-/// instead of 3.8, and take 1.24x bdwgc's time instead of 0.95x.)
+/// sweeping found its dead already); without, `None` then. (Past the
+/// allowance, waiting also for a cycle requested while the last one
+/// sweeps makes mutators wait much longer for no smaller heap.)
 pub(super) fn marking_target(request: bool) -> Option<u64> {
     let mut c = control();
     let target = if c.running { c.started } else { c.requested };

@@ -303,10 +303,10 @@ fn ensure_handles(ts: &Mutator) -> Result<()> {
 /// How many times one allocation may wait for a cycle at the soft memory
 /// limit (see [`Retry::on_soft_limit`]) before the heap grows (besides
 /// what it may wait in the pacer's allowance). What a cycle's sweep
-/// frees, other threads may take first: three mutators under a limit of
-/// 1.5 times their live size peaked at 1.10-1.30 times the limit with two
-/// waits, 1.01-1.08 with four, 0.99-1.05 with eight, and 1.45-1.70 with
-/// none (`tests/precise_soft_limit.rs`, 2026-11-26).
+/// frees, other threads may take first, so one wait is not enough to hold
+/// several mutators at the limit; eight hold it
+/// (`tests/precise_soft_limit.rs`; the README's "The precise collector's
+/// pacer" has the figures).
 const SOFT_LIMIT_WAITS: u8 = 8;
 
 /// The collections one allocation may ask for while it looks for memory,
