@@ -79,15 +79,31 @@
 //!
 //! # Layout
 //!
-//! `handles.rs` (handle format, lookup, the large-object table), `heap/` (object layout and size classes,
-//! blocks, allocation, sweeping, the pacer), `types.rs`, `shadow.rs`,
-//! `mutator.rs` (registry, handshake rounds, safepoints, native code),
-//! `root_scan.rs` (global roots, root memory), `marking.rs` (what mutators
-//! read of the collector's state: marks, birth mode, barrier flag, the
-//! barrier log), `collector/` (the collector thread, the cycle, the
-//! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
-//! (including mutator pauses), `error.rs`; the crate's `cache.rs` keeps
-//! the hot flags off other data's cache lines and prefetches.
+//! From the top down:
+//!
+//! - `collector/` (the collector thread, the cycle, the marker, mark
+//!   assists, and `on_alloc`, the allocation path's one hook into it);
+//! - `root_scan.rs` (global roots, added root scanners);
+//! - `frame.rs` (the frame and root functions, [`Frame`]);
+//! - `access.rs` (loads, stores, the write barrier);
+//! - `mutator.rs` (a registered thread's state, the registry, handshake
+//!   rounds and what each asks of a thread, safepoints, native code, the
+//!   barrier log);
+//! - `shadow.rs` (the shadow stack itself); `stats.rs` (including mutator
+//!   pauses; [`stats()`] adds the registry's counts);
+//! - `heap/` (object layout and size classes, blocks, allocation,
+//!   sweeping, the pacer), `types.rs`, `handles.rs` (handle format,
+//!   lookup, the large-object table);
+//! - `marking.rs` (what mutators read of the collector's state: marks,
+//!   birth mode, barrier flag, the grey queue);
+//! - `error.rs`, `sync.rs`.
+//!
+//! A file imports only files below it, except within the heap's line:
+//! `heap/`, `types.rs` and `handles.rs` share the object layout, and the
+//! allocation path (`heap/alloc.rs`) works on a thread's buffers
+//! (`mutator.rs`) and polls the collector (`collector::on_alloc`). The
+//! crate's `cache.rs` keeps the hot flags off other data's cache lines and
+//! prefetches.
 
 mod access;
 mod collector;
