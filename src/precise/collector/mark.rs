@@ -12,7 +12,7 @@ use crate::precise::types::{self, Kind, TypeInfo};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a cycle's marking needs of the heap: the [`Marker`], or the
-/// model heap of `tests/precise_loom.rs`, which runs [`mark_cycle`] under
+/// model heap of `tests/precise_loom.rs`, which runs [`mark_cycle`](super::cycle::mark_cycle) under
 /// loom.
 pub trait Tracer {
     /// Queues a root or logged value for marking (any value: one that is
@@ -28,7 +28,7 @@ pub trait Tracer {
     /// Queue the global roots again (at every Flush round).
     fn globals(&mut self);
     /// Lets mutators that allocate past the pacer's allowance mark too
-    /// (mark assists, see [`assist`]) until [`Tracer::close_assists`]. The
+    /// (mark assists, see `poll.rs`) until [`Tracer::close_assists`]. The
     /// loom model has none.
     fn open_assists(&mut self) {}
     /// Returns once no assist runs, with what they marked counted.

@@ -4,7 +4,7 @@
 //!
 //! # The cycle
 //!
-//! The collector thread ([`collector_main`]) runs a cycle when one is
+//! The collector thread (`collector_main`) runs a cycle when one is
 //! requested ([`gc_async`], [`collect`], or the pacer when allocation since
 //! the last cycle started exceeds its trigger). A cycle `c` is:
 //!
@@ -30,7 +30,7 @@
 //!    read again), tracing what they bring, until a round that marks
 //!    nothing new: then marking is complete. Between Flush rounds,
 //!    mutators whose allocation is ahead of marking, or past half the
-//!    pacer's allowance, may mark too (mark assists, see [`assist`]); the
+//!    pacer's allowance, may mark too (mark assists, see `poll.rs`); the
 //!    collector closes assists, and waits until none runs, before each
 //!    Flush round.
 //! 4. **End.** The completed mark becomes `c` (validation accepts only `c`
@@ -169,11 +169,18 @@
 //! # Layout
 //!
 //! `thread.rs` (the collector thread, requests and waits for cycles),
-//! `cycle.rs` (one cycle: its steps and the marking loop; what a
-//! round asks of each thread is `mutator.rs`'s), `mark.rs` (the [`Tracer`] and the collector's marker),
-//! `assist.rs` (the state that the collector and assisting mutators share),
-//! `poll.rs` (the allocation path's one hook, `on_alloc`: mark assists,
-//! requests, waits).
+//! `cycle.rs` (one cycle: its steps and the marking loop; what a round
+//! asks of each thread is `mutator.rs`'s), `mark.rs` (the [`Tracer`] and
+//! the collector's marker), `assist.rs` (the state that the collector and
+//! assisting mutators share), `poll.rs` (the allocation path's one hook,
+//! `on_alloc`: mark assists, requests, waits).
+//!
+//! [`Tracer`]: mark::Tracer
+//! [`heap::after_mark`]: crate::precise::heap::after_mark
+//! [`Round::Prepare`]: crate::precise::mutator::Round::Prepare
+//! [`Round::Snapshot`]: crate::precise::mutator::Round::Snapshot
+//! [`Round::Flush`]: crate::precise::mutator::Round::Flush
+//! [`Round::End`]: crate::precise::mutator::Round::End
 
 mod assist;
 mod cycle;

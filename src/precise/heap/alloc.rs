@@ -304,9 +304,9 @@ fn ensure_handles(ts: &Mutator) -> Result<()> {
 /// limit (see [`Retry::on_soft_limit`]) before the heap grows (besides
 /// what it may wait in the pacer's allowance). What a cycle's sweep
 /// frees, other threads may take first, so one wait is not enough to hold
-/// several mutators at the limit; eight hold it
-/// (`tests/precise_soft_limit.rs`; the README's "The precise collector's
-/// pacer" has the figures).
+/// several mutators at the limit; eight keep them within a few percent
+/// of it (`tests/precise_soft_limit.rs`; the README's "The precise
+/// collector's pacer" has the figures).
 const SOFT_LIMIT_WAITS: u8 = 8;
 
 /// The collections one allocation may ask for while it looks for memory,
