@@ -12,7 +12,7 @@
 //! per-thread words) runs on loom's primitives, and
 //! `defergc::precise::model` hands the test the real pieces: registered
 //! threads with their real state, their safepoint polls
-//! (`mutator::poll`, which performs the real `collector::act` for each
+//! (`mutator::poll`, which performs the real `mutator::act` for each
 //! round), their stores through the real write barrier, their native-code
 //! declarations (after which the collector acts for them), and the
 //! collector's `mark_cycle` (Prepare, Snapshot, Flush rounds until one

@@ -13,7 +13,7 @@
 //!
 //! - each thread's root memory is snapshotted at its handshake, by itself
 //!   or by the collector on its behalf while it is in native code
-//!   (`collector::act`); root memory needs no barrier, since only its owner
+//!   (`mutator::act`); root memory needs no barrier, since only its owner
 //!   writes it;
 //! - global roots, root memory that no context owns (*orphans*: blocks
 //!   whose thread has exited, and shared blocks such as channel buffers)
