@@ -12,7 +12,7 @@
 //! per-thread words) runs on loom's primitives, and
 //! `defergc::precise::model` hands the test the real pieces: registered
 //! threads with their real state, their safepoint polls
-//! (`threads::poll`, which performs the real `collector::act` for each
+//! (`mutator::poll`, which performs the real `mutator::act` for each
 //! round), their stores through the real write barrier, their native-code
 //! declarations (after which the collector acts for them), and the
 //! collector's `mark_cycle` (Prepare, Snapshot, Flush rounds until one
@@ -20,7 +20,7 @@
 //! two objects and reads the global's two slots.
 //!
 //! The mutators move the object the way the lost-object example of
-//! `collector.rs` does: the first copies it from slot 0 of the global
+//! `collector/` does: the first copies it from slot 0 of the global
 //! into slot 1 and clears slot 0; the second takes it from slot 1 into
 //! its root (above its snapshot if it took it already) and clears slot 1.
 //! At the end, every object reachable from the global or a root must be

@@ -6,7 +6,7 @@
 //! back to back. Every move is the dangerous kind: the handle is copied to
 //! its new place, then the old place is cleared, so a collector that
 //! misses the copy frees a live object. The moves cover every lost-object
-//! case of `src/precise/collector.rs`:
+//! case of `src/precise/collector/mod.rs`:
 //!
 //! - out of a table (not yet scanned) into a field of another object
 //!   (maybe scanned), the table slot cleared;

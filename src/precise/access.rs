@@ -9,14 +9,14 @@
 //!
 //! [`write_handle_slot`] is the one function through which every store of
 //! a handle into memory the collector traces goes (heap fields, global
-//! roots): the deletion barrier (see `collector.rs`). Shadow-stack slots
+//! roots): the deletion barrier (see `collector/`). Shadow-stack slots
 //! and root memory are roots, written only by their own thread and
 //! snapshotted at its handshake, and do not go through it.
 //!
 //! All of these run on a registered, running thread and contain no
 //! safepoint. A handle they validate names an object that is reachable
 //! (the mutator rules) or was just allocated, and the concurrent collector
-//! never frees such an object (see `collector.rs`); a stale handle is
+//! never frees such an object (see `collector/`); a stale handle is
 //! rejected by validation, and the memory it named stays readable until
 //! every thread has passed a safepoint, so no access goes through freed
 //! memory.
@@ -25,7 +25,7 @@ use super::error::{Error, Result};
 use super::handles::{self, Handle};
 use super::heap::Header;
 use super::marking;
-use super::threads::{self, ThreadState};
+use super::mutator::{self, Mutator};
 use super::types::{self, Kind, TypeId, TypeInfo};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -33,14 +33,14 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 /// The header of `obj`'s object, checked, on a running thread.
 #[inline(always)]
 fn object(obj: Handle) -> Result<*mut Header> {
-    threads::current()?;
+    mutator::current()?;
     handles::resolve(obj)
 }
 
 /// As [`object`], also returning the running thread's state.
 #[inline(always)]
-fn object_on(obj: Handle) -> Result<(&'static ThreadState, *mut Header)> {
-    let ts = threads::current()?;
+fn object_on(obj: Handle) -> Result<(&'static Mutator, *mut Header)> {
+    let ts = mutator::current()?;
     Ok((ts, handles::resolve(obj)?))
 }
 
@@ -182,9 +182,9 @@ pub fn store(obj: Handle, offset: usize, value: impl Into<Option<Handle>>) -> Re
 /// to be null or live ([`Error::StaleHandle`] / [`Error::InvalidHandle`]
 /// otherwise: storing it would hide a dangling reference). The two objects
 /// the thread allocated last are known live without a lookup (see
-/// `ThreadState::is_fresh`).
+/// `Mutator::is_fresh`).
 #[inline(always)]
-pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
+pub(crate) fn store_live(ts: &Mutator, slot: &AtomicU64, value: Option<Handle>) -> Result<()> {
     if let Some(v) = value {
         check_live(ts, v)?;
     }
@@ -195,7 +195,7 @@ pub(crate) fn store_live(ts: &ThreadState, slot: &AtomicU64, value: Option<Handl
 /// `Ok` if `value` names a live object: one of the running thread's fresh
 /// allocations, or one its lookup finds.
 #[inline(always)]
-fn check_live(ts: &ThreadState, value: Handle) -> Result<()> {
+fn check_live(ts: &Mutator, value: Handle) -> Result<()> {
     if !ts.is_fresh(value) {
         handles::resolve(value)?;
     }
@@ -303,7 +303,7 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
         // The slot holds null: the barrier's deletion half has nothing to
         // log, and its insertion half logs only before the snapshot.
         if before_snapshot {
-            marking::log(ts, value.to_raw());
+            ts.log(value.to_raw());
         }
         slot.store(value.to_raw(), Ordering::Release);
     }
@@ -356,22 +356,22 @@ pub fn store_field(obj: Handle, field: Field, value: impl Into<Option<Handle>>) 
 
 /// Stores a handle value into a slot the collector traces (a heap field or
 /// a global root), on the running thread `ts`. Every such store goes
-/// through here: the write barrier (see `collector.rs`). Off, it costs one
+/// through here: the write barrier (see `collector/`). Off, it costs one
 /// relaxed load. On (while a marking runs), it records the overwritten
 /// value in the thread's log (deletion, snapshot-at-the-beginning), and,
 /// while the thread's own roots are not yet snapshotted, the stored value
 /// too; the load and the store need no atomic read-modify-write: a value
 /// that a racing store hides without its being logged was logged by its
 /// own writer (not yet snapshotted) or is held by a thread whose roots
-/// are, which protects it (collector.rs, I1).
+/// are, which protects it (collector/, I1).
 #[inline(always)]
-pub(crate) fn write_handle_slot(ts: &ThreadState, slot: &AtomicU64, raw: u64) {
+pub(crate) fn write_handle_slot(ts: &Mutator, slot: &AtomicU64, raw: u64) {
     barriered_store(ts, slot, raw)
 }
 
 /// [`write_handle_slot`] for any kind of slot.
 #[inline(always)]
-pub(crate) fn barriered_store(ts: &ThreadState, slot: &impl HandleSlot, raw: u64) {
+pub(crate) fn barriered_store(ts: &Mutator, slot: &impl HandleSlot, raw: u64) {
     if marking::barrier_on() {
         let old = slot.load(Ordering::Relaxed);
         if old != 0 || ts.before_snapshot() {
@@ -416,12 +416,12 @@ impl HandleSlot for loom::sync::atomic::AtomicU64 {
 
 #[cold]
 #[inline(never)]
-fn barrier_slow(ts: &ThreadState, old: u64, raw: u64) {
+fn barrier_slow(ts: &Mutator, old: u64, raw: u64) {
     if old != 0 {
-        marking::log(ts, old);
+        ts.log(old);
     }
     if raw != 0 && ts.before_snapshot() {
-        marking::log(ts, raw);
+        ts.log(raw);
     }
 }
 
@@ -440,9 +440,9 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // SAFETY: the caller's len readable bytes (elements are copied
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
-        .filter(|&w| super::collector::could_be_handle(w));
-    match threads::current() {
-        Ok(ts) => words.for_each(|w| marking::log(ts, w)),
+        .filter(|&w| handles::could_be_handle(w));
+    match mutator::current() {
+        Ok(ts) => words.for_each(|w| ts.log(w)),
         // Declared in native code: holds no handle of its own, but what it
         // moved must still reach the marker.
         Err(_) => {

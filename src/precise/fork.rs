@@ -22,18 +22,18 @@ pub(super) fn install() {
 /// Each call keeps its locks with `held::keep`, released after the fork.
 fn prepare() {
     super::collector::quiet_for_fork();
-    super::threads::lock_for_fork();
+    super::mutator::lock_for_fork();
     super::heap::lock_for_fork();
     super::handles::lock_for_fork();
     super::types::lock_for_fork();
     super::marking::lock_for_fork();
-    super::roots::lock_for_fork();
+    super::root_scan::lock_for_fork();
     super::stats::lock_for_fork();
     crate::roots::precise::lock_for_fork();
 }
 
 fn child() {
-    let me = super::threads::adopt_after_fork();
+    let me = super::mutator::adopt_after_fork();
     crate::roots::precise::orphan_all_but(me);
     super::collector::restart_after_fork();
 }

@@ -85,6 +85,12 @@ use std::sync::Mutex;
 /// Bits of a handle that hold the index plus one.
 pub(crate) const INDEX_BITS: u32 = 40;
 pub(crate) const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
+
+/// Whether `w` may be a handle (a cheap filter for root memory words).
+#[inline(always)]
+pub(crate) fn could_be_handle(w: u64) -> bool {
+    w >> INDEX_BITS != 0 && w & ((1 << INDEX_BITS) - 1) != 0
+}
 /// The largest generation (they have 24 bits).
 pub(crate) const MAX_GENERATION: u32 = (1 << (64 - INDEX_BITS)) - 1;
 

@@ -5,12 +5,11 @@
 //!
 //! Mutators read these on every allocation, store and validation (each a
 //! relaxed load of a word alone on its cache line); only the collector
-//! thread changes them, at the steps of a cycle that `collector.rs`
+//! thread changes them, at the steps of a cycle that `collector/`
 //! describes ([`prepare`], [`snapshot_taken`], [`finish`]), each followed
 //! by a handshake round that makes every thread see the change.
 
 use super::sync::{global, AtomicBool, AtomicU32, AtomicU8, Mutex, MutexGuard, Ordering};
-use super::threads::ThreadState;
 use crate::cache::CachePadded;
 
 global! {
@@ -96,8 +95,9 @@ fn set_alloc_mode(mark: u8, grey: bool) {
 
 /// Cycle step 1 (before the Prepare round): validation accepts both
 /// `prev_mark` (the last completed cycle) and `mark` (this one),
-/// allocation turns grey, and the barrier goes on.
-pub(crate) fn prepare(prev_mark: u8, mark: u8) {
+/// allocation turns grey, and the barrier goes on; while it is on, root
+/// memory logs what it copies between owners through `log_moves`.
+pub(crate) fn prepare(prev_mark: u8, mark: u8, log_moves: fn(*const u8, usize)) {
     MARKS.store(
         u32::from(prev_mark) | u32::from(mark) << 8,
         Ordering::SeqCst,
@@ -110,9 +110,8 @@ pub(crate) fn prepare(prev_mark: u8, mark: u8) {
     BARRIER.store(!test_hooks::no_barrier(), Ordering::SeqCst);
     // Copies between owners of root memory (a channel's) are barriered
     // stores too.
-    let logger: fn(*const u8, usize) = super::access::log_moved_words;
     crate::roots::precise::log_moves(
-        (!test_hooks::no_barrier()).then_some(logger),
+        (!test_hooks::no_barrier()).then_some(log_moves),
         Ordering::SeqCst,
     );
 }
@@ -159,20 +158,7 @@ pub(crate) fn finish(id: u32, mark: u8) {
 }
 
 /// Entries of a thread's log handed over at once.
-const LOG_BATCH: usize = 2048;
-
-/// Records `old` (a value a barriered store overwrote, or a grey-born
-/// object) in the thread's log.
-#[inline(always)]
-pub(crate) fn log(ts: &ThreadState, old: u64) {
-    // SAFETY: the running thread's own state, no other borrow live (the
-    // callers hold none across this call).
-    let log = &mut unsafe { ts.local() }.log;
-    log.push(old);
-    if log.len() >= LOG_BATCH {
-        hand_over_log(log);
-    }
-}
+pub(crate) const LOG_BATCH: usize = 2048;
 
 global! {
     /// Grey values for the marker: root snapshots, barrier logs.

@@ -10,7 +10,7 @@
 //! thread stops only for its own handshakes, at safepoints (allocation,
 //! frame push, [`safepoint`]), for microseconds (snapshotting its
 //! roots, handing over its write-barrier log); threads in native code are
-//! handled on their behalf. See `collector.rs` for the protocol and why it
+//! handled on their behalf. See `collector/` for the protocol and why it
 //! loses no live object. [`collect`] runs a full cycle and waits for it;
 //! [`gc_async`] and [`gc_wait`] split the two; [`shutdown`] joins the
 //! collector thread; the pacer requests cycles by allocation volume
@@ -79,33 +79,50 @@
 //!
 //! # Layout
 //!
-//! `handles.rs` (handle format, lookup, the large-object table), `heap/` (object layout and size classes,
-//! blocks, allocation, sweeping, the pacer), `types.rs`, `shadow.rs`,
-//! `threads.rs` (registry, handshake rounds, safepoints, native code),
-//! `roots.rs` (global roots, root memory), `marking.rs` (what mutators
-//! read of the collector's state: marks, birth mode, barrier flag, the
-//! barrier log), `collector.rs` (the collector thread, the cycle, the
-//! marker), `access.rs` (loads, stores, the write barrier), `stats.rs`
-//! (including mutator pauses), `error.rs`; the crate's `cache.rs` keeps
-//! the hot flags off other data's cache lines and prefetches.
+//! From the top down:
+//!
+//! - `collector/` (the collector thread, the cycle, the marker, mark
+//!   assists, and `on_alloc`, the allocation path's one hook into it);
+//! - `root_scan.rs` (global roots, added root scanners);
+//! - `frame.rs` (the frame and root functions, [`Frame`]);
+//! - `access.rs` (loads, stores, the write barrier);
+//! - `mutator.rs` (a registered thread's state, the registry, handshake
+//!   rounds and what each asks of a thread, safepoints, native code, the
+//!   barrier log);
+//! - `shadow.rs` (the shadow stack itself); `stats.rs` (including mutator
+//!   pauses; [`stats()`] adds the registry's counts);
+//! - `heap/` (object layout and size classes, blocks, allocation,
+//!   sweeping, the pacer), `types.rs`, `handles.rs` (handle format,
+//!   lookup, the large-object table);
+//! - `marking.rs` (what mutators read of the collector's state: marks,
+//!   birth mode, barrier flag, the grey queue);
+//! - `error.rs`, `sync.rs`.
+//!
+//! A file imports only files below it, except within the heap's line:
+//! `heap/`, `types.rs` and `handles.rs` share the object layout, and the
+//! allocation path (`heap/alloc.rs`) works on a thread's buffers
+//! (`mutator.rs`) and polls the collector (`collector::on_alloc`). The
+//! crate's `cache.rs` keeps the hot flags off other data's cache lines and
+//! prefetches.
 
 mod access;
 mod collector;
 mod error;
 mod fork;
+mod frame;
 mod handles;
 mod heap;
 mod marking;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;
-mod roots;
+mod mutator;
+mod root_scan;
 mod shadow;
 mod stats;
 mod sync;
 #[cfg(test)]
 mod tests;
-mod threads;
 mod types;
 mod weak;
 
@@ -115,18 +132,19 @@ pub use access::{
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
+pub use frame::{get_root, pop_frame, push_frame, root, set_root, Frame};
 pub use handles::Handle;
 pub use heap::{alloc, alloc_array};
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use marking::break_protocol_for_tests;
-pub use roots::{add_global_root, remove_global_root, store_global, GlobalRoot};
-pub use shadow::{get_root, pop_frame, push_frame, root, set_root, Frame, FrameId};
-pub use stats::{reset_pause_stats, stats, Stats};
-pub use threads::{
+pub use mutator::{
     enter_native, is_thread_registered, leave_native, native, register_thread, safepoint,
     unregister_thread, NativeGuard,
 };
+pub use root_scan::{add_global_root, remove_global_root, store_global, GlobalRoot};
+pub use shadow::FrameId;
+pub use stats::{reset_pause_stats, Stats};
 pub use types::{
     register_bytes_type, register_handle_array_type, register_type, TypeId, MAX_OBJECT_SIZE,
 };
@@ -135,24 +153,31 @@ pub use weak::Weak;
 #[cfg(test)]
 pub(crate) use marking::snapshot_phase;
 #[cfg(test)]
-pub(crate) use roots::add_root_memory_scanner;
+pub(crate) use root_scan::add_root_memory_scanner;
 
 /// For the crate's tests: whether the calling thread has acknowledged the
 /// running cycle's Prepare round and not yet its Snapshot round.
 #[cfg(test)]
 pub(crate) fn snapshot_pending() -> bool {
-    threads::current().is_ok_and(|ts| ts.before_snapshot())
+    mutator::current().is_ok_and(|ts| ts.before_snapshot())
 }
 
 /// For the crate's tests: whether the running cycle has snapshotted the
 /// calling thread's roots (and its marking is not complete).
 #[cfg(test)]
 pub(crate) fn snapshot_taken() -> bool {
-    marking::snapshot_phase() && threads::current().is_ok_and(|ts| !ts.before_snapshot())
+    marking::snapshot_phase() && mutator::current().is_ok_and(|ts| !ts.before_snapshot())
 }
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+
+/// Reads the statistics. Does not register the calling thread; may wait
+/// for a running collection to finish.
+pub fn stats() -> Stats {
+    let (objects_allocated, threads) = mutator::allocation_totals();
+    stats::read(objects_allocated, threads)
+}
 
 /// Settings of the precise collector, applied by [`init_with`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,15 +7,15 @@
 
 use super::access::{self, HandleSlot};
 pub use super::collector::Tracer;
-use super::threads::{self, ThreadState};
+use super::mutator;
 
 /// A registered thread, as a mutator of the model uses it: from one loom
 /// thread at a time (its own while running; the collector's while it is
 /// in native code).
-pub struct Mutator(*const ThreadState);
+pub struct Mutator(*const mutator::Mutator);
 
 // SAFETY: the state is shared with the collector exactly as a registered
-// thread's is (see threads.rs); the test moves a Mutator to its thread.
+// thread's is (see mutator.rs); the test moves a Mutator to its thread.
 unsafe impl Send for Mutator {}
 // SAFETY: as above; the collector reaches it only through the registry.
 unsafe impl Sync for Mutator {}
@@ -23,17 +23,17 @@ unsafe impl Sync for Mutator {}
 impl Mutator {
     /// Registers a new thread (born acknowledged, without root memory).
     pub fn register() -> Mutator {
-        Mutator(threads::enlist(crate::roots::precise::detached(), None))
+        Mutator(mutator::enlist(crate::roots::precise::detached(), None))
     }
 
-    fn state(&self) -> &ThreadState {
+    fn state(&self) -> &mutator::Mutator {
         // SAFETY: alive from register until drop.
         unsafe { &*self.0 }
     }
 
     /// A safepoint poll.
     pub fn poll(&self) {
-        threads::poll(self.state());
+        mutator::poll(self.state());
     }
 
     /// Stores `raw` into `slot` through the write barrier.
@@ -52,7 +52,7 @@ impl Mutator {
     /// Polls, then declares the thread in native code for good.
     pub fn enter_native(&self) {
         self.poll();
-        threads::declare_native(self.state());
+        mutator::declare_native(self.state());
     }
 }
 
@@ -60,11 +60,11 @@ impl Drop for Mutator {
     fn drop(&mut self) {
         // Unregisters (performing a round it has not acknowledged) and
         // frees the state.
-        let _ = threads::unregister_state(self.state(), true);
+        let _ = mutator::unregister_state(self.state(), true);
     }
 }
 
-/// Runs steps 1 to 4 of a collection cycle (see `collector.rs`) on the
+/// Runs steps 1 to 4 of a collection cycle (see `collector/`) on the
 /// model heap `tracer`.
 pub fn mark_cycle(id: u32, tracer: &mut impl Tracer) {
     super::collector::mark_cycle(id, tracer);

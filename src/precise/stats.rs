@@ -3,7 +3,7 @@
 //! Cycle results (live objects and bytes, frees, cycle times) are recorded
 //! at the end of each collection under one lock. Allocation counts are
 //! per-thread counters that only their owner writes (no shared cache line
-//! on the allocation path), summed by [`stats`].
+//! on the allocation path), summed by [`stats()`](super::stats()).
 //!
 //! A *pause* is any time a mutator is stopped by the collector: its own
 //! handshake actions (snapshotting its roots, handing over its barrier
@@ -21,7 +21,6 @@
 
 use super::handles;
 use super::heap;
-use super::threads;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -255,10 +254,9 @@ pub fn reset_pause_stats() {
     t.pauses = PauseHistogram::new();
 }
 
-/// Reads the statistics. Does not register the calling thread; may wait
-/// for a running collection to finish.
-pub fn stats() -> Stats {
-    let (objects_allocated, threads) = threads::allocation_totals();
+/// The statistics, given what the thread registry counts: objects
+/// allocated in all and threads registered (see [`stats()`](super::stats())).
+pub(crate) fn read(objects_allocated: u64, threads: usize) -> Stats {
     let (heap_size, peak_heap_size) = heap::size();
     let t = totals();
     Stats {

@@ -1,5 +1,5 @@
 //! The synchronisation primitives of the collector's protocol: the
-//! handshake rounds (`threads.rs`), the marking state and barrier log
+//! handshake rounds (`mutator.rs`), the marking state and barrier log
 //! (`marking.rs`), and the per-thread words they touch.
 //!
 //! They are std's, or loom's under `cfg(loom)` (crossbeam's `primitive`

@@ -244,7 +244,7 @@ fn allocations_a_fork_interrupted_are_finished_or_cleared_in_the_child() {
         let obj = alloc(ty).unwrap();
         frame.root(obj).unwrap();
         let hdr = handles::resolve(obj).unwrap();
-        let ts = threads::current().unwrap();
+        let ts = mutator::current().unwrap();
         // SAFETY: the cell of our newest object, the one just below our
         // bump cursor; nothing else touches it while we play the fork.
         unsafe {

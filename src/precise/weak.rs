@@ -25,7 +25,7 @@
 
 use super::error::Result;
 use super::handles::{self, Handle};
-use super::{collector, marking, threads};
+use super::{collector, marking, mutator};
 
 /// Go's `weak.Pointer` for the precise heap: a reference that does not
 /// keep its object alive. Equal weak handles were made from the same
@@ -38,7 +38,7 @@ impl Weak {
     /// Go's `weak.Make(p)`: the weak handle of the live object `obj`
     /// (an error for a handle that is not live).
     pub fn make(obj: Handle) -> Result<Weak> {
-        threads::current()?;
+        mutator::current()?;
         handles::resolve(obj)?;
         Ok(Weak(!obj.to_raw()))
     }
@@ -49,7 +49,7 @@ impl Weak {
     /// result must be rooted before the next safepoint to stay live.
     pub fn value(self) -> Result<Option<Handle>> {
         loop {
-            let ts = threads::current()?;
+            let ts = mutator::current()?;
             if marking::cycle_under_way() {
                 collector::wait_for_marking(ts);
                 continue;

@@ -16,7 +16,7 @@
 //! ([`marking::birth_mode`]), in one place (`born`): the last
 //! completed cycle's (white) outside a marking, the same but logged for
 //! tracing (grey) while roots are being snapshotted, the running cycle's
-//! (black) after that (see `collector.rs`).
+//! (black) after that (see `collector/`).
 //!
 //! The heap grows on demand. A new block or large object that would take
 //! the heap past the configured limit makes the allocation first sweep
@@ -34,11 +34,11 @@ use super::object::{
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
-use crate::precise::collector;
+use crate::precise::collector::{self, AllocPoll};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
-use crate::precise::threads::{self, ThreadState};
+use crate::precise::mutator::{self, Mutator};
 use crate::precise::types::{self, TypeId};
 use std::sync::atomic::Ordering;
 
@@ -114,12 +114,12 @@ pub fn alloc(ty: TypeId) -> Result<Handle> {
 /// header, for a caller that initialises the object before its next
 /// safepoint (`access::alloc_with`).
 #[inline(always)]
-pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, *mut Header)> {
+pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static Mutator, Handle, *mut Header)> {
     let Some((size, class)) = types::struct_size_class(ty) else {
         return Err(Error::WrongTypeKind);
     };
-    let ts = threads::current()?;
-    threads::poll(ts);
+    let ts = mutator::current()?;
+    mutator::poll(ts);
     let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, None, class)?;
     Ok((ts, obj, hdr))
 }
@@ -135,8 +135,8 @@ pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static ThreadState, Handle, 
 pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
     let size = types::array_size(types::info(ty), len)?;
     let body = size + LENGTH_WORD;
-    let ts = threads::current()?;
-    threads::poll(ts);
+    let ts = mutator::current()?;
+    mutator::poll(ts);
     alloc_object(
         ts,
         ty.to_raw(),
@@ -153,7 +153,7 @@ pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
 /// the calling thread, which has just passed a safepoint poll.
 #[inline(always)]
 fn alloc_object(
-    ts: &ThreadState,
+    ts: &Mutator,
     type_id: u32,
     body: u32,
     length: Option<u64>,
@@ -185,7 +185,7 @@ fn alloc_object(
 /// thread, and `index` the index bits of its handles.
 #[inline(always)]
 unsafe fn init_small(
-    ts: &ThreadState,
+    ts: &Mutator,
     hdr: *mut Header,
     index: u64,
     type_id: u32,
@@ -208,7 +208,7 @@ unsafe fn init_small(
     let grey = unsafe { born(ts, hdr, type_id, length, generation) };
     if grey {
         // Born while roots are being snapshotted: traced by this cycle.
-        marking::log(ts, handle);
+        ts.log(handle);
     }
     // SAFETY: the index bits of a bound handle are index + 1 >= 1.
     unsafe { Handle::from_raw_unchecked(handle) }
@@ -217,14 +217,14 @@ unsafe fn init_small(
 /// Writes a new object's header, birth mark included (the only place that
 /// writes one), and an array's length word (`length`), and counts it;
 /// whether it is born grey (to be logged by the caller once its handle
-/// resolves: see `collector.rs`).
+/// resolves: see `collector/`).
 ///
 /// # Safety
 /// `hdr` is the caller's, with room for the header and, for an array, its
 /// length word, and nobody else has a handle with `generation` to it yet.
 #[inline(always)]
 unsafe fn born(
-    ts: &ThreadState,
+    ts: &Mutator,
     hdr: *mut Header,
     type_id: u32,
     length: Option<u64>,
@@ -245,7 +245,7 @@ unsafe fn born(
 #[cold]
 #[inline(never)]
 fn alloc_slow(
-    ts: &ThreadState,
+    ts: &Mutator,
     type_id: u32,
     body: u32,
     length: Option<u64>,
@@ -277,13 +277,13 @@ fn alloc_slow(
     let h = unsafe { handles::publish(handle, hdr) };
     if grey {
         // Logged once published, so that the marker can resolve it.
-        marking::log(ts, handle);
+        ts.log(handle);
     }
     Ok((h, hdr))
 }
 
 /// Makes sure this thread's handle cache is not empty.
-fn ensure_handles(ts: &ThreadState) -> Result<()> {
+fn ensure_handles(ts: &Mutator) -> Result<()> {
     // SAFETY: the calling thread is running and owns its state.
     let local = unsafe { ts.local() };
     if !local.handles.is_empty() {
@@ -292,7 +292,7 @@ fn ensure_handles(ts: &ThreadState) -> Result<()> {
     match local.handles.refill() {
         Err(Error::OutOfHandles) => {
             // Handles freed by a collection come back at its end.
-            collector::collect_for_alloc(ts, true);
+            collector::on_alloc(ts, AllocPoll::Exhausted);
             // SAFETY: as above; the collection is over.
             unsafe { ts.local() }.handles.refill()
         }
@@ -303,10 +303,10 @@ fn ensure_handles(ts: &ThreadState) -> Result<()> {
 /// How many times one allocation may wait for a cycle at the soft memory
 /// limit (see [`Retry::on_soft_limit`]) before the heap grows (besides
 /// what it may wait in the pacer's allowance). What a cycle's sweep
-/// frees, other threads may take first: three mutators under a limit of
-/// 1.5 times their live size peaked at 1.10-1.30 times the limit with two
-/// waits, 1.01-1.08 with four, 0.99-1.05 with eight, and 1.45-1.70 with
-/// none (`tests/precise_soft_limit.rs`, 2026-11-26).
+/// frees, other threads may take first, so one wait is not enough to hold
+/// several mutators at the limit; eight keep them within a few percent
+/// of it (`tests/precise_soft_limit.rs`; the README's "The precise
+/// collector's pacer" has the figures).
 const SOFT_LIMIT_WAITS: u8 = 8;
 
 /// The collections one allocation may ask for while it looks for memory,
@@ -318,7 +318,7 @@ const SOFT_LIMIT_WAITS: u8 = 8;
 /// most [`SOFT_LIMIT_WAITS`] times ([`Retry::on_soft_limit`]). Call with no
 /// heap lock held: a collection takes it.
 struct Retry<'a> {
-    ts: &'a ThreadState,
+    ts: &'a Mutator,
     paced: bool,
     made_room: bool,
     waited: bool,
@@ -326,7 +326,7 @@ struct Retry<'a> {
 }
 
 impl<'a> Retry<'a> {
-    fn new(ts: &'a ThreadState) -> Retry<'a> {
+    fn new(ts: &'a Mutator) -> Retry<'a> {
         Retry {
             ts,
             paced: false,
@@ -342,56 +342,27 @@ impl<'a> Retry<'a> {
         self.soft_limit_waits < SOFT_LIMIT_WAITS && pacer::past_soft_limit(heap_size, bytes) > 0
     }
 
-    /// Growing the heap would pass the soft memory limit: rather than grow
-    /// it, mark while there is marking to take and wait for the running
-    /// cycle's marking (with none pending, ask for one and wait for it),
-    /// then sweep what is unswept (wholly free blocks serve any class), and
-    /// look again. The goal the limit sets (`pacer.rs`) starts cycles before
-    /// the heap reaches the limit; this holds the heap where a cycle started
-    /// late or marks for longer than the room the limit left lasts (the
-    /// live-heap workload's 100 MiB under a 150 MiB limit: 150.0 MiB,
-    /// against 158-184 without it, 2026-11-26).
+    /// Growing the heap would pass the soft memory limit: the collector
+    /// holds the allocation (see [`AllocPoll::SoftLimit`]), then it sweeps
+    /// what is unswept (wholly free blocks serve any class) and looks
+    /// again. The goal the limit sets (`pacer.rs`) starts cycles before the
+    /// heap reaches the limit; this is for when they come too late.
     fn on_soft_limit(&mut self) {
         self.soft_limit_waits += 1;
         self.paced = true;
-        if let Some(target) = collector::marking_target(true) {
-            while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-            collector::wait_marked(self.ts, target);
-        }
+        collector::on_alloc(self.ts, AllocPoll::SoftLimit);
         sweep_all_for_limit();
     }
 
-    /// Requests a cycle if the pacer's trigger is passed and this
-    /// allocation has not asked before; the allocation goes on. Or, if the
-    /// running cycle's allowance is half spent or its marking lags its
-    /// allocation, marks a share first (a mark assist, see
-    /// `collector.rs`); if it is spent, marks while there is marking to
-    /// take and then waits for the cycle.
+    /// Tells the collector that this allocation takes memory: it may mark
+    /// a share first, or wait for the running cycle, as the pacer's
+    /// allowance says, and asks for a cycle if the pacer's trigger is
+    /// passed and this allocation has not asked before (see
+    /// [`AllocPoll::Memory`]).
     fn pace(&mut self) {
-        match pacer::assist_zone() {
-            pacer::Zone::Free => {}
-            // Mark a share before taking the block, if there is marking to
-            // take.
-            pacer::Zone::Assist(budget) => {
-                collector::assist(self.ts, false, budget);
-            }
-            // The allowance is spent: mark while there is marking to take,
-            // then wait for the cycle. The first assist waits up to
-            // `ASSIST_ASK_WAIT` for marking to take even when there is no
-            // cycle to wait for (the last one sweeps, the next has not
-            // started), and that pause holds the heap too: skipping it
-            // there, gcbench-mt4 peaked at 281 MiB instead of 140
-            // (2026-11-26).
-            pacer::Zone::Spent => {
-                while collector::assist(self.ts, true, pacer::ASSIST_BUDGET).is_some() {}
-                if let Some(target) = collector::marking_target(false) {
-                    collector::wait_marked(self.ts, target);
-                }
-            }
-        }
-        if !self.paced && pacer::over_trigger() {
+        let may_request = !self.paced;
+        if collector::on_alloc(self.ts, AllocPoll::Memory { may_request }) {
             self.paced = true;
-            collector::collect_for_alloc(self.ts, false);
         }
     }
 
@@ -407,7 +378,7 @@ impl<'a> Retry<'a> {
             self.waited = true;
             self.paced = true;
             self.made_room = false;
-            collector::collect_for_alloc(self.ts, true);
+            collector::on_alloc(self.ts, AllocPoll::Exhausted);
         } else {
             return Err(Error::HeapLimit);
         }
@@ -425,7 +396,7 @@ fn sweep_all_for_limit() {
 /// A free cell of `class` for this thread, taking a new block if needed:
 /// a partly free one, else an unswept one (swept here), else a wholly free
 /// or new one.
-fn small_cell(ts: &ThreadState, class: u8) -> Result<(*mut Header, u64)> {
+fn small_cell(ts: &Mutator, class: u8) -> Result<(*mut Header, u64)> {
     let c = class as usize;
     let cell = CELL[c] as usize;
     let mut retry = Retry::new(ts);
@@ -563,7 +534,7 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
 
 /// Zeroed memory for a large object of `body` bytes after its header,
 /// listed with its handle `handle`.
-fn large_cell(ts: &ThreadState, body: u32, handle: u64) -> Result<*mut Header> {
+fn large_cell(ts: &Mutator, body: u32, handle: u64) -> Result<*mut Header> {
     let bytes = HEADER + body as usize;
     let mut retry = Retry::new(ts);
     loop {

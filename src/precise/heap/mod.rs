@@ -10,7 +10,7 @@
 //!   end-of-marking bookkeeping;
 //! - `pacer.rs`: when allocation triggers the next collection.
 //!
-//! The collector (`collector.rs`) talks to the heap only through what this
+//! The collector (`collector/`) talks to the heap only through what this
 //! module exports.
 
 mod alloc;
@@ -30,7 +30,8 @@ pub(crate) use object::{
     class_of, Header, HEADER, LARGE, LENGTH_WORD, MAX_SMALL_CELL, MAX_TYPE_ID,
 };
 pub(crate) use pacer::{
-    assist_marked, collector_marked, configure, cycle_started, end_marking, end_sweep,
-    memory_limit, set_gc_percent, set_memory_limit, snapshot_taken, DEFAULT_MIN_TRIGGER,
+    assist_marked, assist_zone, collector_marked, configure, cycle_started, end_marking, end_sweep,
+    memory_limit, over_trigger, set_gc_percent, set_memory_limit, snapshot_taken, Zone,
+    ASSIST_BUDGET, DEFAULT_MIN_TRIGGER,
 };
 pub(crate) use sweep::{after_mark, free_pending_large, set_lazy_sweep, sweep_all_unswept};

@@ -7,7 +7,7 @@
 //! its payload (see [`LENGTH_WORD`]). Payloads are aligned to 8 bytes, the
 //! largest alignment a Go type has on 64-bit platforms. The mark byte
 //! holds the low byte of a cycle id: an object is marked in cycle `c` when
-//! its mark byte equals `c` (see `collector.rs`).
+//! its mark byte equals `c` (see `collector/`).
 //!
 //! The header holds no index: a handle's index is where its object is (a
 //! small object's block and cell, a large object's table entry, see

@@ -13,31 +13,27 @@
 //!
 //! A collector thread shares the machine with the mutators (two cores
 //! here, and other processes), so marking may fall behind however early it
-//! starts. Then the heap would grow without bound while marking runs (the
-//! live-heap workload reached 340 MB for 100 MB live, GCBench on two
-//! mutators 270-320 MiB). So a cycle has an *allowance*: what the mutators
+//! starts. Then the heap would grow without bound while marking runs. So a
+//! cycle has an *allowance*: what the mutators
 //! may allocate since it started, the goal distance less what they
 //! allocated before it started, but at least [`OVERSHOOT`] goal distances;
 //! once it has completed (and while a requested one has not started),
 //! `OVERSHOOT + 1` goal distances since it started. An allocation that
 //! needs a new block or a large object past half the allowance first
-//! marks a share of the cycle's work (a *mark assist*, `collector.rs`);
+//! marks a share of the cycle's work (a *mark assist*, `collector/`);
 //! past the whole allowance it marks while there is marking to take and
 //! then waits, in native code, for the cycle's marking to end
 //! ([`assist_zone`]), as Go parks an assist that finds no work. It does
 //! not wait for the sweep: the next goal is set when marking ends, and the
-//! blocks it takes it sweeps itself if the collector has not yet. (Waiting
-//! for the sweep too made GCBench's allocations wait 23-84 ms in all over
-//! 10 runs, against 3-13 ms.) These assists shorten the waits but not the
-//! heap, which the allowance sets: on the live-heap workload (100 MB
-//! live), 900-1,500 assists a run cut allocation waits from 61-122 ms to
-//! 10-28 ms in all. A tighter allowance than [`OVERSHOOT`]'s, Go's
-//! absolute goal (the goal distance less what was allocated since the
-//! previous cycle started, at least a quarter of it), keeps the live-heap
-//! peak at 229 MiB instead of about 305, but at 1.4x bdwgc's time instead
-//! of 1.0-1.15x, and GCBench at 1.9-2.6x (A/B alternated, 2026-11-25): on
-//! two shared cores the mutator allocates about as fast as the collector
-//! marks.
+//! blocks it takes it sweeps itself if the collector has not yet (waiting
+//! for the sweep too makes allocations wait several times longer). These
+//! assists shorten the waits but not the heap, which the allowance sets.
+//! A tighter allowance than [`OVERSHOOT`]'s, Go's absolute goal (the goal
+//! distance less what was allocated since the previous cycle started, at
+//! least a quarter of it), lowers the peak heap but costs far more time:
+//! on two shared cores the mutator allocates about as fast as the
+//! collector marks. (The figures behind these choices are in the README's
+//! "The precise collector's pacer".)
 //!
 //! What lowers the heap is assists paced as Go's are, before half the
 //! allowance: a cycle should finish marking by the time the mutators have
@@ -46,11 +42,9 @@
 //! marking found live, in objects. An allocation that takes a block while
 //! the cycle's marking lags its allocation (a smaller share of the work
 //! marked than of the runway allocated) marks the difference first
-//! ([`assist_zone`]); the collector marks alone while it keeps up. On the
-//! live-heap workload (100 MiB live, marked in about 35 ms while the
-//! mutator allocates 1.6 MiB a millisecond) paced assists keep the peak at
-//! 205-211 MiB (the goal is 200), against 263-283 without them, for 15-25%
-//! more time (2026-11-26). Cycles whose goal distance is below
+//! ([`assist_zone`]); the collector marks alone while it keeps up. Paced
+//! assists keep a heap whose marking is long near its goal, for some more
+//! time. Cycles whose goal distance is below
 //! [`PACED_FROM`] do not pace, unless the soft memory limit set it: their
 //! overshoot is bounded by a few MiB anyway.
 //!
@@ -58,8 +52,7 @@
 //! stays below the live size plus `2 * OVERSHOOT + 1` goal distances (this
 //! window's allocation, and the previous window's garbage until the sweep
 //! has freed it), plus a block per thread and size class and the large
-//! object being allocated (`tests/precise_pacer.rs`). GCBench on two
-//! mutators peaks at 100-108 MiB with it. Objects born grey (during the
+//! object being allocated (`tests/precise_pacer.rs`). Objects born grey (during the
 //! snapshot) are traced and so counted live by their cycle, though most
 //! die at once: the goal is computed without them, or they would inflate
 //! it cycle after cycle.
@@ -69,13 +62,11 @@
 //! [`LIMIT_FLOOR`]), so collections come sooner as the heap nears it; with
 //! no growth percentage (`GOGC=off`) it alone starts collections. Since a
 //! cycle's allocation is born black, the goal alone lets the heap pass the
-//! limit whenever marking outlasts the room it left (the live-heap
-//! workload, 100 MiB live under a 150 MiB limit: 158-184 MiB); so an
-//! allocation that would grow the heap past the limit first waits for
-//! cycles to free memory ([`past_soft_limit`], `alloc.rs`), and the heap
-//! stays at the limit: 150.0 MiB there, in 1.5-1.7 times the time it takes
-//! at GOGC=100 alone (twice the cycles, and the mutator marks a fifth of
-//! the objects in assists; a trigger earlier still made no difference).
+//! limit whenever marking outlasts the room it left; so an allocation that
+//! would grow the heap past the limit first waits for cycles to free
+//! memory ([`past_soft_limit`], `alloc.rs`), and the heap stays at the
+//! limit, at the cost of more cycles and more marking in assists (a
+//! trigger earlier still does not help).
 //! The hard heap limit is the block manager's (`blocks.rs`).
 
 use super::blocks::{self, heap};
@@ -106,15 +97,10 @@ static ALLOCATED_SINCE_GC: AtomicUsize = AtomicUsize::new(0);
 /// `usize::MAX` with automatic collections off.
 static ALLOWANCE: AtomicUsize = AtomicUsize::new(2 * DEFAULT_MIN_TRIGGER);
 /// How many goal distances the mutators may allocate while a cycle runs,
-/// whatever they allocated before it started. One against two, A/B
-/// alternated on this machine (2026-11-25), once assists got work and
-/// waits ended with marking: peak heap GCBench 42-45 MiB against 48-51,
-/// live-heap 304-309 MiB against 314-344, GCBench on two mutators 100-108
-/// MiB against 142-157, on four 175-199 MiB against 288-292; GCBench's
-/// time 1.19-1.23x bdwgc's against 1.14-1.18x, the others' within their
-/// noise or up to 15% slower. The heap's goal is Go's promise, so one.
-/// (Before those two changes one cost GCBench 20-30% of its time in
-/// waits.)
+/// whatever they allocated before it started. One rather than two: it
+/// keeps every workload's peak heap markedly lower for a little time, and
+/// the heap's goal is Go's promise (the README's "The precise collector's
+/// pacer" has the figures).
 const OVERSHOOT: usize = 1;
 /// The next cycle's allocation budget, set when marking ends: the free
 /// blocks the sweep keeps (see `blocks.rs`).
@@ -138,26 +124,20 @@ static EXPECTED_WORK: AtomicU64 = AtomicU64::new(0);
 static RUNWAY: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// The least runway, as a fraction of the goal distance: a cycle that
 /// starts late (its trigger passed while the last one was still sweeping)
-/// still has a quarter of a goal distance to mark in. Two measured 218-226
-/// MiB on the live-heap workload, against 207-211, for 10% less time.
+/// still has a quarter of a goal distance to mark in (a half saves some
+/// time for a higher peak heap).
 const MIN_RUNWAY_FRACTION: usize = 4;
 /// The least goal distance whose cycles pace assists. Below it, the
 /// allowance's bound (a goal distance over the goal) is a few MiB, and
-/// pacing costs more time than it saves heap. GCBench's goal distances are
-/// 4-16 MiB: its steady state (7.2-7.8 MiB live) does not pace, its stretch
-/// tree (goals up to 14 MiB) and depth-16 trees (12 MiB live, marked in 3-4
-/// ms while the mutator allocates 2.5 MiB a millisecond) do; unpaced, those
-/// overshot a 24 MiB goal by up to 8 MiB. Measured on GCBench (`--runs 9`,
-/// four sets of 10-20 alternated rounds, 2026-11-26), against 16 MiB: peak
-/// heap medians 29.2-30.0 MiB against 30.1-31.0, time 153-167 ms against
-/// 152-164 (rounds within 0.9x bdwgc's time and 1.25x its heap at once: 15
-/// of 20 against 12); from 4 MiB (every cycle paced): 30.5 MiB, 168 ms.
+/// pacing costs more time than it saves heap. Chosen so that GCBench's
+/// steady state does not pace and its larger trees do (see the README's
+/// "The precise collector's pacer").
 const PACED_FROM: usize = 8 << 20;
 /// The soft memory limit set the last goal: its cycles pace assists
 /// whatever their goal distance.
 static NEAR_LIMIT: AtomicBool = AtomicBool::new(false);
 /// Objects the collector has marked in the running cycle, as of its last
-/// look at the assist state (see `collector.rs`).
+/// look at the assist state (see `collector/`).
 static COLLECTOR_MARKED: AtomicU64 = AtomicU64::new(0);
 /// Objects the assists have marked in the running cycle.
 static ASSIST_MARKED: AtomicU64 = AtomicU64::new(0);
@@ -263,14 +243,14 @@ pub(super) fn allocated(bytes: usize) {
 }
 
 /// Whether allocation since the last cycle started is past the trigger.
-pub(super) fn over_trigger() -> bool {
+pub(crate) fn over_trigger() -> bool {
     automatic() && ALLOCATED_SINCE_GC.load(Ordering::Relaxed) >= TRIGGER.load(Ordering::Relaxed)
 }
 
 /// Where allocation since the last cycle started stands against the
 /// allowance and the running marking.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Zone {
+pub(crate) enum Zone {
     /// Below half of it, with marking keeping up.
     Free,
     /// Past half of it, or ahead of marking: allocations that take a block
@@ -283,7 +263,7 @@ pub(super) enum Zone {
 
 /// Where allocation since the last cycle started stands.
 #[inline]
-pub(super) fn assist_zone() -> Zone {
+pub(crate) fn assist_zone() -> Zone {
     zone(
         ALLOCATED_SINCE_GC.load(Ordering::Relaxed),
         ALLOWANCE.load(Ordering::Relaxed),

@@ -9,11 +9,11 @@
 //!   as a *candidate*, which the marker keeps only if it is a live handle.
 //!   Any word is safe to offer.
 //!
-//! Who reads what, and when (see `collector.rs` for why it is enough):
+//! Who reads what, and when (see `collector/` for why it is enough):
 //!
 //! - each thread's root memory is snapshotted at its handshake, by itself
 //!   or by the collector on its behalf while it is in native code
-//!   (`collector::act`); root memory needs no barrier, since only its owner
+//!   (`mutator::act`); root memory needs no barrier, since only its owner
 //!   writes it;
 //! - global roots, root memory that no context owns (*orphans*: blocks
 //!   whose thread has exited, and shared blocks such as channel buffers)
@@ -32,7 +32,7 @@
 use super::access;
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
-use super::threads;
+use super::mutator;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -101,7 +101,7 @@ pub unsafe fn store_global(slot: *mut u64, value: impl Into<Option<Handle>>) -> 
     if !globals().contains_key(&(slot as usize)) {
         return Err(Error::UnknownRoot);
     }
-    let ts = threads::current()?;
+    let ts = mutator::current()?;
     // SAFETY: an aligned, valid slot (the caller's obligation) accessed
     // atomically by everyone who writes it.
     let cell = unsafe { &*slot.cast_const().cast::<AtomicU64>() };
@@ -160,7 +160,7 @@ impl GlobalRoot {
     /// Replaces the handle held; the new one must be live (or null).
     pub fn set(&self, handle: impl Into<Option<Handle>>) -> Result<()> {
         let handle = handle.into();
-        let ts = threads::current()?;
+        let ts = mutator::current()?;
         if let Some(h) = handle {
             handles::resolve(h)?;
         }

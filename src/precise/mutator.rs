@@ -2,7 +2,7 @@
 //! declarations.
 //!
 //! Every execution context that uses the precise heap (a thread's own, or
-//! a goroutine's: `crate::context`) has a [`ThreadState`] (shadow stack,
+//! a goroutine's: `crate::context`) has a [`Mutator`] (shadow stack,
 //! bump buffers, handle cache, write-barrier log) and is in the registry;
 //! "thread" below means such a mutator. Registration is automatic on first
 //! use ([`current`]) and undone when the context ends (its key's
@@ -57,16 +57,15 @@
 //!   an acknowledgement (after 10 s it says which threads it waits for, and
 //!   keeps waiting).
 //!
-//! What each round does is the collector's business (`collector.rs`); this
-//! module only calls [`super::collector::act`].
+//! When rounds run is the collector's business (`collector/`); what each
+//! round asks of a thread is [`Round`], and [`act`] does it.
 //!
 //! Lock order: registry, then heap, then handle pool; the root-memory
 //! registry and the collector's queues are leaves. Nothing polls a
 //! safepoint while holding the heap lock or the handle pool lock.
 
-use super::collector;
 use super::error::{Error, Result};
-use super::handles::{Handle, LocalHandles};
+use super::handles::{self, Handle, LocalHandles};
 use super::heap::{self, LocalHeap};
 use super::marking;
 use super::shadow::ShadowStack;
@@ -102,7 +101,7 @@ global! {
     static ROUND_KIND: AtomicU8 = AtomicU8::new(0);
 }
 
-/// What a round asks of each thread (see `collector.rs`).
+/// What a round asks of each thread (see `collector/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Round {
@@ -127,8 +126,66 @@ impl Round {
     }
 }
 
+/// Copies the root memory words of `owner` that may be handles into `out`.
+fn snapshot_root_memory(owner: crate::roots::precise::Owner, out: &mut Vec<u64>) {
+    // SAFETY: the owner is the caller, or is in native code held by the
+    // collector (SCANNING), so its root stacks do not change meanwhile.
+    unsafe {
+        crate::roots::precise::for_each_word(owner, &mut |w| {
+            if handles::could_be_handle(w as u64) {
+                out.push(w as u64)
+            }
+        })
+    };
+}
+
+/// Performs round `kind` for `ts`: called by the thread itself at a
+/// safepoint (or while unregistering), or by the collector while the
+/// thread is `SCANNING`.
+fn act(ts: &Mutator, kind: Round) {
+    // SAFETY: the callers own the thread's state (see the docs above).
+    let local = unsafe { ts.local() };
+    match kind {
+        Round::Prepare => {
+            local.log.clear();
+            ts.set_before_snapshot(true);
+        }
+        Round::Snapshot => {
+            ts.set_before_snapshot(false);
+            heap::retire(&mut local.heap);
+            let roots = local.shadow.roots();
+            let mut snapshot = Vec::with_capacity(roots.len() + 16);
+            snapshot.extend(roots.iter().copied().filter(|&r| r != 0));
+            snapshot_root_memory(ts.owner, &mut snapshot);
+            if !snapshot.is_empty() {
+                marking::grey_queue().push(snapshot);
+            }
+        }
+        Round::Flush => marking::hand_over_log(&mut local.log),
+        Round::End => {}
+    }
+}
+
+/// A thread registered (under the registry lock): if the running cycle's
+/// snapshot is under way or done, its root memory (from an earlier
+/// registration, if any) joins it.
+fn on_register(ts: &Mutator) {
+    let (barrier, marking) = marking::registration_view();
+    if barrier && !marking {
+        // Between Prepare and Snapshot: like every other thread now.
+        ts.set_before_snapshot(true);
+    }
+    if marking {
+        let mut snapshot = Vec::new();
+        snapshot_root_memory(ts.owner, &mut snapshot);
+        if !snapshot.is_empty() {
+            marking::grey_queue().push(snapshot);
+        }
+    }
+}
+
 /// One registered thread's collector state.
-pub(crate) struct ThreadState {
+pub(crate) struct Mutator {
     pub(crate) status: AtomicU32,
     /// The last round this thread has acknowledged.
     acked: AtomicU64,
@@ -165,7 +222,7 @@ pub(crate) struct Local {
     pub(crate) log: Vec<u64>,
 }
 
-impl ThreadState {
+impl Mutator {
     /// Records `handle` as the object this thread allocated last (see
     /// `fresh`). Call right after the allocation, before any safepoint.
     #[inline(always)]
@@ -204,6 +261,19 @@ impl ThreadState {
         unsafe { &mut *self.local.get() }
     }
 
+    /// Records `old` (a value a barriered store overwrote, or a grey-born
+    /// object) in this thread's log.
+    #[inline(always)]
+    pub(crate) fn log(&self, old: u64) {
+        // SAFETY: the running thread's own state, no other borrow live (the
+        // callers hold none across this call).
+        let log = &mut unsafe { self.local() }.log;
+        log.push(old);
+        if log.len() >= marking::LOG_BATCH {
+            marking::hand_over_log(log);
+        }
+    }
+
     /// Whether this thread's roots are not yet snapshotted by the running
     /// marking (it has acknowledged Prepare, not Snapshot).
     #[inline(always)]
@@ -211,7 +281,7 @@ impl ThreadState {
         self.before_snapshot.load(Ordering::Relaxed)
     }
 
-    /// Sets [`ThreadState::before_snapshot`] (by whoever performs its
+    /// Sets [`Mutator::before_snapshot`] (by whoever performs its
     /// rounds, see `local`).
     pub(crate) fn set_before_snapshot(&self, on: bool) {
         self.before_snapshot.store(on, Ordering::Relaxed);
@@ -234,7 +304,7 @@ impl ThreadState {
 }
 
 /// A registered thread, as the registry keeps it.
-struct ThreadPtr(*const ThreadState);
+struct ThreadPtr(*const Mutator);
 
 // SAFETY: the registry only hands these to the collector, which touches a
 // thread's state under the protocol in the module docs.
@@ -277,7 +347,7 @@ fn notify_collector() {
 
 /// The precise collector's slot in every execution context (rank 4: its
 /// depth in design.md's list of layers, below defer's): the context's
-/// [`ThreadState`], unregistered when the context ends.
+/// [`Mutator`], unregistered when the context ends.
 static KEY: crate::context::Key = crate::context::Key::new(4, unregister_at_end);
 
 /// A context ended (its thread exited, or its goroutine finished): its
@@ -288,14 +358,14 @@ static KEY: crate::context::Key = crate::context::Key::new(4, unregister_at_end)
 /// stored; nothing runs in the context any more.
 unsafe fn unregister_at_end(_ctx: &crate::context::Context, ts: *mut u8) {
     // SAFETY: a live registered state (see above), used by nobody else.
-    let _ = unregister_state(unsafe { &*ts.cast::<ThreadState>() }, true);
+    let _ = unregister_state(unsafe { &*ts.cast::<Mutator>() }, true);
 }
 
 /// This thread's state if it is registered (in any status), else null:
 /// the [`KEY`] slot of the context it runs, so that a switch of contexts
 /// switches the state with it.
 #[inline(always)]
-pub(crate) fn current_ptr() -> *const ThreadState {
+pub(crate) fn current_ptr() -> *const Mutator {
     match crate::context::existing() {
         Some(ctx) => ctx.get(&KEY).cast_const().cast(),
         None => ptr::null(),
@@ -308,7 +378,7 @@ pub(crate) fn current_ptr() -> *const ThreadState {
 /// The reference is valid until the thread unregisters, which its caller
 /// (this thread, inside one API call) cannot do meanwhile.
 #[inline(always)]
-pub(crate) fn current() -> Result<&'static ThreadState> {
+pub(crate) fn current() -> Result<&'static Mutator> {
     let ts = current_ptr();
     if ts.is_null() {
         return register_current();
@@ -324,7 +394,7 @@ pub(crate) fn current() -> Result<&'static ThreadState> {
 
 #[cold]
 #[inline(never)]
-fn register_current() -> Result<&'static ThreadState> {
+fn register_current() -> Result<&'static Mutator> {
     super::ensure_started();
     let name = std::thread::current().name().map(str::to_owned);
     let ts = enlist(crate::roots::precise::owner(), name);
@@ -350,10 +420,10 @@ static HOOKS: crate::context::Hooks = crate::context::Hooks {
 };
 
 /// The registered state of `ctx`, if any.
-fn state_of(ctx: &crate::context::Context) -> Option<&ThreadState> {
+fn state_of(ctx: &crate::context::Context) -> Option<&Mutator> {
     // SAFETY: a registered context's state lives until the context ends
     // or unregisters, neither of which happens while it is switched.
-    unsafe { ctx.get(&KEY).cast_const().cast::<ThreadState>().as_ref() }
+    unsafe { ctx.get(&KEY).cast_const().cast::<Mutator>().as_ref() }
 }
 
 /// `ctx` runs on this thread again: leaves the native code that
@@ -390,14 +460,14 @@ fn block_exit() {
 }
 
 /// Undoes [`declare_native_for_switch`], if it declared `ts` native.
-fn resume_after_switch(ts: &ThreadState) {
+fn resume_after_switch(ts: &Mutator) {
     if ts.switched_native.swap(false, Ordering::Relaxed) {
         leave_native_state(ts);
         poll(ts);
     }
 }
 
-fn declare_native_for_switch(ts: &ThreadState) {
+fn declare_native_for_switch(ts: &Mutator) {
     if ts.status.load(Ordering::Relaxed) == RUNNING {
         ts.switched_native.store(true, Ordering::Relaxed);
         declare_native(ts);
@@ -408,15 +478,12 @@ fn declare_native_for_switch(ts: &ThreadState) {
 /// and puts it in the registry. A round in progress was published under
 /// the registry lock taken here and has nothing to ask of a new thread,
 /// so it is born acknowledged. The state is freed by [`unregister_state`].
-pub(crate) fn enlist(
-    owner: crate::roots::precise::Owner,
-    name: Option<String>,
-) -> *const ThreadState {
+pub(crate) fn enlist(owner: crate::roots::precise::Owner, name: Option<String>) -> *const Mutator {
     crate::context::set_hooks(&HOOKS);
     let mut reg = registry();
     let id = reg.next_id;
     reg.next_id += 1;
-    let ts = Box::into_raw(Box::new(ThreadState {
+    let ts = Box::into_raw(Box::new(Mutator {
         status: AtomicU32::new(RUNNING),
         acked: AtomicU64::new(ROUND.load(Ordering::Acquire)),
         before_snapshot: AtomicBool::new(false),
@@ -438,14 +505,14 @@ pub(crate) fn enlist(
     // still set) may have root memory already: a cycle whose snapshot is
     // under way gets it now.
     // SAFETY: just created, ours alone.
-    collector::on_register(unsafe { &*ts });
+    on_register(unsafe { &*ts });
     ts
 }
 
 /// Removes `ts` (this thread's state) from the registry and frees it. With
 /// `forced` (thread exit), open frames are discarded; otherwise they are
 /// [`Error::FramesOpen`].
-pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
+pub(crate) fn unregister_state(ts: &Mutator, forced: bool) -> Result<()> {
     // A thread in native code at exit is ours again first.
     leave_native_state(ts);
     // SAFETY: our own running state, no other borrow.
@@ -458,7 +525,7 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
     // rounds under it: we see every round, and nobody else touches us.
     let round = ROUND.load(Ordering::Acquire);
     if ts.acked.load(Ordering::Relaxed) < round {
-        collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+        act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
         ts.acked.store(round, Ordering::Release);
     }
     // SAFETY: see above.
@@ -471,7 +538,7 @@ pub(crate) fn unregister_state(ts: &ThreadState, forced: bool) -> Result<()> {
         // orphaned while it is still registered, so it is always someone's.
         crate::roots::precise::orphan(ts.owner);
     }
-    let me = ts as *const ThreadState;
+    let me = ts as *const Mutator;
     reg.threads.retain(|t| t.0 != me);
     reg.exited_objects += ts.objects_allocated.load(Ordering::Relaxed);
     drop(reg);
@@ -499,7 +566,7 @@ pub(super) fn lock_for_fork() {
 pub(super) fn adopt_after_fork() -> crate::roots::precise::Owner {
     let me = current_ptr();
     let mut reg = registry();
-    let gone: Vec<*const ThreadState> = reg
+    let gone: Vec<*const Mutator> = reg
         .threads
         .iter()
         .map(|t| t.0)
@@ -557,7 +624,7 @@ pub fn is_thread_registered() -> bool {
 
 /// The safepoint poll: one relaxed load on the fast path.
 #[inline(always)]
-pub(crate) fn poll(ts: &ThreadState) {
+pub(crate) fn poll(ts: &Mutator) {
     if SAFEPOINT.load(Ordering::Relaxed) {
         handshake(ts);
     }
@@ -567,14 +634,14 @@ pub(crate) fn poll(ts: &ThreadState) {
 /// not acknowledged it yet, and acknowledges it.
 #[cold]
 #[inline(never)]
-fn handshake(ts: &ThreadState) {
+fn handshake(ts: &Mutator) {
     ts.forget_fresh();
     let round = ROUND.load(Ordering::Acquire);
     if ts.acked.load(Ordering::Relaxed) >= round {
         return;
     }
     let start = Instant::now();
-    collector::act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
+    act(ts, Round::from_u8(ROUND_KIND.load(Ordering::Acquire)));
     ts.acked.store(round, Ordering::Release);
     let pause = start.elapsed();
     notify_collector();
@@ -591,7 +658,7 @@ pub fn safepoint() -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn declare_native(ts: &ThreadState) {
+pub(crate) fn declare_native(ts: &Mutator) {
     // Rounds may now pass without this thread's handshakes.
     ts.forget_fresh();
     ts.status.store(NATIVE, Ordering::SeqCst);
@@ -608,7 +675,7 @@ pub(crate) fn declare_native(ts: &ThreadState) {
 
 /// Moves this thread from native code back to running (a no-op if it is
 /// running), waiting while the collector acts on its behalf.
-fn leave_native_state(ts: &ThreadState) {
+fn leave_native_state(ts: &Mutator) {
     loop {
         match ts
             .status
@@ -731,7 +798,7 @@ pub(crate) fn round(kind: Round) {
             {
                 // The thread is in native code and cannot leave it until we
                 // store NATIVE again: its state is ours.
-                collector::act(ts, kind);
+                act(ts, kind);
                 ts.acked.store(round, Ordering::Release);
                 ts.status.store(NATIVE, Ordering::SeqCst);
             } else {
@@ -786,7 +853,7 @@ pub(crate) fn allocation_totals() -> (u64, usize) {
 /// Runs `f` while this (running) thread waits in native code, so that the
 /// collector acts for it instead of waiting for it; returns `f`'s result.
 /// Used by [`super::collect`] and allocations that wait for a cycle.
-pub(crate) fn wait_native<R>(ts: &ThreadState, f: impl FnOnce() -> R) -> R {
+pub(crate) fn wait_native<R>(ts: &Mutator, f: impl FnOnce() -> R) -> R {
     poll(ts);
     declare_native(ts);
     let r = f();
