@@ -68,30 +68,8 @@ static void serve(void *args) {
     defergc_net_close(conn);
 }
 
-/* func main() {
- *     ln, err := net.Listen("tcp", os.Args[1])
- *     if err != nil { log.Fatal(err) }
- *     for {
- *         c, err := ln.Accept()
- *         if err != nil { log.Fatal(err) }
- *         go serve(c)
- *     }
- * } */
-static void go_main(void *arg) {
-    uint64_t ln = listen_tcp(arg);
-    if (ln == 0)
-        exit(1);
-    for (;;) {
-        uint64_t conn;
-        int64_t rc = defergc_net_accept(ln, &conn, NULL, NULL);
-        if (rc != 0) {
-            fprintf(stderr, "accept: %s\n", defergc_net_strerror(rc));
-            exit(1);
-        }
-        set_nodelay(conn);
-        defergc_go(serve, &conn, sizeof conn);
-    }
-}
+/* func main(): see serve_forever in tcp_listen.h. */
+static void go_main(void *arg) { serve_forever(arg, serve); }
 
 int main(int argc, char **argv) {
     if (argc != 2) {

@@ -60,4 +60,31 @@ static void set_nodelay(uint64_t conn) {
     setsockopt(defergc_net_fd(conn), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+/* The server's main, from inside defergc_main (argv: HOST:PORT):
+ *
+ * ln, err := net.Listen("tcp", os.Args[1])
+ * if err != nil { log.Fatal(err) }
+ * for {
+ *     c, err := ln.Accept()
+ *     if err != nil { log.Fatal(err) }
+ *     go serve(c)
+ * }
+ *
+ * serve gets a pointer to the connection's handle (a uint64_t). */
+static void serve_forever(const char *addr, void (*serve)(void *)) {
+    uint64_t ln = listen_tcp(addr);
+    if (ln == 0)
+        exit(1);
+    for (;;) {
+        uint64_t conn;
+        int64_t rc = defergc_net_accept(ln, &conn, NULL, NULL);
+        if (rc != 0) {
+            fprintf(stderr, "accept: %s\n", defergc_net_strerror(rc));
+            exit(1);
+        }
+        set_nodelay(conn);
+        defergc_go(serve, &conn, sizeof conn);
+    }
+}
+
 #endif
