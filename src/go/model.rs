@@ -14,11 +14,19 @@
 //! [`Poll`] is a poller descriptor record with no descriptor behind it
 //! (`tests/netpoll_loom.rs`); [`set_lost_wakeup`] brings back a readiness
 //! that overwrites the parked waiter instead of readying it.
+//!
+//! [`Parker`] is an idle worker's real parker (`park.rs`), blocking in a
+//! poller with no descriptors behind it ([`install_poller`],
+//! [`poll_event`]) for `tests/park_loom.rs`; [`set_unchecked_poll`] brings
+//! back a parker that claims the poll without looking at its wake flag
+//! again.
 
 use super::chan::{ChanError, RawChan, Received};
+use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
+use std::sync::atomic::Ordering;
 
-pub use super::prim::{set_bug1, set_lost_wakeup};
+pub use super::prim::{set_bug1, set_lost_wakeup, set_unchecked_poll};
 
 /// A send found the channel closed (Go's `send on closed channel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,5 +220,112 @@ impl Poll {
     /// No waiter is left in a slot.
     pub fn assert_no_waiter(&self) {
         self.0.assert_no_waiter();
+    }
+}
+
+/// An idle worker's parker (`park.rs`), made on the thread that blocks
+/// on it.
+pub struct Parker(super::park::Parker);
+
+/// Why [`Parker::block`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// [`Parker::wake`] was called.
+    Woken,
+    /// Its poll returned events ([`poll_event`]).
+    Polled,
+}
+
+impl Parker {
+    /// The calling thread's parker.
+    pub fn for_current() -> Parker {
+        Parker(super::park::Parker::for_current())
+    }
+
+    /// Blocks until woken, or until its poll of the model's poller (if it
+    /// is the one polling) returned events.
+    pub fn block(&self) -> Blocked {
+        match self.0.block(None) {
+            super::park::Wake::Woken => Blocked::Woken,
+            super::park::Wake::Polled => Blocked::Polled,
+            w => panic!("a model parker returned {w:?} without a deadline"),
+        }
+    }
+
+    /// Wakes it (or makes its next block return).
+    pub fn wake(&self) {
+        self.0.wake();
+    }
+}
+
+/// The model's poller: how many goroutines "wait" on descriptors, events
+/// not yet polled, a break (the poller's eventfd), and the thread in the
+/// poll. One per execution.
+struct FakePoll {
+    waiting: AtomicUsize,
+    events: AtomicUsize,
+    broken: AtomicBool,
+    polling: loom::sync::Mutex<Option<loom::thread::Thread>>,
+}
+
+loom::lazy_static! {
+    static ref FAKE: FakePoll = FakePoll {
+        waiting: AtomicUsize::new(0),
+        events: AtomicUsize::new(0),
+        broken: AtomicBool::new(false),
+        polling: loom::sync::Mutex::new(None),
+    };
+}
+
+static FAKE_POLLER: super::park::Poller = super::park::Poller {
+    waiting: || FAKE.waiting.load(Ordering::SeqCst),
+    poll: fake_poll,
+    wake: || {
+        FAKE.broken.store(true, Ordering::SeqCst);
+        if let Some(t) = FAKE.polling.lock().unwrap().clone() {
+            t.unpark();
+        }
+    },
+};
+
+/// The model's `epoll_wait`: returns at a break (0) or with the events
+/// that arrived (their number), else blocks (or returns 0 at once for a
+/// zero timeout).
+fn fake_poll(timeout_ms: i32) -> usize {
+    *FAKE.polling.lock().unwrap() = Some(loom::thread::current());
+    let n = loop {
+        // (Loads, then stores: loom 0.7 reports false deadlocks for a
+        // swap before a park. Only the polling thread clears these.)
+        if FAKE.broken.load(Ordering::SeqCst) {
+            FAKE.broken.store(false, Ordering::SeqCst);
+            break 0;
+        }
+        let n = FAKE.events.load(Ordering::SeqCst);
+        if n > 0 {
+            FAKE.events.fetch_sub(n, Ordering::SeqCst);
+            break n;
+        }
+        if timeout_ms == 0 {
+            break 0;
+        }
+        loom::thread::park();
+    };
+    *FAKE.polling.lock().unwrap() = None;
+    n
+}
+
+/// Makes idle parkers block in the model's poller, as if `waiting`
+/// goroutines waited on descriptors.
+pub fn install_poller(waiting: usize) {
+    FAKE.waiting.store(waiting, Ordering::SeqCst);
+    super::park::set_poller(&FAKE_POLLER);
+}
+
+/// A descriptor becomes ready: the poll in progress, or the next one,
+/// returns it.
+pub fn poll_event() {
+    FAKE.events.fetch_add(1, Ordering::SeqCst);
+    if let Some(t) = FAKE.polling.lock().unwrap().clone() {
+        t.unpark();
     }
 }

@@ -12,14 +12,14 @@
 //! The poller registers itself here ([`set_poller`]) when its first
 //! descriptor is registered, so this file names no poller.
 
+use super::prim::{fence, thread, AtomicBool, AtomicPtr};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::thread::Thread;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// One worker's blocking point: owned by the worker, woken by any thread.
 pub(crate) struct Parker {
-    thread: Thread,
+    thread: thread::Thread,
     /// Set by [`Parker::wake`], consumed by [`Parker::block`].
     woken: AtomicBool,
 }
@@ -29,7 +29,7 @@ impl Parker {
     /// it).
     pub(crate) fn for_current() -> Parker {
         Parker {
-            thread: std::thread::current(),
+            thread: thread::current(),
             woken: AtomicBool::new(false),
         }
     }
@@ -40,7 +40,11 @@ impl Parker {
     /// sees it.
     pub(crate) fn block(&self, deadline: Option<Instant>) -> Wake {
         loop {
-            if self.woken.swap(false, Ordering::AcqRel) {
+            // Only this thread clears the flag, so a load and a store
+            // consume it as a swap would (wakes in between are the same
+            // wake); loom 0.7 reports a false deadlock for a swap here.
+            if self.woken.load(Ordering::Acquire) {
+                self.woken.store(false, Ordering::Relaxed);
                 return Wake::Woken;
             }
             let timeout = match deadline {
@@ -55,7 +59,8 @@ impl Parker {
             };
             if let Some(p) = poller() {
                 if (p.waiting)() > 0
-                    && POLLING
+                    && room()
+                        .polling
                         .compare_exchange(
                             ptr::null_mut(),
                             (self as *const Parker).cast_mut(),
@@ -64,26 +69,38 @@ impl Parker {
                         )
                         .is_ok()
                 {
-                    // The wake's store of `woken` and its load of POLLING
-                    // pair with this claim and this load (both SeqCst):
-                    // either the waker sees this worker polling and breaks
-                    // the poll, or this load sees the wake.
-                    let readied = if self.woken.load(Ordering::SeqCst) {
+                    // The wake's store of `woken` and its load of `polling`
+                    // pair with this claim and this load, a SeqCst fence
+                    // between each pair: either the waker sees this worker
+                    // polling and breaks the poll, or this load sees the
+                    // wake (fences, not SeqCst accesses alone: loom checks
+                    // this through the fences).
+                    fence(Ordering::SeqCst);
+                    #[cfg(loom)]
+                    let looked =
+                        !super::prim::unchecked_poll() && self.woken.load(Ordering::SeqCst);
+                    #[cfg(not(loom))]
+                    let looked = self.woken.load(Ordering::SeqCst);
+                    let readied = if looked {
                         0
                     } else {
                         (p.poll)(timeout_ms(timeout))
                     };
-                    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+                    room().polling.store(ptr::null_mut(), Ordering::SeqCst);
                     if readied > 0 && !self.woken.load(Ordering::Acquire) {
                         return Wake::Polled;
                     }
                     continue;
                 }
             }
+            #[cfg(not(loom))]
             match timeout {
-                None => std::thread::park(),
-                Some(d) => std::thread::park_timeout(d),
+                None => thread::park(),
+                Some(d) => thread::park_timeout(d),
             }
+            // (A loom model has no time: it never passes a deadline.)
+            #[cfg(loom)]
+            thread::park();
         }
     }
 
@@ -91,7 +108,8 @@ impl Parker {
     pub(crate) fn wake(&self) {
         self.woken.store(true, Ordering::SeqCst);
         self.thread.unpark();
-        if ptr::eq(POLLING.load(Ordering::SeqCst), self) {
+        fence(Ordering::SeqCst);
+        if ptr::eq(room().polling.load(Ordering::SeqCst), self) {
             if let Some(p) = poller() {
                 (p.wake)();
             }
@@ -122,19 +140,48 @@ pub(crate) struct Poller {
     pub(crate) wake: fn(),
 }
 
-static POLLER: AtomicPtr<Poller> = AtomicPtr::new(ptr::null_mut());
+/// Where the poller is registered and which parker blocks in it: one
+/// per process; under loom one per model execution (`tests/park_loom.rs`).
+struct Room {
+    poller: AtomicPtr<Poller>,
+    /// The parker blocked in the poller, if any (at most one).
+    polling: AtomicPtr<Parker>,
+}
 
-/// The parker blocked in the poller, if any (at most one).
-static POLLING: AtomicPtr<Parker> = AtomicPtr::new(ptr::null_mut());
+#[cfg(not(loom))]
+static ROOM: Room = Room {
+    poller: AtomicPtr::new(ptr::null_mut()),
+    polling: AtomicPtr::new(ptr::null_mut()),
+};
+
+#[cfg(not(loom))]
+fn room() -> &'static Room {
+    &ROOM
+}
+
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref ROOM: Room = Room {
+        poller: AtomicPtr::new(ptr::null_mut()),
+        polling: AtomicPtr::new(ptr::null_mut()),
+    };
+}
+
+#[cfg(loom)]
+fn room() -> &'static Room {
+    &ROOM
+}
 
 /// Makes idle workers wait in `p` while goroutines wait on descriptors.
 pub(crate) fn set_poller(p: &'static Poller) {
-    POLLER.store((p as *const Poller).cast_mut(), Ordering::Release);
+    room()
+        .poller
+        .store((p as *const Poller).cast_mut(), Ordering::Release);
 }
 
 fn poller() -> Option<&'static Poller> {
     // SAFETY: only set_poller stores here, a &'static.
-    unsafe { POLLER.load(Ordering::Acquire).as_ref() }
+    unsafe { room().poller.load(Ordering::Acquire).as_ref() }
 }
 
 /// How many goroutines wait on descriptors (the deadlock check: the
@@ -149,7 +196,7 @@ pub(crate) fn io_waiters() -> usize {
 pub(crate) fn poll_now() -> bool {
     match poller() {
         Some(p) => {
-            (p.waiting)() > 0 && POLLING.load(Ordering::Relaxed).is_null() && (p.poll)(0) > 0
+            (p.waiting)() > 0 && room().polling.load(Ordering::Relaxed).is_null() && (p.poll)(0) > 0
         }
         None => false,
     }
@@ -157,7 +204,7 @@ pub(crate) fn poll_now() -> bool {
 
 /// In a forked child: no worker is blocked in the poller.
 pub(crate) fn forget_polling_after_fork() {
-    POLLING.store(ptr::null_mut(), Ordering::SeqCst);
+    room().polling.store(ptr::null_mut(), Ordering::SeqCst);
 }
 
 fn timeout_ms(t: Option<std::time::Duration>) -> i32 {

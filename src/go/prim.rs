@@ -1,5 +1,6 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
-//! `chan.rs`, `select.rs`, `netpoll.rs`): the waiter's done flag and a
+//! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
+//! (`park.rs`): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!
@@ -11,11 +12,11 @@
 //! test may run: loom's types work only inside `loom::model`.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize};
+pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize};
+pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
@@ -121,6 +122,24 @@ pub fn set_lost_wakeup(on: bool) {
 #[cfg(loom)]
 pub(crate) fn lost_wakeup() -> bool {
     LOST_WAKEUP.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The idle worker's lost-wakeup bug on, for `tests/park_loom.rs` (see
+/// `model.rs`): a parker that claims the poll does not look at its wake
+/// flag again before it blocks in the poll.
+#[cfg(loom)]
+static UNCHECKED_POLL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns the parker's bug on or off (see `model.rs`).
+#[cfg(loom)]
+pub fn set_unchecked_poll(on: bool) {
+    UNCHECKED_POLL.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the parker's bug is on.
+#[cfg(loom)]
+pub(crate) fn unchecked_poll() -> bool {
+    UNCHECKED_POLL.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A lock with a guard, for state changed only under it (a poller

@@ -1,0 +1,154 @@
+//! An idle worker's parker on the real code (`src/go/park.rs`), checked
+//! exhaustively by loom: a wake never gets lost, whether the parker sleeps
+//! or blocks in the network poll, and a poll that returns events ends the
+//! block.
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test --release --test park_loom
+//! ```
+//!
+//! The poller is the model's (`model::install_poller`): `epoll_wait`
+//! without descriptors, with its break (the eventfd) and events that a
+//! model thread makes arrive. Loom reports a parker nobody wakes as a
+//! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
+//! claims the poll without looking at its wake flag again, and checks
+//! (in a child process: loom aborts after such a report) that loom finds
+//! the lost wake.
+#![cfg(loom)]
+
+use defergc::go::model::{self, Blocked, Parker};
+use loom::sync::Arc;
+use loom::thread;
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    b.check(f);
+}
+
+/// No descriptor is waited on: the parker sleeps, and a wake ends it.
+#[test]
+fn a_wake_ends_a_sleep() {
+    check(|| {
+        let p = Arc::new(Parker::for_current());
+        let q = p.clone();
+        let t = thread::spawn(move || q.wake());
+        assert_eq!(p.block(), Blocked::Woken);
+        t.join().unwrap();
+    });
+}
+
+/// Goroutines wait on descriptors: the parker blocks in the poll, and a
+/// wake breaks it out (before, during or after it claims the poll).
+fn wake_in_the_poll() {
+    model::install_poller(1);
+    let p = Arc::new(Parker::for_current());
+    let q = p.clone();
+    let t = thread::spawn(move || q.wake());
+    assert_eq!(p.block(), Blocked::Woken);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_wake_ends_a_poll() {
+    check(wake_in_the_poll);
+}
+
+/// An event (a descriptor became ready) ends the parker's poll: it
+/// returns to run what the poll readied.
+#[test]
+fn an_event_ends_a_poll() {
+    check(|| {
+        model::install_poller(1);
+        let p = Parker::for_current();
+        let t = thread::spawn(model::poll_event);
+        assert_eq!(p.block(), Blocked::Polled);
+        t.join().unwrap();
+    });
+}
+
+/// An event and a wake race: the block ends either way (woken, or polled
+/// and then the wake is kept for the next block, which returns at once).
+#[test]
+fn an_event_and_a_wake_race() {
+    check(|| {
+        model::install_poller(1);
+        let p = Arc::new(Parker::for_current());
+        let q = p.clone();
+        let e = thread::spawn(model::poll_event);
+        let w = thread::spawn(move || q.wake());
+        if p.block() == Blocked::Polled {
+            assert_eq!(p.block(), Blocked::Woken);
+        }
+        e.join().unwrap();
+        w.join().unwrap();
+    });
+}
+
+/// Two idle workers, one polling and one asleep, each woken once: each
+/// wake reaches its own parker (the poller's break is not taken for the
+/// sleeper's wake).
+#[test]
+fn two_parkers_each_woken() {
+    check(|| {
+        model::install_poller(1);
+        let slot = Arc::new(loom::sync::Mutex::new(None::<Arc<Parker>>));
+        let s2 = slot.clone();
+        let other = thread::spawn(move || {
+            let p = Arc::new(Parker::for_current());
+            *s2.lock().unwrap() = Some(p.clone());
+            assert_eq!(p.block(), Blocked::Woken);
+        });
+        let me = Arc::new(Parker::for_current());
+        let mine = me.clone();
+        let waker = thread::spawn(move || {
+            mine.wake();
+            loop {
+                if let Some(p) = slot.lock().unwrap().clone() {
+                    p.wake();
+                    break;
+                }
+                thread::yield_now();
+            }
+        });
+        assert_eq!(me.block(), Blocked::Woken);
+        waker.join().unwrap();
+        other.join().unwrap();
+    });
+}
+
+const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
+
+/// With the parker's bug on, loom finds the lost wake. Loom aborts the
+/// process when it reports this deadlock (a destructor runs into its
+/// ended execution while the panic unwinds), so the model runs in a child
+/// process, which must fail saying "deadlock".
+#[test]
+fn loom_catches_an_unchecked_poll() {
+    if std::env::var_os(BUG_CHILD).is_some() {
+        model::set_unchecked_poll(true);
+        check(wake_in_the_poll);
+        println!("loom found nothing");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "loom_catches_an_unchecked_poll", "--nocapture"])
+        .env(BUG_CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !out.status.success() && !stdout.contains("loom found nothing"),
+        "loom found nothing wrong with an unchecked poll: the model checks nothing"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("deadlock"))
+        .unwrap_or_else(|| panic!("the child failed without a deadlock: {stderr}"));
+    eprintln!("with the unchecked poll, loom failed with: {line}");
+}
