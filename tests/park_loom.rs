@@ -10,7 +10,9 @@
 //!
 //! The poller is the model's (`model::install_poller`): `epoll_wait`
 //! without descriptors, with its break (the eventfd) and events that a
-//! model thread makes arrive. Loom reports a parker nobody wakes as a
+//! model thread makes arrive. Timers are the heap's published earliest
+//! deadline (`model::set_timer`): due at once, or an hour away (a model
+//! has no time). Loom reports a parker nobody wakes as a
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
@@ -116,6 +118,65 @@ fn two_parkers_each_woken() {
         assert_eq!(me.block(), Blocked::Woken);
         waker.join().unwrap();
         other.join().unwrap();
+    });
+}
+
+/// A thread that sets a due timer; done when it has.
+fn spawn_timer() -> Arc<loom::sync::atomic::AtomicBool> {
+    let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+    let d = done.clone();
+    thread::spawn(move || {
+        model::set_timer(true);
+        d.store(true, std::sync::atomic::Ordering::Release);
+    });
+    done
+}
+
+/// Waits for `done` by yielding, not joining: the scheduler's kick may
+/// unpark the waiting thread after its block returned, which loom allows
+/// during a yield and not during a join.
+fn wait_for(done: &loom::sync::atomic::AtomicBool) {
+    while !done.load(std::sync::atomic::Ordering::Acquire) {
+        thread::yield_now();
+    }
+}
+
+/// A timer becomes due while the parker sleeps with nothing to watch:
+/// the scheduler's kick makes it look again, and it returns to run the
+/// timers.
+#[test]
+fn a_due_timer_ends_a_sleep() {
+    check(|| {
+        let p = Parker::for_current();
+        let t = spawn_timer();
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&t);
+    });
+}
+
+/// The parker watches a timer an hour away; an earlier one, due, is set:
+/// the watcher is woken and returns to run the timers.
+#[test]
+fn an_earlier_timer_wakes_the_watcher() {
+    check(|| {
+        model::set_timer(false);
+        let p = Parker::for_current();
+        let t = spawn_timer();
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&t);
+    });
+}
+
+/// The same while the watcher blocks in the network poll.
+#[test]
+fn an_earlier_timer_breaks_the_poll() {
+    check(|| {
+        model::install_poller(1);
+        model::set_timer(false);
+        let p = Parker::for_current();
+        let t = spawn_timer();
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&t);
     });
 }
 

@@ -121,6 +121,8 @@ pub extern "C" fn defergc_poll_set_deadline(handle: u64, m: c_int, deadline: i64
             _ => return errors::EINVAL,
         };
         let after = (deadline != 0).then(|| deadline.saturating_sub(nanotime()).max(0));
+        // Deadlines are timers, which the scheduler's workers fire.
+        crate::go::start_scheduler();
         code32(netpoll::set_deadline(
             Handle::from_raw(handle),
             which,

@@ -96,8 +96,8 @@ fn fork_child() {
     s.goroutines
         .store(usize::from(forking.is_some()), Ordering::SeqCst);
     s.launching.store(0, Ordering::SeqCst);
-    super::timer::restart_after_fork();
-    super::park::forget_polling_after_fork();
+    super::park::forget_watcher_after_fork();
     // SAFETY: the child half of a fork; the poller's locks were released.
     unsafe { super::netpoll::restart_after_fork() };
+    super::timer::restart_after_fork();
 }

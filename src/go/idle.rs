@@ -110,6 +110,10 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
             stopm(m);
             continue;
         };
+        // Timers that are due first: what they ready is queued here.
+        if super::park::timers_due() {
+            super::park::run_timers();
+        }
         if let Some(g) = local_or_global(s, p) {
             stop_spinning(m);
             return g;
@@ -199,10 +203,15 @@ pub(super) fn stopm(m: &'static M) {
         );
     }
     loop {
-        // No deadline: only a processor handed over, or a poll that
-        // readied goroutines, ends an idle worker's wait.
+        // No deadline: only a processor handed over, a poll that readied
+        // goroutines, or a timer due ends an idle worker's wait. Due
+        // timers run here, without a processor: what they ready is counted
+        // as what a poll readies.
         m.polled.set(Some(0));
         let wake = m.parker.block(None);
+        if wake != Wake::Woken {
+            super::park::run_timers();
+        }
         let queued = m.polled.replace(None).unwrap_or(0);
         if wake == Wake::Woken {
             let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
@@ -246,5 +255,18 @@ pub(super) fn stopm(m: &'static M) {
             // this worker is being handed one.
             None => wakep(),
         }
+    }
+}
+
+/// A timer needs watching and no idle worker watches: a parked worker is
+/// made to look again (it becomes the watcher), or, with none parked, one
+/// is started if a processor is idle (registered with `park.rs`).
+pub(super) fn kick_idle() {
+    let s = sched();
+    let parked = s.lock().ms.last().copied();
+    match parked {
+        // SAFETY: workers are never freed.
+        Some(m) => unsafe { &*m }.parker.nudge(),
+        None => wakep(),
     }
 }

@@ -96,6 +96,7 @@ mod precise_tests;
 pub(crate) use self::chan::block_forever;
 pub use self::chan::{Chan, TryRecv, MAX_ELEM_SIZE};
 pub(crate) use self::chan::{ChanError, RawChan, Received};
+pub(crate) use self::config::scheduler as start_scheduler;
 pub use self::config::{
     gomaxprocs, init_with, Config, ConfigError, DEFAULT_STACK_SIZE, MAX_STACK_SIZE, MIN_STACK_SIZE,
 };
@@ -113,5 +114,6 @@ pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
 pub(crate) use self::time::sleep_ns;
+pub(crate) use self::time::timer_reset;
 pub use self::time::{after, sleep, Timer};
-pub(crate) use self::timer::{reset as timer_reset, stop as timer_stop, Timer as RawTimer};
+pub(crate) use self::timer::{stop as timer_stop, Timer as RawTimer};

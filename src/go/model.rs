@@ -234,11 +234,20 @@ pub enum Blocked {
     Woken,
     /// Its poll returned events ([`poll_event`]).
     Polled,
+    /// A timer is due ([`set_timer`]).
+    Timers,
 }
 
 impl Parker {
-    /// The calling thread's parker.
+    /// The calling thread's parker (the one the model's scheduler nudges
+    /// when a timer needs a watcher, see [`set_timer`]).
     pub fn for_current() -> Parker {
+        *FAKE.idle.lock().unwrap() = Some(loom::thread::current());
+        super::park::set_kick_idle(|| {
+            if let Some(t) = FAKE.idle.lock().unwrap().clone() {
+                t.unpark();
+            }
+        });
         Parker(super::park::Parker::for_current())
     }
 
@@ -248,6 +257,7 @@ impl Parker {
         match self.0.block(None) {
             super::park::Wake::Woken => Blocked::Woken,
             super::park::Wake::Polled => Blocked::Polled,
+            super::park::Wake::Timers => Blocked::Timers,
             w => panic!("a model parker returned {w:?} without a deadline"),
         }
     }
@@ -266,6 +276,8 @@ struct FakePoll {
     events: AtomicUsize,
     broken: AtomicBool,
     polling: loom::sync::Mutex<Option<loom::thread::Thread>>,
+    /// The model's idle worker, which the scheduler's kick nudges.
+    idle: loom::sync::Mutex<Option<loom::thread::Thread>>,
 }
 
 loom::lazy_static! {
@@ -274,6 +286,7 @@ loom::lazy_static! {
         events: AtomicUsize::new(0),
         broken: AtomicBool::new(false),
         polling: loom::sync::Mutex::new(None),
+        idle: loom::sync::Mutex::new(None),
     };
 }
 
@@ -328,4 +341,17 @@ pub fn poll_event() {
     if let Some(t) = FAKE.polling.lock().unwrap().clone() {
         t.unpark();
     }
+}
+
+/// A timer becomes the earliest, due at once (`due`) or in an hour (a
+/// model has no time), as the timer heap publishes it.
+pub fn set_timer(due: bool) {
+    let now = std::time::Instant::now();
+    let at = if due {
+        now
+    } else {
+        now + std::time::Duration::from_secs(3600)
+    };
+    super::park::set_next_timer(Some(at));
+    super::park::timers_changed();
 }

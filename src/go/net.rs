@@ -52,6 +52,8 @@ impl Fd {
                 i64::try_from((at - now).as_nanos()).unwrap_or(i64::MAX)
             }
         });
+        // Deadlines are timers, which the scheduler's workers fire.
+        super::config::scheduler();
         netpoll::set_deadline(self.handle, which, ns).map_err(|e| closed(e).into_io())
     }
 }

@@ -12,9 +12,10 @@
 //! The poller registers itself here ([`set_poller`]) when its first
 //! descriptor is registered, so this file names no poller.
 
-use super::prim::{fence, thread, AtomicBool, AtomicPtr};
+use super::prim::{fence, thread, AtomicBool, AtomicPtr, AtomicU64};
 use std::ptr;
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// One worker's blocking point: owned by the worker, woken by any thread.
@@ -35,10 +36,16 @@ impl Parker {
     }
 
     /// Blocks the calling thread (the parker's own) until [`Parker::wake`]
-    /// was called, `deadline` (if any) has passed, or its poll of the
-    /// network readied goroutines. A wake is consumed by the block that
-    /// sees it.
+    /// was called, `deadline` (if any) has passed, its poll of the network
+    /// readied goroutines, or a timer is due. A wake is consumed by the
+    /// block that sees it.
+    ///
+    /// While goroutines wait on descriptors or timers are pending, one
+    /// blocked parker is the *watcher*: it blocks in the network poll (or,
+    /// with no descriptor waited on, sleeps) until the earliest timer, and
+    /// returns to have the timers run; the others sleep until woken.
     pub(crate) fn block(&self, deadline: Option<Instant>) -> Wake {
+        let r = room();
         loop {
             // Only this thread clears the flag, so a load and a store
             // consume it as a swap would (wakes in between are the same
@@ -47,60 +54,74 @@ impl Parker {
                 self.woken.store(false, Ordering::Relaxed);
                 return Wake::Woken;
             }
-            let timeout = match deadline {
-                None => None,
-                Some(at) => {
-                    let now = Instant::now();
-                    if now >= at {
-                        return Wake::Deadline;
+            if deadline.is_some_and(|at| Instant::now() >= at) {
+                return Wake::Deadline;
+            }
+            let io = poller().filter(|p| (p.waiting)() > 0);
+            if (io.is_some() || r.next_timer.load(Ordering::SeqCst) != NO_TIMER)
+                && r.watcher
+                    .compare_exchange(
+                        ptr::null_mut(),
+                        (self as *const Parker).cast_mut(),
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    )
+                    .is_ok()
+            {
+                // A wake stores `woken`, a new earliest timer `next_timer`,
+                // then each loads `watcher`; this claimed `watcher` and
+                // loads them, with a SeqCst fence between each store and
+                // load: either the other side sees this watcher (and
+                // breaks its poll or sleep), or these loads see its store
+                // (fences, not SeqCst accesses alone: loom checks this
+                // through the fences).
+                fence(Ordering::SeqCst);
+                #[cfg(loom)]
+                let looked = !super::prim::unchecked_poll() && self.woken.load(Ordering::SeqCst);
+                #[cfg(not(loom))]
+                let looked = self.woken.load(Ordering::SeqCst);
+                let timer = next_timer();
+                let until = match (deadline, timer) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                let due = until.is_some_and(|t| t <= Instant::now());
+                let readied = match io {
+                    _ if looked || due => 0,
+                    Some(p) => {
+                        r.watcher_polls.store(true, Ordering::SeqCst);
+                        let n = (p.poll)(timeout_ms(until));
+                        r.watcher_polls.store(false, Ordering::SeqCst);
+                        n
                     }
-                    Some(at - now)
-                }
-            };
-            if let Some(p) = poller() {
-                if (p.waiting)() > 0
-                    && room()
-                        .polling
-                        .compare_exchange(
-                            ptr::null_mut(),
-                            (self as *const Parker).cast_mut(),
-                            Ordering::SeqCst,
-                            Ordering::SeqCst,
-                        )
-                        .is_ok()
-                {
-                    // The wake's store of `woken` and its load of `polling`
-                    // pair with this claim and this load, a SeqCst fence
-                    // between each pair: either the waker sees this worker
-                    // polling and breaks the poll, or this load sees the
-                    // wake (fences, not SeqCst accesses alone: loom checks
-                    // this through the fences).
-                    fence(Ordering::SeqCst);
-                    #[cfg(loom)]
-                    let looked =
-                        !super::prim::unchecked_poll() && self.woken.load(Ordering::SeqCst);
-                    #[cfg(not(loom))]
-                    let looked = self.woken.load(Ordering::SeqCst);
-                    let readied = if looked {
+                    None => {
+                        sleep(until);
                         0
-                    } else {
-                        (p.poll)(timeout_ms(timeout))
-                    };
-                    room().polling.store(ptr::null_mut(), Ordering::SeqCst);
-                    if readied > 0 && !self.woken.load(Ordering::Acquire) {
-                        return Wake::Polled;
                     }
+                };
+                r.watcher.store(ptr::null_mut(), Ordering::SeqCst);
+                if self.woken.load(Ordering::Acquire) {
                     continue;
                 }
+                if readied > 0 {
+                    return Wake::Polled;
+                }
+                if timer.is_some_and(|t| t <= Instant::now()) {
+                    return Wake::Timers;
+                }
+                continue;
             }
-            #[cfg(not(loom))]
-            match timeout {
-                None => thread::park(),
-                Some(d) => thread::park_timeout(d),
+            if io.is_some() && !r.watcher_polls.load(Ordering::SeqCst) {
+                // The watcher sleeps on a timer, claimed before goroutines
+                // waited on descriptors: it is made to look again, and
+                // polls.
+                let w = r.watcher.load(Ordering::SeqCst);
+                // SAFETY: as in `timers_changed`.
+                if let Some(w) = unsafe { w.as_ref() } {
+                    w.nudge();
+                }
             }
-            // (A loom model has no time: it never passes a deadline.)
-            #[cfg(loom)]
-            thread::park();
+            sleep(deadline);
         }
     }
 
@@ -109,11 +130,32 @@ impl Parker {
         self.woken.store(true, Ordering::SeqCst);
         self.thread.unpark();
         fence(Ordering::SeqCst);
-        if ptr::eq(room().polling.load(Ordering::SeqCst), self) {
+        if ptr::eq(room().watcher.load(Ordering::SeqCst), self) {
             if let Some(p) = poller() {
                 (p.wake)();
             }
         }
+    }
+
+    /// Makes the parker's thread look again at what it waits for, without
+    /// a wake (a timer to watch appeared and no one watches).
+    pub(crate) fn nudge(&self) {
+        self.thread.unpark();
+    }
+}
+
+/// Sleeps until unparked or `until`.
+fn sleep(until: Option<Instant>) {
+    #[cfg(not(loom))]
+    match until {
+        None => thread::park(),
+        Some(t) => thread::park_timeout(t.saturating_duration_since(Instant::now())),
+    }
+    // (A loom model has no time: a model's timer is due at once or never.)
+    #[cfg(loom)]
+    {
+        let _ = until;
+        thread::park();
     }
 }
 
@@ -127,6 +169,9 @@ pub(crate) enum Wake {
     /// Its poll of the network readied goroutines (the poller's count;
     /// some may only have been notified).
     Polled,
+    /// The earliest timer is due: the caller runs the timers
+    /// ([`run_timers`]).
+    Timers,
 }
 
 /// What the scheduler needs of the network poller.
@@ -144,14 +189,25 @@ pub(crate) struct Poller {
 /// per process; under loom one per model execution (`tests/park_loom.rs`).
 struct Room {
     poller: AtomicPtr<Poller>,
-    /// The parker blocked in the poller, if any (at most one).
-    polling: AtomicPtr<Parker>,
+    /// The parker that watches the poller and the timers, if any (at most
+    /// one).
+    watcher: AtomicPtr<Parker>,
+    /// The earliest pending timer: nanoseconds after [`base`], or
+    /// [`NO_TIMER`].
+    next_timer: AtomicU64,
+    /// Whether the watcher is in the network poll (not sleeping on a
+    /// timer).
+    watcher_polls: AtomicBool,
 }
+
+const NO_TIMER: u64 = u64::MAX;
 
 #[cfg(not(loom))]
 static ROOM: Room = Room {
     poller: AtomicPtr::new(ptr::null_mut()),
-    polling: AtomicPtr::new(ptr::null_mut()),
+    watcher: AtomicPtr::new(ptr::null_mut()),
+    next_timer: AtomicU64::new(NO_TIMER),
+    watcher_polls: AtomicBool::new(false),
 };
 
 #[cfg(not(loom))]
@@ -163,7 +219,9 @@ fn room() -> &'static Room {
 loom::lazy_static! {
     static ref ROOM: Room = Room {
         poller: AtomicPtr::new(ptr::null_mut()),
-        polling: AtomicPtr::new(ptr::null_mut()),
+        watcher: AtomicPtr::new(ptr::null_mut()),
+        next_timer: AtomicU64::new(NO_TIMER),
+        watcher_polls: AtomicBool::new(false),
     };
 }
 
@@ -191,26 +249,103 @@ pub(crate) fn io_waiters() -> usize {
 }
 
 /// For a worker that ran out of work: readies the goroutines whose
-/// descriptors are ready, without blocking, unless another worker is
-/// blocked in the poller (it readies them itself); whether any were.
+/// descriptors are ready, without blocking, unless the watcher is blocked
+/// in the poller (it readies them itself); whether any were.
 pub(crate) fn poll_now() -> bool {
     match poller() {
         Some(p) => {
-            (p.waiting)() > 0 && room().polling.load(Ordering::Relaxed).is_null() && (p.poll)(0) > 0
+            (p.waiting)() > 0 && !room().watcher_polls.load(Ordering::Relaxed) && (p.poll)(0) > 0
         }
         None => false,
     }
 }
 
-/// In a forked child: no worker is blocked in the poller.
-pub(crate) fn forget_polling_after_fork() {
-    room().polling.store(ptr::null_mut(), Ordering::SeqCst);
+/// In a forked child: no worker watches the poller and the timers.
+pub(crate) fn forget_watcher_after_fork() {
+    room().watcher.store(ptr::null_mut(), Ordering::SeqCst);
+    room().watcher_polls.store(false, Ordering::SeqCst);
 }
 
-fn timeout_ms(t: Option<std::time::Duration>) -> i32 {
-    match t {
+fn timeout_ms(until: Option<Instant>) -> i32 {
+    match until {
         None => -1,
         // Rounded up: a poll that returns before the deadline blocks again.
-        Some(d) => i32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX),
+        Some(t) => i32::try_from(
+            t.saturating_duration_since(Instant::now())
+                .as_nanos()
+                .div_ceil(1_000_000),
+        )
+        .unwrap_or(i32::MAX),
+    }
+}
+
+// ---- timers ------------------------------------------------------------
+
+/// The instant timer deadlines are counted from.
+fn base() -> Instant {
+    static BASE: OnceLock<Instant> = OnceLock::new();
+    *BASE.get_or_init(Instant::now)
+}
+
+/// The earliest pending timer, as the timer heap last published it.
+pub(crate) fn next_timer() -> Option<Instant> {
+    match room().next_timer.load(Ordering::SeqCst) {
+        NO_TIMER => None,
+        ns => Some(base() + std::time::Duration::from_nanos(ns)),
+    }
+}
+
+/// The timer heap publishes its earliest deadline (under its lock, at
+/// every change); a deadline before `base` counts as due.
+pub(crate) fn set_next_timer(at: Option<Instant>) {
+    let ns = at.map_or(NO_TIMER, |at| {
+        u64::try_from(at.saturating_duration_since(base()).as_nanos()).unwrap_or(NO_TIMER - 1)
+    });
+    room().next_timer.store(ns, Ordering::SeqCst);
+}
+
+/// Whether the earliest timer is due (a worker looking for work runs the
+/// timers first).
+pub(crate) fn timers_due() -> bool {
+    next_timer().is_some_and(|t| t <= Instant::now())
+}
+
+static RUN_TIMERS: OnceLock<fn() -> bool> = OnceLock::new();
+static KICK_IDLE: OnceLock<fn()> = OnceLock::new();
+
+/// The timer heap's "fire what is due" (whether anything was), called by
+/// workers: registered by the heap, which this file does not name.
+pub(crate) fn set_run_timers(f: fn() -> bool) {
+    let _ = RUN_TIMERS.set(f);
+}
+
+/// Fires the timers that are due; whether any were.
+pub(crate) fn run_timers() -> bool {
+    RUN_TIMERS.get().is_some_and(|f| f())
+}
+
+/// How to make an idle worker look at the timers when none watches them
+/// (the scheduler's: it knows its parked workers).
+pub(crate) fn set_kick_idle(f: fn()) {
+    let _ = KICK_IDLE.set(f);
+}
+
+/// A timer became the earliest (after [`set_next_timer`]): the watcher
+/// looks again at when to return; with no watcher, an idle worker is
+/// made to look (or started).
+pub(crate) fn timers_changed() {
+    fence(Ordering::SeqCst);
+    let w = room().watcher.load(Ordering::SeqCst);
+    // SAFETY: parkers live as long as their workers, which are never
+    // freed (a model's are kept alive by its threads).
+    if let Some(w) = unsafe { w.as_ref() } {
+        w.nudge();
+        if let Some(p) = poller() {
+            (p.wake)();
+        }
+        return;
+    }
+    if let Some(kick) = KICK_IDLE.get() {
+        kick();
     }
 }

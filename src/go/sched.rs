@@ -130,7 +130,9 @@ pub(crate) fn start(
     fork_hooks: fn(),
     deadlock_check: DeadlockCheck,
 ) -> &'static Sched {
-    super::procs::start(settings, fork_hooks, deadlock_check, schedule)
+    let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
+    super::park::set_kick_idle(super::idle::kick_idle);
+    s
 }
 
 /// The worker loop: find a goroutine, run it, repeat. Never returns.

@@ -74,8 +74,19 @@ impl Timer {
         let held = std::sync::Arc::into_raw(self.inner.clone());
         let ns = i64::try_from(d.as_nanos()).unwrap_or(i64::MAX);
         // SAFETY: the inner stays alive through the heap's reference.
-        unsafe { timer::reset(&(*held).timer, ns) }
+        unsafe { timer_reset(&(*held).timer, ns) }
     }
+}
+
+/// Arms a timer (see `timer::reset`), with the scheduler started: its
+/// workers fire timers, and a plain thread may be the first to set one.
+///
+/// # Safety
+/// As for `timer::reset`.
+pub(crate) unsafe fn timer_reset(t: *const timer::Timer, ns: i64) -> bool {
+    super::config::scheduler();
+    // SAFETY: forwarded from the caller.
+    unsafe { timer::reset(t, ns) }
 }
 
 /// Go's `time.After(d)`: a channel that receives the time once `d` has

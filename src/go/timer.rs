@@ -1,13 +1,19 @@
 //! Timers: `sleep`, and timers that deliver on a channel (Go's
 //! `time.After`, `time.NewTimer` with `Stop` and `Reset`).
 //!
-//! One heap of pending timers, ordered by deadline, under one lock, and a
-//! timer thread (`defergc-timers`) that sleeps until the earliest deadline
-//! and fires what is due: a sleeping goroutine is woken, a channel timer
-//! sends the time on its channel (capacity one; a send that would block is
-//! dropped, as Go's timer channels did before Go 1.23). Pending timers
-//! count for the deadlock check: goroutines waiting on a timer are not
-//! asleep for good.
+//! One heap of pending timers, ordered by deadline, under one lock. No
+//! thread of its own: the heap publishes its earliest deadline to the idle
+//! workers' parker (`park.rs`), a worker looking for work runs what is
+//! due, and the idle worker that watches the poller blocks until the
+//! earliest deadline (Go's timers in `findRunnable` and `netpoll(delay)`).
+//! A timer that becomes the earliest wakes that watcher, or makes an idle
+//! worker watch. What is due fires: a sleeping goroutine is woken, a
+//! channel timer sends the time on its channel (capacity one; a send that
+//! would block is dropped, as Go's timer channels did before Go 1.23), a
+//! call runs. Pending timers count for the deadlock check: goroutines
+//! waiting on a timer are not asleep for good. A timer set while every
+//! worker runs a goroutine that makes no runtime call fires when one of
+//! them next schedules (scheduling is cooperative: see `sched.rs`).
 //!
 //! The heap is kept in root memory, so a pending channel timer (and its
 //! channel, in the collected heap) stays alive while only the heap holds
@@ -17,7 +23,7 @@ use super::chan::RawChan;
 use super::wait::Waiter;
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// What a timer does when it fires.
@@ -81,8 +87,6 @@ static HEAP: Mutex<Heap> = Mutex::new(Heap {
     calls: BTreeSet::new(),
     cancelled: BTreeSet::new(),
 });
-static CHANGED: Condvar = Condvar::new();
-
 fn heap() -> MutexGuard<'static, Heap> {
     HEAP.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -127,7 +131,13 @@ impl Heap {
         self.len += 1;
         self.set(i, e);
         self.sift_up(i);
+        self.publish();
         self.seq
+    }
+
+    /// Tells the idle workers the earliest deadline (after every change).
+    fn publish(&self) {
+        super::park::set_next_timer((self.len > 0).then(|| self.item(0).at));
     }
 
     fn sift_up(&mut self, mut i: usize) {
@@ -156,6 +166,7 @@ impl Heap {
         // Clear the freed entry: root memory keeps nothing alive.
         // SAFETY: self.len < cap.
         unsafe { std::ptr::write_bytes(self.items.add(self.len), 0, 1) };
+        self.publish();
         e
     }
 
@@ -201,73 +212,71 @@ impl Heap {
         for i in (0..self.len / 2).rev() {
             self.sift_down(i);
         }
+        self.publish();
     }
 }
 
-/// Whether the timer thread runs (in this process: a forked child has
-/// none until it starts one).
-static STARTED: AtomicBool = AtomicBool::new(false);
+/// Whether the workers know to run this heap (see [`add`]).
+static HOOKED: AtomicBool = AtomicBool::new(false);
 
-/// Starts the timer thread once.
-fn thread() {
-    if STARTED.load(Ordering::Acquire) || STARTED.swap(true, Ordering::AcqRel) {
-        return;
+/// Adds an entry: the workers are told of the heap once, and of a new
+/// earliest deadline each time. Returns the entry's sequence number.
+fn add(h: MutexGuard<'static, Heap>, at: Instant, action: Action) -> u64 {
+    let mut h = h;
+    if !HOOKED.load(Ordering::Relaxed) {
+        HOOKED.store(true, Ordering::Relaxed);
+        super::park::set_run_timers(run_due);
     }
-    let spawned = std::thread::Builder::new()
-        .name("defergc-timers".into())
-        .spawn(run);
-    if let Err(e) = spawned {
-        crate::abort(&format!("defergc: cannot start the timer thread: {e}"));
+    let seq = h.push(at, action);
+    let earliest = h.item(0).seq == seq;
+    drop(h);
+    if earliest {
+        super::park::timers_changed();
     }
+    seq
 }
 
-/// Takes the heap's lock until the fork is over (`gc::fork`): the timer
-/// thread is not caught firing, nor the heap half-changed.
+/// Takes the heap's lock until the fork is over (`gc::fork`): no worker is
+/// caught firing, nor the heap half-changed.
 pub(crate) fn lock_for_fork() {
     crate::gc::fork::held::keep(heap());
 }
 
-/// In a forked child: the timer thread did not come along. The next timer
-/// starts one; so does a heap that still holds timers (channels of
-/// timers the forking goroutine may wait on).
+/// In a forked child, last of the go layer's repairs: no worker watches
+/// the timers the heap still holds (channels of timers the forking
+/// goroutine may wait on); one is made to.
 pub(crate) fn restart_after_fork() {
-    STARTED.store(false, Ordering::Release);
-    if heap().len > 0 {
-        thread();
+    let pending = heap().len > 0;
+    if pending {
+        super::park::timers_changed();
     }
 }
 
-fn run() {
-    crate::gc::thread::ensure_registered();
+/// Fires every entry that is due (called by workers, see `park.rs`);
+/// whether any was.
+fn run_due() -> bool {
+    let mut fired = false;
     let mut h = heap();
     loop {
-        let now = Instant::now();
-        if h.len > 0 && h.item(0).at <= now {
-            let e = h.remove_at(0);
-            if let Action::Call(f, a, b) = e.action {
-                h.calls.remove(&e.seq);
-                if h.cancelled.remove(&e.seq) {
-                    continue;
-                }
-                drop(h);
-                f(a, b, e.seq);
-                h = heap();
+        if h.len == 0 || h.item(0).at > Instant::now() {
+            return fired;
+        }
+        let e = h.remove_at(0);
+        if let Action::Call(f, a, b) = e.action {
+            h.calls.remove(&e.seq);
+            if h.cancelled.remove(&e.seq) {
                 continue;
             }
-            // The entry's pointers stay valid while it is in the heap; fire
-            // under the lock, so a Stop that took the lock first wins.
-            fire(&e);
+            fired = true;
+            drop(h);
+            f(a, b, e.seq);
+            h = heap();
             continue;
         }
-        h = match (h.len > 0).then(|| h.item(0).at) {
-            Some(at) => {
-                CHANGED
-                    .wait_timeout(h, at.saturating_duration_since(now))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
-            }
-            None => CHANGED.wait(h).unwrap_or_else(|e| e.into_inner()),
-        };
+        fired = true;
+        // The entry's pointers stay valid while it is in the heap; fire
+        // under the lock, so a Stop that took the lock first wins.
+        fire(&e);
     }
 }
 
@@ -288,7 +297,7 @@ fn fire(e: &Entry) {
                 unsafe { release(t) };
             }
         }
-        Action::Call(..) => unreachable!("called outside the lock by `run`"),
+        Action::Call(..) => unreachable!("called outside the lock by `run_due`"),
     }
 }
 
@@ -306,8 +315,8 @@ fn deadline(ns: i64) -> Instant {
         .unwrap_or(now + Duration::from_secs(100 * 365 * 86400))
 }
 
-/// Go's `time.Sleep(ns)`: a goroutine parks ("sleep") until the timer
-/// thread wakes it; a plain thread sleeps. Non-positive: returns at once.
+/// Go's `time.Sleep(ns)`: a goroutine parks ("sleep") until its timer
+/// fires; a plain thread sleeps. Non-positive: returns at once.
 pub(crate) fn sleep(ns: i64) {
     if ns <= 0 {
         return;
@@ -316,24 +325,22 @@ pub(crate) fn sleep(ns: i64) {
         std::thread::sleep(Duration::from_nanos(ns as u64));
         return;
     }
-    thread();
     let w = Waiter::new(std::ptr::null_mut());
-    heap().push(deadline(ns), Action::Wake(&w));
-    CHANGED.notify_one();
+    add(heap(), deadline(ns), Action::Wake(&w));
     w.wait("sleep");
 }
 
-/// Calls `f(a, b, id)` from the timer thread `ns` from now, where `id`
+/// Calls `f(a, b, id)` from a worker `ns` from now, where `id`
 /// (never 0) is what this returns; [`cancel_call`] takes it back. The call
 /// may still come after a cancel that raced with it: callees compare the
 /// id with the one they armed.
 pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
-    thread();
     let mut h = heap();
-    let id = h.push(deadline(ns), Action::Call(f, a, b));
+    // The id is the entry's sequence number, which `add` assigns next.
+    let id = h.seq + 1;
     h.calls.insert(id);
-    drop(h);
-    CHANGED.notify_one();
+    let seq = add(h, deadline(ns), Action::Call(f, a, b));
+    debug_assert_eq!(seq, id);
     id
 }
 
@@ -358,17 +365,16 @@ pub(crate) fn cancel_call(id: u64) -> bool {
 /// `t` stays valid while it is pending (it is in root or collected memory
 /// that the heap's reference keeps alive).
 pub(crate) unsafe fn reset(t: *const Timer, ns: i64) -> bool {
-    thread();
     let mut h = heap();
     // SAFETY: the caller's timer.
     let timer = unsafe { &*t };
     let was = stop_locked(&mut h, timer);
-    let seq = h.push(deadline(ns), Action::Send(t));
+    // Pending before it is in the heap (the heap's lock is held until it
+    // is): a Stop finds the entry the sequence number names.
     timer
         .pending
-        .store(seq, std::sync::atomic::Ordering::Release);
-    drop(h);
-    CHANGED.notify_one();
+        .store(h.seq + 1, std::sync::atomic::Ordering::Release);
+    add(h, deadline(ns), Action::Send(t));
     was
 }
 
