@@ -82,7 +82,8 @@
 //! From the top down:
 //!
 //! - `collector/` (the collector thread, the cycle, the marker, mark
-//!   assists, and `on_alloc`, the allocation path's one hook into it);
+//!   assists, and `on_alloc`, what the allocation path's one hook into
+//!   it does);
 //! - `root_scan.rs` (global roots, added root scanners);
 //! - `frame.rs` (the frame and root functions, [`Frame`]);
 //! - `access.rs` (loads, stores, the write barrier);
@@ -101,7 +102,9 @@
 //! A file imports only files below it, except within the heap's line:
 //! `heap/`, `types.rs` and `handles.rs` share the object layout, and the
 //! allocation path (`heap/alloc.rs`) works on a thread's buffers
-//! (`mutator.rs`) and polls the collector (`collector::on_alloc`). The
+//! (`mutator.rs`). The heap names no collector: it polls it through one
+//! hook that it declares (`heap::AllocPoll`) and the collector registers
+//! when it starts (`collector::install`, from `start`). The
 //! crate's `cache.rs` keeps the hot flags off other data's cache lines and
 //! prefetches.
 
@@ -232,6 +235,7 @@ fn start(config: Option<Config>) -> Result<()> {
     }
     let c = config.unwrap_or_else(from_environment);
     heap::configure(c.heap_limit, c.gc_percent, c.memory_limit, c.min_trigger);
+    collector::install();
     fork::install();
     STARTED.store(true, Ordering::Release);
     Ok(())

@@ -24,6 +24,10 @@
 //! room it fails with [`Error::HeapLimit`]. A collection is also requested
 //! (without waiting) when the pacer's trigger is passed (`pacer.rs`). Both
 //! are [`Retry`], written once for small and large objects.
+//!
+//! The heap names no collector: what an allocation asks of it goes
+//! through one hook, [`POLL`], that the collector registers when it
+//! starts ([`set_poll`]), and is called in one place ([`poll`]).
 
 use super::blocks::{
     cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
@@ -34,13 +38,13 @@ use super::object::{
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
-use crate::precise::collector::{self, AllocPoll};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
 use crate::precise::mutator::{self, Mutator};
 use crate::precise::types::{self, TypeId};
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
 /// A thread's allocation state for one size class.
 #[derive(Clone, Copy)]
@@ -292,12 +296,55 @@ fn ensure_handles(ts: &Mutator) -> Result<()> {
     match local.handles.refill() {
         Err(Error::OutOfHandles) => {
             // Handles freed by a collection come back at its end.
-            collector::on_alloc(ts, AllocPoll::Exhausted);
+            poll(ts, AllocPoll::Exhausted);
             // SAFETY: as above; the collection is over.
             unsafe { ts.local() }.handles.refill()
         }
         other => other,
     }
+}
+
+/// Why an allocation polls the collector (see [`poll`]).
+pub(crate) enum AllocPoll {
+    /// The allocation takes memory (a block or a large object): the
+    /// pacer's allowance decides whether it marks a share first or waits
+    /// for the cycle, and, with `may_request`, whether it asks for a cycle
+    /// (its trigger is passed).
+    Memory { may_request: bool },
+    /// Growing the heap would pass the soft memory limit: rather than grow
+    /// it, mark while there is marking to take and wait for the running
+    /// cycle's marking (with none pending, ask for one and wait for it).
+    /// This holds the heap where a cycle started late or marks for longer
+    /// than the room the limit left lasts.
+    SoftLimit,
+    /// The heap limit stopped the allocation after sweeping, or its thread
+    /// has no handles left: a full new cycle, waited for.
+    Exhausted,
+}
+
+/// The allocation path's one hook into the collector: called on the
+/// running thread at a safepoint with no heap lock held (a collection
+/// takes it); returns whether it asked for a cycle on the pacer's behalf.
+pub(crate) type PollHook = fn(&Mutator, AllocPoll) -> bool;
+
+/// The hook, registered by the collector when it starts (before any thread
+/// registers, so before any allocation).
+static POLL: OnceLock<PollHook> = OnceLock::new();
+
+/// Registers the collector's hook; the first registration stays.
+pub(crate) fn set_poll(hook: PollHook) {
+    let _ = POLL.set(hook);
+}
+
+/// Polls the collector for the allocation on `ts`: the one call of
+/// [`POLL`]. The callers are the four points where an allocation may
+/// wait: [`Retry`]'s three (before taking memory, at the soft limit, at
+/// the heap limit) and a thread out of handles ([`ensure_handles`]).
+fn poll(ts: &Mutator, why: AllocPoll) -> bool {
+    let Some(hook) = POLL.get() else {
+        crate::abort("defergc: precise: an allocation polled before the collector started")
+    };
+    hook(ts, why)
 }
 
 /// How many times one allocation may wait for a cycle at the soft memory
@@ -350,7 +397,7 @@ impl<'a> Retry<'a> {
     fn on_soft_limit(&mut self) {
         self.soft_limit_waits += 1;
         self.paced = true;
-        collector::on_alloc(self.ts, AllocPoll::SoftLimit);
+        poll(self.ts, AllocPoll::SoftLimit);
         sweep_all_for_limit();
     }
 
@@ -361,7 +408,7 @@ impl<'a> Retry<'a> {
     /// [`AllocPoll::Memory`]).
     fn pace(&mut self) {
         let may_request = !self.paced;
-        if collector::on_alloc(self.ts, AllocPoll::Memory { may_request }) {
+        if poll(self.ts, AllocPoll::Memory { may_request }) {
             self.paced = true;
         }
     }
@@ -378,7 +425,7 @@ impl<'a> Retry<'a> {
             self.waited = true;
             self.paced = true;
             self.made_room = false;
-            collector::on_alloc(self.ts, AllocPoll::Exhausted);
+            poll(self.ts, AllocPoll::Exhausted);
         } else {
             return Err(Error::HeapLimit);
         }
