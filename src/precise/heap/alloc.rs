@@ -33,16 +33,14 @@ use super::blocks::{
     cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
 };
 use super::object::{
-    check_and_clear_poison, class_of, is_free, zero_body, Header, CELL, CLASSES, GRANULE, HEADER,
-    LARGE, LENGTH_WORD,
+    check_and_clear_poison, is_free, zero_body, Header, CELL, CLASSES, GRANULE, HEADER, LARGE,
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
-use crate::precise::mutator::{self, Mutator};
-use crate::precise::types::{self, TypeId};
+use crate::precise::mutator::Mutator;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
@@ -105,58 +103,14 @@ impl LocalHeap {
 
 // ---- allocation ----------------------------------------------------------
 
-/// Allocates a zeroed object of the fixed-size type `ty` (a safepoint).
-///
-/// [`Error::WrongTypeKind`] for a variable-length type,
-/// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline(always)]
-pub fn alloc(ty: TypeId) -> Result<Handle> {
-    alloc_struct(ty).map(|(_, obj, _)| obj)
-}
-
-/// [`alloc`], also returning the calling thread and the new object's
-/// header, for a caller that initialises the object before its next
-/// safepoint (`access::alloc_with`).
-#[inline(always)]
-pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static Mutator, Handle, *mut Header)> {
-    let Some((size, class)) = types::struct_size_class(ty) else {
-        return Err(Error::WrongTypeKind);
-    };
-    let ts = mutator::current()?;
-    mutator::poll(ts);
-    let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, None, class)?;
-    Ok((ts, obj, hdr))
-}
-
-/// Allocates a zeroed object of the variable-length type `ty` (a
-/// safepoint): `len` handles for a handle-array type, `len` bytes for a
-/// pointer-free one.
-///
-/// [`Error::WrongTypeKind`] for a fixed-size type, [`Error::TooLarge`]
-/// above [`MAX_OBJECT_SIZE`](crate::precise::MAX_OBJECT_SIZE),
-/// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline]
-pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
-    let size = types::array_size(types::info(ty), len)?;
-    let body = size + LENGTH_WORD;
-    let ts = mutator::current()?;
-    mutator::poll(ts);
-    alloc_object(
-        ts,
-        ty.to_raw(),
-        body as u32,
-        Some(size as u64),
-        class_of(body),
-    )
-    .map(|(obj, _)| obj)
-}
-
 /// Allocates an object of `body` bytes after the header and type
-/// `type_id`, whose size class is `class` (from [`class_of`]): a struct
-/// (`length` `None`), or an array whose length word says `length`. `ts` is
-/// the calling thread, which has just passed a safepoint poll.
+/// `type_id`, whose size class is `class` (from
+/// [`class_of`](super::object::class_of)): a struct (`length` `None`), or
+/// an array whose length word says `length`. `ts` is the calling thread,
+/// which has just passed a safepoint poll. The entry points that find the
+/// type's size and the thread are `access.rs`'s.
 #[inline(always)]
-fn alloc_object(
+pub(crate) fn alloc_object(
     ts: &Mutator,
     type_id: u32,
     body: u32,

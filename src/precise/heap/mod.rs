@@ -21,9 +21,8 @@ mod object;
 mod pacer;
 mod sweep;
 
-pub use alloc::{alloc, alloc_array};
 pub(crate) use alloc::{
-    alloc_struct, finish_interrupted, finish_interrupted_large, retire, set_poll, AllocPoll,
+    alloc_object, finish_interrupted, finish_interrupted_large, retire, set_poll, AllocPoll,
     LocalHeap,
 };
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
