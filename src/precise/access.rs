@@ -13,8 +13,10 @@
 //! and root memory are roots, written only by their own thread and
 //! snapshotted at its handshake, and do not go through it.
 //!
-//! All of these run on a registered, running thread and contain no
-//! safepoint. A handle they validate names an object that is reachable
+//! The allocations ([`alloc`], [`alloc_array`], [`alloc_with`]) find the
+//! type's size and the calling thread, pass a safepoint, and leave the rest
+//! to the heap (`heap/alloc.rs`). All the other functions run on a
+//! registered, running thread and contain no safepoint. A handle they validate names an object that is reachable
 //! (the mutator rules) or was just allocated, and the concurrent collector
 //! never frees such an object (see `collector/`); a stale handle is
 //! rejected by validation, and the memory it named stays readable until
@@ -23,7 +25,7 @@
 
 use super::error::{Error, Result};
 use super::handles::{self, Handle};
-use super::heap::Header;
+use super::heap::{self, Header};
 use super::marking;
 use super::mutator::{self, Mutator};
 use super::types::{self, Kind, TypeId, TypeInfo};
@@ -269,10 +271,56 @@ fn field_slot(hdr: *mut Header, field: Field) -> Result<&'static AtomicU64> {
     })
 }
 
+/// Allocates a zeroed object of the fixed-size type `ty` (a safepoint).
+///
+/// [`Error::WrongTypeKind`] for a variable-length type,
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline(always)]
+pub fn alloc(ty: TypeId) -> Result<Handle> {
+    alloc_struct(ty).map(|(_, obj, _)| obj)
+}
+
+/// [`alloc`], also returning the calling thread and the new object's
+/// header, for a caller that initialises the object before its next
+/// safepoint ([`alloc_with`]).
+#[inline(always)]
+fn alloc_struct(ty: TypeId) -> Result<(&'static Mutator, Handle, *mut Header)> {
+    let Some((size, class)) = types::struct_size_class(ty) else {
+        return Err(Error::WrongTypeKind);
+    };
+    let ts = mutator::current()?;
+    mutator::poll(ts);
+    let (obj, hdr) = heap::alloc_object(ts, ty.to_raw(), size, None, class)?;
+    Ok((ts, obj, hdr))
+}
+
+/// Allocates a zeroed object of the variable-length type `ty` (a
+/// safepoint): `len` handles for a handle-array type, `len` bytes for a
+/// pointer-free one.
+///
+/// [`Error::WrongTypeKind`] for a fixed-size type, [`Error::TooLarge`]
+/// above [`MAX_OBJECT_SIZE`](crate::precise::MAX_OBJECT_SIZE),
+/// [`Error::HeapLimit`] when the heap is full even after a collection.
+#[inline]
+pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
+    let size = types::array_size(types::info(ty), len)?;
+    let body = size + heap::LENGTH_WORD;
+    let ts = mutator::current()?;
+    mutator::poll(ts);
+    heap::alloc_object(
+        ts,
+        ty.to_raw(),
+        body as u32,
+        Some(size as u64),
+        heap::class_of(body),
+    )
+    .map(|(obj, _)| obj)
+}
+
 /// Allocates a zeroed object of the struct type `ty` (a safepoint) with
 /// its first handle fields set: `fields[i]` (a live handle, or null) goes
 /// into the type's `i`-th handle field in ascending offset order, and the
-/// fields past `fields` stay null. What [`alloc`](super::alloc) and a
+/// fields past `fields` stay null. What [`alloc`] and a
 /// [`store_field`] per field do, without finding the new object again for
 /// each store: the form of `&T{a, b}` in compiled code.
 ///
@@ -290,7 +338,7 @@ pub fn alloc_with(ty: TypeId, fields: &[Option<Handle>]) -> Result<Handle> {
             Error::WrongTypeKind
         });
     }
-    let (ts, obj, hdr) = super::heap::alloc_struct(ty)?;
+    let (ts, obj, hdr) = alloc_struct(ty)?;
     // No safepoint from here on: the new object is reachable from nowhere
     // yet, and no collection can start marking without this thread.
     let before_snapshot = marking::barrier_on() && ts.before_snapshot();

@@ -82,28 +82,31 @@
 //! From the top down:
 //!
 //! - `collector/` (the collector thread, the cycle, the marker, mark
-//!   assists, and `on_alloc`, the allocation path's one hook into it);
+//!   assists, and `on_alloc`, what the allocation path's one hook into
+//!   it does);
 //! - `root_scan.rs` (global roots, added root scanners);
 //! - `frame.rs` (the frame and root functions, [`Frame`]);
-//! - `access.rs` (loads, stores, the write barrier);
+//! - `access.rs` (the allocation entry points, loads, stores, the write
+//!   barrier);
 //! - `mutator.rs` (a registered thread's state, the registry, handshake
 //!   rounds and what each asks of a thread, safepoints, native code, the
 //!   barrier log);
 //! - `shadow.rs` (the shadow stack itself); `stats.rs` (including mutator
 //!   pauses; [`stats()`] adds the registry's counts);
-//! - `heap/` (object layout and size classes, blocks, allocation,
-//!   sweeping, the pacer), `types.rs`, `handles.rs` (handle format,
+//! - `types.rs`, `heap/` (object layout and size classes, blocks,
+//!   allocation, sweeping, the pacer), `handles.rs` (handle format,
 //!   lookup, the large-object table);
 //! - `marking.rs` (what mutators read of the collector's state: marks,
 //!   birth mode, barrier flag, the grey queue);
 //! - `error.rs`, `sync.rs`.
 //!
 //! A file imports only files below it, except within the heap's line:
-//! `heap/`, `types.rs` and `handles.rs` share the object layout, and the
-//! allocation path (`heap/alloc.rs`) works on a thread's buffers
-//! (`mutator.rs`) and polls the collector (`collector::on_alloc`). The
-//! crate's `cache.rs` keeps the hot flags off other data's cache lines and
-//! prefetches.
+//! `heap/` and `handles.rs` share the object layout, and the allocation
+//! path (`heap/alloc.rs`) works on a thread's buffers (`mutator.rs`). The
+//! heap names no collector: it polls it through one hook that it declares
+//! (`heap::AllocPoll`) and the collector registers when it starts
+//! (`collector::install`, from `start`). The crate's `cache.rs` keeps the
+//! hot flags off other data's cache lines and prefetches.
 
 mod access;
 mod collector;
@@ -127,14 +130,13 @@ mod types;
 mod weak;
 
 pub use access::{
-    alloc_with, deref, load, load_field, load_fields, load_many, read_bytes, read_u64, size_of,
-    store, store_field, type_of, write_bytes, write_u64, Field,
+    alloc, alloc_array, alloc_with, deref, load, load_field, load_fields, load_many, read_bytes,
+    read_u64, size_of, store, store_field, type_of, write_bytes, write_u64, Field,
 };
 pub use collector::{collect, gc_async, gc_wait, shutdown};
 pub use error::{Error, Result};
 pub use frame::{get_root, pop_frame, push_frame, root, set_root, Frame};
 pub use handles::Handle;
-pub use heap::{alloc, alloc_array};
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use marking::break_protocol_for_tests;
@@ -232,6 +234,7 @@ fn start(config: Option<Config>) -> Result<()> {
     }
     let c = config.unwrap_or_else(from_environment);
     heap::configure(c.heap_limit, c.gc_percent, c.memory_limit, c.min_trigger);
+    collector::install();
     fork::install();
     STARTED.store(true, Ordering::Release);
     Ok(())

@@ -172,8 +172,9 @@
 //! `cycle.rs` (one cycle: its steps and the marking loop; what a round
 //! asks of each thread is `mutator.rs`'s), `mark.rs` (the [`Tracer`] and
 //! the collector's marker), `assist.rs` (the state that the collector and
-//! assisting mutators share), `poll.rs` (the allocation path's one hook,
-//! `on_alloc`: mark assists, requests, waits).
+//! assisting mutators share), `poll.rs` (`on_alloc`, what the allocation
+//! path's one hook does: mark assists, requests, waits; the heap declares
+//! the hook, and `install` registers it when the collector starts).
 //!
 //! [`Tracer`]: mark::Tracer
 //! [`heap::after_mark`]: crate::precise::heap::after_mark
@@ -192,6 +193,6 @@ mod thread;
 pub(crate) use cycle::mark_cycle;
 #[cfg(loom)]
 pub use mark::Tracer;
-pub(crate) use poll::{on_alloc, AllocPoll};
+pub(crate) use poll::install;
 pub use thread::{collect, gc_async, gc_wait, shutdown};
 pub(crate) use thread::{quiet_for_fork, restart_after_fork, wait_for_marking};

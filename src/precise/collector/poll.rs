@@ -1,39 +1,30 @@
 //! What an allocation asks of the collector: the allocation path's one
 //! hook ([`on_alloc`]), which decides whether it marks a share (a mark
-//! assist), asks for a cycle, or waits for one.
+//! assist), asks for a cycle, or waits for one. The heap declares the hook
+//! and calls it; the collector registers it when it starts ([`install`]),
+//! so the heap names no collector.
 
 use super::assist::ASSISTS;
 use super::mark::{Marker, Tracer};
 use super::thread::{collect_for_alloc, marking_target, wait_marked};
-use crate::precise::heap::{self, Zone, ASSIST_BUDGET};
+use crate::precise::heap::{self, AllocPoll, Zone, ASSIST_BUDGET};
 use crate::precise::marking;
 use crate::precise::mutator::{self, Mutator};
 use crate::precise::stats;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// Why an allocation polls the collector (see [`on_alloc`]).
-pub(crate) enum AllocPoll {
-    /// The allocation takes memory (a block or a large object): the
-    /// pacer's allowance decides whether it marks a share first or waits
-    /// for the cycle, and, with `may_request`, whether it asks for a cycle
-    /// (its trigger is passed).
-    Memory { may_request: bool },
-    /// Growing the heap would pass the soft memory limit: rather than grow
-    /// it, mark while there is marking to take and wait for the running
-    /// cycle's marking (with none pending, ask for one and wait for it).
-    /// This holds the heap where a cycle started late or marks for longer
-    /// than the room the limit left lasts.
-    SoftLimit,
-    /// The heap limit stopped the allocation after sweeping, or its thread
-    /// has no handles left: a full new cycle, waited for.
-    Exhausted,
+/// Registers [`on_alloc`] as the heap's hook, when the collector starts
+/// (before any thread registers, so before any allocation polls).
+pub(crate) fn install() {
+    heap::set_poll(on_alloc);
 }
 
-/// The allocation path's hook into the collector, on the running thread
-/// `ts` at a safepoint with no heap lock held (a collection takes it).
-/// Returns whether it asked for a cycle on the pacer's behalf.
-pub(crate) fn on_alloc(ts: &Mutator, poll: AllocPoll) -> bool {
+/// The allocation path's hook into the collector (the heap's
+/// [`AllocPoll`] says why), on the running thread `ts` at a safepoint with
+/// no heap lock held (a collection takes it). Returns whether it asked for
+/// a cycle on the pacer's behalf.
+fn on_alloc(ts: &Mutator, poll: AllocPoll) -> bool {
     match poll {
         AllocPoll::Memory { may_request } => {
             match heap::assist_zone() {

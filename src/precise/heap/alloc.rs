@@ -24,23 +24,25 @@
 //! room it fails with [`Error::HeapLimit`]. A collection is also requested
 //! (without waiting) when the pacer's trigger is passed (`pacer.rs`). Both
 //! are [`Retry`], written once for small and large objects.
+//!
+//! The heap names no collector: what an allocation asks of it goes
+//! through one hook, [`POLL`], that the collector registers when it
+//! starts ([`set_poll`]), and is called in one place ([`poll`]).
 
 use super::blocks::{
     cells_per_block, first_cell, heap, BlockState, Large, BLOCK, LIMIT, NO_BLOCK, PEAK,
 };
 use super::object::{
-    check_and_clear_poison, class_of, is_free, zero_body, Header, CELL, CLASSES, GRANULE, HEADER,
-    LARGE, LENGTH_WORD,
+    check_and_clear_poison, is_free, zero_body, Header, CELL, CLASSES, GRANULE, HEADER, LARGE,
 };
 use super::pacer;
 use super::sweep::{sweep_all_unswept, sweep_cells};
-use crate::precise::collector::{self, AllocPoll};
 use crate::precise::error::{Error, Result};
 use crate::precise::handles::{self, Handle};
 use crate::precise::marking;
-use crate::precise::mutator::{self, Mutator};
-use crate::precise::types::{self, TypeId};
+use crate::precise::mutator::Mutator;
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 
 /// A thread's allocation state for one size class.
 #[derive(Clone, Copy)]
@@ -101,58 +103,14 @@ impl LocalHeap {
 
 // ---- allocation ----------------------------------------------------------
 
-/// Allocates a zeroed object of the fixed-size type `ty` (a safepoint).
-///
-/// [`Error::WrongTypeKind`] for a variable-length type,
-/// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline(always)]
-pub fn alloc(ty: TypeId) -> Result<Handle> {
-    alloc_struct(ty).map(|(_, obj, _)| obj)
-}
-
-/// [`alloc`], also returning the calling thread and the new object's
-/// header, for a caller that initialises the object before its next
-/// safepoint (`access::alloc_with`).
-#[inline(always)]
-pub(crate) fn alloc_struct(ty: TypeId) -> Result<(&'static Mutator, Handle, *mut Header)> {
-    let Some((size, class)) = types::struct_size_class(ty) else {
-        return Err(Error::WrongTypeKind);
-    };
-    let ts = mutator::current()?;
-    mutator::poll(ts);
-    let (obj, hdr) = alloc_object(ts, ty.to_raw(), size, None, class)?;
-    Ok((ts, obj, hdr))
-}
-
-/// Allocates a zeroed object of the variable-length type `ty` (a
-/// safepoint): `len` handles for a handle-array type, `len` bytes for a
-/// pointer-free one.
-///
-/// [`Error::WrongTypeKind`] for a fixed-size type, [`Error::TooLarge`]
-/// above [`MAX_OBJECT_SIZE`](crate::precise::MAX_OBJECT_SIZE),
-/// [`Error::HeapLimit`] when the heap is full even after a collection.
-#[inline]
-pub fn alloc_array(ty: TypeId, len: usize) -> Result<Handle> {
-    let size = types::array_size(types::info(ty), len)?;
-    let body = size + LENGTH_WORD;
-    let ts = mutator::current()?;
-    mutator::poll(ts);
-    alloc_object(
-        ts,
-        ty.to_raw(),
-        body as u32,
-        Some(size as u64),
-        class_of(body),
-    )
-    .map(|(obj, _)| obj)
-}
-
 /// Allocates an object of `body` bytes after the header and type
-/// `type_id`, whose size class is `class` (from [`class_of`]): a struct
-/// (`length` `None`), or an array whose length word says `length`. `ts` is
-/// the calling thread, which has just passed a safepoint poll.
+/// `type_id`, whose size class is `class` (from
+/// [`class_of`](super::object::class_of)): a struct (`length` `None`), or
+/// an array whose length word says `length`. `ts` is the calling thread,
+/// which has just passed a safepoint poll. The entry points that find the
+/// type's size and the thread are `access.rs`'s.
 #[inline(always)]
-fn alloc_object(
+pub(crate) fn alloc_object(
     ts: &Mutator,
     type_id: u32,
     body: u32,
@@ -292,12 +250,55 @@ fn ensure_handles(ts: &Mutator) -> Result<()> {
     match local.handles.refill() {
         Err(Error::OutOfHandles) => {
             // Handles freed by a collection come back at its end.
-            collector::on_alloc(ts, AllocPoll::Exhausted);
+            poll(ts, AllocPoll::Exhausted);
             // SAFETY: as above; the collection is over.
             unsafe { ts.local() }.handles.refill()
         }
         other => other,
     }
+}
+
+/// Why an allocation polls the collector (see [`poll`]).
+pub(crate) enum AllocPoll {
+    /// The allocation takes memory (a block or a large object): the
+    /// pacer's allowance decides whether it marks a share first or waits
+    /// for the cycle, and, with `may_request`, whether it asks for a cycle
+    /// (its trigger is passed).
+    Memory { may_request: bool },
+    /// Growing the heap would pass the soft memory limit: rather than grow
+    /// it, mark while there is marking to take and wait for the running
+    /// cycle's marking (with none pending, ask for one and wait for it).
+    /// This holds the heap where a cycle started late or marks for longer
+    /// than the room the limit left lasts.
+    SoftLimit,
+    /// The heap limit stopped the allocation after sweeping, or its thread
+    /// has no handles left: a full new cycle, waited for.
+    Exhausted,
+}
+
+/// The allocation path's one hook into the collector: called on the
+/// running thread at a safepoint with no heap lock held (a collection
+/// takes it); returns whether it asked for a cycle on the pacer's behalf.
+pub(crate) type PollHook = fn(&Mutator, AllocPoll) -> bool;
+
+/// The hook, registered by the collector when it starts (before any thread
+/// registers, so before any allocation).
+static POLL: OnceLock<PollHook> = OnceLock::new();
+
+/// Registers the collector's hook; the first registration stays.
+pub(crate) fn set_poll(hook: PollHook) {
+    let _ = POLL.set(hook);
+}
+
+/// Polls the collector for the allocation on `ts`: the one call of
+/// [`POLL`]. The callers are the four points where an allocation may
+/// wait: [`Retry`]'s three (before taking memory, at the soft limit, at
+/// the heap limit) and a thread out of handles ([`ensure_handles`]).
+fn poll(ts: &Mutator, why: AllocPoll) -> bool {
+    let Some(hook) = POLL.get() else {
+        crate::abort("defergc: precise: an allocation polled before the collector started")
+    };
+    hook(ts, why)
 }
 
 /// How many times one allocation may wait for a cycle at the soft memory
@@ -350,7 +351,7 @@ impl<'a> Retry<'a> {
     fn on_soft_limit(&mut self) {
         self.soft_limit_waits += 1;
         self.paced = true;
-        collector::on_alloc(self.ts, AllocPoll::SoftLimit);
+        poll(self.ts, AllocPoll::SoftLimit);
         sweep_all_for_limit();
     }
 
@@ -361,7 +362,7 @@ impl<'a> Retry<'a> {
     /// [`AllocPoll::Memory`]).
     fn pace(&mut self) {
         let may_request = !self.paced;
-        if collector::on_alloc(self.ts, AllocPoll::Memory { may_request }) {
+        if poll(self.ts, AllocPoll::Memory { may_request }) {
             self.paced = true;
         }
     }
@@ -378,7 +379,7 @@ impl<'a> Retry<'a> {
             self.waited = true;
             self.paced = true;
             self.made_room = false;
-            collector::on_alloc(self.ts, AllocPoll::Exhausted);
+            poll(self.ts, AllocPoll::Exhausted);
         } else {
             return Err(Error::HeapLimit);
         }

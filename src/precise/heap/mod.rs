@@ -5,13 +5,15 @@
 //! - `blocks.rs`: the block manager (blocks, the lists they are filed in,
 //!   the heap size and limit, memory given back to the system);
 //! - `alloc.rs`: per-thread bump buffers, large objects, the slow path
-//!   and the collections it asks for;
+//!   and what it asks of the collector, through the one hook that the
+//!   collector registers ([`set_poll`], [`AllocPoll`]);
 //! - `sweep.rs`: freeing what the last cycle did not mark, and the
 //!   end-of-marking bookkeeping;
 //! - `pacer.rs`: when allocation triggers the next collection.
 //!
 //! The collector (`collector/`) talks to the heap only through what this
-//! module exports.
+//! module exports; the heap names no collector, and reaches it only
+//! through that hook.
 
 mod alloc;
 mod blocks;
@@ -19,9 +21,9 @@ mod object;
 mod pacer;
 mod sweep;
 
-pub use alloc::{alloc, alloc_array};
 pub(crate) use alloc::{
-    alloc_struct, finish_interrupted, finish_interrupted_large, retire, LocalHeap,
+    alloc_object, finish_interrupted, finish_interrupted_large, retire, set_poll, AllocPoll,
+    LocalHeap,
 };
 pub(crate) use blocks::{block_live_counter, lock_for_fork, set_limit, size, BLOCK, BLOCK_HEADER};
 #[cfg(test)]
