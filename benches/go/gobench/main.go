@@ -265,6 +265,34 @@ func mutex100k() float64 {
 	return ms(t)
 }
 
+// timers: 100,000 goroutines each sleeping 1 ms, ten times.
+func timers() float64 {
+	const g = 100000
+	const rounds = 10
+	var wg sync.WaitGroup
+	var slept atomic.Int64
+	t := time.Now()
+	wg.Add(g)
+	for i := 0; i < g; i++ {
+		go func() {
+			for j := 0; j < rounds; j++ {
+				at := time.Now()
+				time.Sleep(time.Millisecond)
+				if time.Since(at) < time.Millisecond {
+					fail("a sleep ended early")
+				}
+				slept.Add(1)
+			}
+			wg.Done()
+		}()
+	}
+	wg.Wait()
+	if slept.Load() != g*rounds {
+		fail("lost sleeps")
+	}
+	return ms(t)
+}
+
 // panic-recover: a panic and a deferred recover returning the value as a
 // named result; ns a cycle.
 func panicRecover() float64 {
@@ -325,6 +353,7 @@ var benches = map[string]struct {
 	"mutex-100k":             {"ms", mutex100k},
 	"panic-recover":          {"ns/op", panicRecover},
 	"finalizers-1m":          {"ms", finalizers1m},
+	"timers":                 {"ms", timers},
 }
 
 func ms(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }

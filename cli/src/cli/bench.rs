@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 extern "C" {
     /// Starts `n` goroutines of compiled code (cli/c/go_bench.c) that each
@@ -85,6 +85,8 @@ pub enum Name {
     /// their finalizers ran (ms).
     #[value(name = "finalizers-1m")]
     Finalizers1m,
+    /// 100,000 goroutines each sleeping 1 ms, ten times (ms).
+    Timers,
     /// A TCP echo server, `--conns` connections ping-ponging 64 bytes
     /// from a client process of ours (req/s, latency, RSS per idle
     /// connection; not in `--all`).
@@ -113,6 +115,7 @@ impl Name {
             Name::PanicRecoverRust => "panic-recover-rust",
             Name::PanicRecoverRustTry => "panic-recover-rust-try",
             Name::Finalizers1m => "finalizers-1m",
+            Name::Timers => "timers",
             Name::Echo => "echo",
             Name::Http => "http",
         }
@@ -131,7 +134,8 @@ impl Name {
             | Name::DeferStressGoroutine
             | Name::Sieve
             | Name::Mutex100k
-            | Name::Finalizers1m => "ms",
+            | Name::Finalizers1m
+            | Name::Timers => "ms",
             Name::Million => "s",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
@@ -430,6 +434,7 @@ fn measure(name: Name) -> (f64, f64) {
         }
         Name::Select4Rust => (select4_rust(), 0.0),
         Name::Mutex100k => (mutex_100k(), 0.0),
+        Name::Timers => (timers(), 0.0),
         Name::PanicRecover => {
             const N: u64 = 200_000;
             let t = Instant::now();
@@ -701,6 +706,35 @@ fn mutex_100k() -> f64 {
     }
     wg.wait();
     assert_eq!(count.load(Ordering::Relaxed), G as u64 * 10);
+    ms(t)
+}
+
+/// 100,000 goroutines each sleep 1 ms ten times; every sleep is checked
+/// not to end early.
+fn timers() -> f64 {
+    const G: usize = 100_000;
+    const ROUNDS: u64 = 10;
+    let slept = Arc::new(AtomicU64::new(0));
+    let wg = Arc::new(WaitGroup::new());
+    wg.add(G as i32).unwrap();
+    let t = Instant::now();
+    for _ in 0..G {
+        let (slept, wg) = (slept.clone(), wg.clone());
+        go::go(move || {
+            for _ in 0..ROUNDS {
+                let at = Instant::now();
+                go::sleep(Duration::from_millis(1));
+                assert!(
+                    at.elapsed() >= Duration::from_millis(1),
+                    "a sleep ended early"
+                );
+                slept.fetch_add(1, Ordering::Relaxed);
+            }
+            wg.done().unwrap();
+        });
+    }
+    wg.wait();
+    assert_eq!(slept.load(Ordering::Relaxed), G as u64 * ROUNDS);
     ms(t)
 }
 
