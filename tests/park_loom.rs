@@ -154,30 +154,28 @@ fn a_due_timer_ends_a_sleep() {
     });
 }
 
-/// The parker watches a timer an hour away; an earlier one, due, is set:
-/// the watcher is woken and returns to run the timers.
-#[test]
-fn an_earlier_timer_wakes_the_watcher() {
-    check(|| {
-        model::set_timer(false);
-        let p = Parker::for_current();
-        let t = spawn_timer();
-        assert_eq!(p.block(), Blocked::Timers);
-        wait_for(&t);
-    });
+/// The parker watches a timer an hour away (asleep, or in the network
+/// poll with `poll`); an earlier one, due, is set: the watcher is woken
+/// and returns to run the timers.
+fn earlier_timer(poll: bool) {
+    if poll {
+        model::install_poller(1);
+    }
+    model::set_timer(false);
+    let p = Parker::for_current();
+    let t = spawn_timer();
+    assert_eq!(p.block(), Blocked::Timers);
+    wait_for(&t);
 }
 
-/// The same while the watcher blocks in the network poll.
+#[test]
+fn an_earlier_timer_wakes_the_watcher() {
+    check(|| earlier_timer(false));
+}
+
 #[test]
 fn an_earlier_timer_breaks_the_poll() {
-    check(|| {
-        model::install_poller(1);
-        model::set_timer(false);
-        let p = Parker::for_current();
-        let t = spawn_timer();
-        assert_eq!(p.block(), Blocked::Timers);
-        wait_for(&t);
-    });
+    check(|| earlier_timer(true));
 }
 
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";

@@ -89,58 +89,49 @@ impl RawLock {
     }
 }
 
-/// Bug 1 on, for `tests/chan_loom.rs` (see `model.rs`; a std atomic: set
-/// outside loom's executions). Here rather than in the model so that the
-/// queues and channels read it without importing the model.
+/// A bug brought back for a loom test that checks loom finds it: a std
+/// atomic (set outside loom's executions), its setter (re-exported by
+/// `model.rs`) and its reader. Here rather than in the model so that the
+/// code with the bug reads it without importing the model.
 #[cfg(loom)]
-static BUG1: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+macro_rules! bug_switch {
+    ($(#[$doc:meta])* $flag:ident, $set:ident, $get:ident) => {
+        $(#[$doc])*
+        static $flag: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Turns bug 1 on or off for every channel (see `model.rs`).
-#[cfg(loom)]
-pub fn set_bug1(on: bool) {
-    BUG1.store(on, std::sync::atomic::Ordering::Relaxed);
+        /// Turns the bug on or off (see `model.rs`).
+        pub fn $set(on: bool) {
+            $flag.store(on, std::sync::atomic::Ordering::Relaxed);
+        }
+
+        /// Whether the bug is on.
+        pub(crate) fn $get() -> bool {
+            $flag.load(std::sync::atomic::Ordering::Relaxed)
+        }
+    };
 }
 
-/// Whether bug 1 is on.
 #[cfg(loom)]
-pub(crate) fn bug1() -> bool {
-    BUG1.load(std::sync::atomic::Ordering::Relaxed)
-}
+bug_switch!(
+    /// Bug 1, for `tests/chan_loom.rs`: a select that cleans up took its
+    /// waiter out of both queues of a channel.
+    BUG1, set_bug1, bug1
+);
 
-/// The poller's lost-wakeup bug on, for `tests/netpoll_loom.rs` (see
-/// `model.rs`): a readiness overwrites the parked waiter.
 #[cfg(loom)]
-static LOST_WAKEUP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+bug_switch!(
+    /// The poller's lost wakeup, for `tests/netpoll_loom.rs`: a readiness
+    /// overwrites the parked waiter.
+    LOST_WAKEUP, set_lost_wakeup, lost_wakeup
+);
 
-/// Turns the lost-wakeup bug on or off (see `model.rs`).
 #[cfg(loom)]
-pub fn set_lost_wakeup(on: bool) {
-    LOST_WAKEUP.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether the lost-wakeup bug is on.
-#[cfg(loom)]
-pub(crate) fn lost_wakeup() -> bool {
-    LOST_WAKEUP.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// The idle worker's lost-wakeup bug on, for `tests/park_loom.rs` (see
-/// `model.rs`): a parker that claims the poll does not look at its wake
-/// flag again before it blocks in the poll.
-#[cfg(loom)]
-static UNCHECKED_POLL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Turns the parker's bug on or off (see `model.rs`).
-#[cfg(loom)]
-pub fn set_unchecked_poll(on: bool) {
-    UNCHECKED_POLL.store(on, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether the parker's bug is on.
-#[cfg(loom)]
-pub(crate) fn unchecked_poll() -> bool {
-    UNCHECKED_POLL.load(std::sync::atomic::Ordering::Relaxed)
-}
+bug_switch!(
+    /// The idle worker's lost wake, for `tests/park_loom.rs`: a parker that
+    /// claims the poll does not look at its wake flag again before it
+    /// blocks in the poll.
+    UNCHECKED_POLL, set_unchecked_poll, unchecked_poll
+);
 
 /// A lock with a guard, for state changed only under it (a poller
 /// descriptor's): parking_lot's mutex, or loom's under `cfg(loom)`.
