@@ -58,15 +58,15 @@ pub(crate) fn with_collector_lock<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Adds `pusher` to the roots pushed at every collection (after the
-/// thread stacks). Each layer adds its pusher once.
+/// thread stacks), once however often it is called.
 pub(crate) fn add_root_pusher(pusher: RootPusher) {
     install();
     for slot in &PUSHERS {
-        if slot
-            .compare_exchange(0, pusher as usize, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            return;
+        match slot.compare_exchange(0, pusher as usize, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            // Added already (by another thread at the same time).
+            Err(p) if p == pusher as usize => return,
+            Err(_) => {}
         }
     }
     crate::abort("defergc: too many root pushers");
@@ -125,7 +125,7 @@ pub(crate) fn stop_signal() -> Option<libc::c_int> {
 fn install() {
     #[cfg(defergc_boehm)]
     {
-        static INSTALL: std::sync::Once = std::sync::Once::new();
+        static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         static mut PREVIOUS: sys::GC_push_other_roots_proc = None;
 
         /// bdwgc's push-other-roots hook: the previous one (which scans
@@ -163,18 +163,28 @@ fn install() {
             }
         }
 
-        INSTALL.call_once(|| {
-            with_collector_lock(|| {
-                // SAFETY: under the allocation lock, which the collector
-                // holds while it calls the hook: PREVIOUS is set before the
-                // hook can run.
-                unsafe {
-                    PREVIOUS = sys::GC_get_push_other_roots();
-                    sys::GC_set_push_other_roots(Some(push_other_roots));
-                }
-            });
-            // SAFETY: takes the allocation lock itself, so not under it.
-            unsafe { sys::GC_set_sp_corrector(Some(correct)) };
+        // No `Once`: a fork while another thread runs a `Once` leaves it
+        // running for good in the child (whose first stack then waits on
+        // it forever). Each step is atomic under the allocation lock,
+        // which the fork's handlers take.
+        if INSTALLED.load(Ordering::Acquire) {
+            return;
+        }
+        // SAFETY: takes the allocation lock itself, so not under it;
+        // setting the same corrector again is harmless.
+        unsafe { sys::GC_set_sp_corrector(Some(correct)) };
+        with_collector_lock(|| {
+            if INSTALLED.load(Ordering::Relaxed) {
+                return;
+            }
+            // SAFETY: under the allocation lock, which the collector holds
+            // while it calls the hook: PREVIOUS is set before the hook can
+            // run, and once.
+            unsafe {
+                PREVIOUS = sys::GC_get_push_other_roots();
+                sys::GC_set_push_other_roots(Some(push_other_roots));
+            }
+            INSTALLED.store(true, Ordering::Release);
         });
     }
 }

@@ -42,8 +42,13 @@ impl Collector for Bdwgc {
     type Block = ();
 
     unsafe fn stack_created(head: NonNull<StackHead>, link: *mut Link) {
-        static PUSHER: std::sync::Once = std::sync::Once::new();
-        PUSHER.call_once(|| scan::add_root_pusher(push_stacks));
+        // Not a `Once` (a fork during it would leave the child's stacks
+        // waiting on it forever): adding the pusher is idempotent.
+        static PUSHER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !PUSHER.load(std::sync::atomic::Ordering::Acquire) {
+            scan::add_root_pusher(push_stacks);
+            PUSHER.store(true, std::sync::atomic::Ordering::Release);
+        }
         scan::with_collector_lock(|| {
             // SAFETY: the collector's lock serialises every access to the
             // list and its links; link lives in the new stack's head.
