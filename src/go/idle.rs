@@ -208,7 +208,7 @@ pub(super) fn stopm(m: &'static M) {
         // timers run here, without a processor: what they ready is counted
         // as what a poll readies.
         m.polled.set(Some(0));
-        let wake = m.parker.block(None);
+        let wake = m.parker.block();
         if wake != Wake::Woken {
             super::park::run_timers();
         }

@@ -44,9 +44,11 @@
 //! it, how it ended), `goroutine.rs` (from inside a goroutine: gosched,
 //! park and ready, system calls, local words), `time.rs` (sleep, timers
 //! and `after` for Rust), `g.rs` (the goroutine struct, its coroutine,
-//! switches), `stack.rs` (the stack pool), `sched.rs` (workers,
-//! processors, run queues, stealing, `schedule()`), `idle.rs` (how an
-//! idle worker blocks until woken or a deadline), `syscall.rs` (system
+//! switches), `stack.rs` (the stack pool), `park.rs` (how an idle worker
+//! blocks: until woken, its poll's events or a due timer), `procs.rs`
+//! (processors, workers, run queues), `idle.rs` (finding work, spinning,
+//! parking and waking workers), `sched.rs` (`schedule()`, readying, the
+//! policy), `syscall.rs` (system
 //! calls: handing the processor over), `fork.rs` (the fork hooks),
 //! `scan.rs` (how bdwgc scans goroutine stacks), `chan.rs`, `select.rs`
 //! and `wait.rs` (channels, select, and the wait records and queues under

@@ -254,11 +254,10 @@ impl Parker {
     /// Blocks until woken, or until its poll of the model's poller (if it
     /// is the one polling) returned events.
     pub fn block(&self) -> Blocked {
-        match self.0.block(None) {
+        match self.0.block() {
             super::park::Wake::Woken => Blocked::Woken,
             super::park::Wake::Polled => Blocked::Polled,
             super::park::Wake::Timers => Blocked::Timers,
-            w => panic!("a model parker returned {w:?} without a deadline"),
         }
     }
 

@@ -1,5 +1,5 @@
 //! How an idle worker blocks and is woken: one primitive, "block until
-//! woken or a deadline" ([`Parker::block`]), and its wake
+//! woken, a poll's events or a due timer" ([`Parker::block`]), and its wake
 //! ([`Parker::wake`]). `idle.rs` decides when a worker
 //! has nothing to do and parks it here; whoever hands it a processor wakes
 //! it. A wake that comes before the block is kept (a flag the block
@@ -36,15 +36,15 @@ impl Parker {
     }
 
     /// Blocks the calling thread (the parker's own) until [`Parker::wake`]
-    /// was called, `deadline` (if any) has passed, its poll of the network
-    /// readied goroutines, or a timer is due. A wake is consumed by the
+    /// was called, its poll of the network readied goroutines, or a timer
+    /// is due. A wake is consumed by the
     /// block that sees it.
     ///
     /// While goroutines wait on descriptors or timers are pending, one
     /// blocked parker is the *watcher*: it blocks in the network poll (or,
     /// with no descriptor waited on, sleeps) until the earliest timer, and
     /// returns to have the timers run; the others sleep until woken.
-    pub(crate) fn block(&self, deadline: Option<Instant>) -> Wake {
+    pub(crate) fn block(&self) -> Wake {
         let r = room();
         loop {
             // Only this thread clears the flag, so a load and a store
@@ -53,9 +53,6 @@ impl Parker {
             if self.woken.load(Ordering::Acquire) {
                 self.woken.store(false, Ordering::Relaxed);
                 return Wake::Woken;
-            }
-            if deadline.is_some_and(|at| Instant::now() >= at) {
-                return Wake::Deadline;
             }
             let io = poller().filter(|p| (p.waiting)() > 0);
             if (io.is_some() || r.next_timer.load(Ordering::SeqCst) != NO_TIMER)
@@ -81,21 +78,17 @@ impl Parker {
                 #[cfg(not(loom))]
                 let looked = self.woken.load(Ordering::SeqCst);
                 let timer = next_timer();
-                let until = match (deadline, timer) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-                let due = until.is_some_and(|t| t <= Instant::now());
+                let due = timer.is_some_and(|t| t <= Instant::now());
                 let readied = match io {
                     _ if looked || due => 0,
                     Some(p) => {
                         r.watcher_polls.store(true, Ordering::SeqCst);
-                        let n = (p.poll)(timeout_ms(until));
+                        let n = (p.poll)(timeout_ms(timer));
                         r.watcher_polls.store(false, Ordering::SeqCst);
                         n
                     }
                     None => {
-                        sleep(until);
+                        sleep(timer);
                         0
                     }
                 };
@@ -121,7 +114,7 @@ impl Parker {
                     w.nudge();
                 }
             }
-            sleep(deadline);
+            sleep(None);
         }
     }
 
@@ -164,8 +157,6 @@ fn sleep(until: Option<Instant>) {
 pub(crate) enum Wake {
     /// [`Parker::wake`] was called.
     Woken,
-    /// The deadline passed.
-    Deadline,
     /// Its poll of the network readied goroutines (the poller's count;
     /// some may only have been notified).
     Polled,
