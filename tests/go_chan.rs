@@ -1,6 +1,8 @@
 //! Channels, select, sync and timers on goroutines (the Rust API); the C
 //! ABI and Go's own channel tests are in go_chan_c.rs.
 
+mod child;
+
 use defergc::defer;
 use defergc::go::{self, Chan, Mutex, Once, RwMutex, Select, TryRecv, WaitGroup};
 use serial_test::serial;
@@ -384,15 +386,12 @@ fn make_throws_for_element_types_no_channel_can_have() {
         ),
         ("align", "fatal error: makechan: bad alignment\n"),
     ] {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "make_throws_for_element_types_no_channel_can_have",
-                "--nocapture",
-            ])
-            .env(THROW_CHILD, case)
-            .output()
-            .unwrap();
+        let out = child::run_test(
+            "make_throws_for_element_types_no_channel_can_have",
+            &[(THROW_CHILD, case)],
+            Duration::from_secs(60),
+        )
+        .unwrap_or_else(|| panic!("{case}: the child hung"));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{case}: {stderr}");
         assert!(stderr.starts_with(want), "{case}: {stderr}");

@@ -2,6 +2,8 @@
 //! every byte checked, deadlines, close waking a blocked reader, the
 //! deadlock check and the poller, and plain threads.
 
+mod child;
+
 use defergc::go::net::{TcpListener, TcpStream};
 use defergc::go::{self, Chan, WaitGroup};
 use serial_test::serial;
@@ -566,34 +568,19 @@ fn busy_poll_case(test: &str, how: &str) {
     if let Some(how) = std::env::var_os(BUSY_CHILD) {
         return busy_poll_child(how == "chan");
     }
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture"])
-        .env(BUSY_CHILD, how)
-        .env("GOMAXPROCS", "2")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let until = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut out = String::new();
-            child
-                .stdout
-                .take()
-                .unwrap()
-                .read_to_string(&mut out)
-                .unwrap();
-            assert!(status.success(), "child failed: {out}");
-            assert!(out.contains("busy poll ok"), "{out}");
-            return;
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the second reader never ran while the first kept its worker busy");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let out = child::run_test(
+        test,
+        &[(BUSY_CHILD, how), ("GOMAXPROCS", "2")],
+        Duration::from_secs(60),
+    )
+    .expect("the second reader never ran while the first kept its worker busy");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("busy poll ok"), "{stdout}");
 }
 
 fn busy_poll_child(by_chan: bool) {

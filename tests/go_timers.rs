@@ -4,6 +4,8 @@
 //! fires (the scheduler starts a worker to watch it), no timer thread
 //! exists, and many sleepers each wake, none early.
 
+mod child;
+
 use defergc::go::{self, WaitGroup};
 use serial_test::serial;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,31 +49,18 @@ fn a_plain_threads_timer_fires_before_any_goroutine() {
         println!("plain timers ok");
         return;
     }
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "a_plain_threads_timer_fires_before_any_goroutine",
-            "--nocapture",
-        ])
-        .env(CHILD, "1")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // A timer nobody watches never fires: the child would hang.
-    let until = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > until {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the plain thread's timer never fired");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = child::run_test(
+        "a_plain_threads_timer_fires_before_any_goroutine",
+        &[(CHILD, "1")],
+        Duration::from_secs(60),
+    )
+    .expect("the plain thread's timer never fired");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && stdout.contains("plain timers ok"),
-        "{stdout}"
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

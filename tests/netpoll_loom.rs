@@ -25,6 +25,12 @@ use std::sync::RwLock;
 /// Models run with the bug off while the bug test runs alone.
 static BUG: RwLock<()> = RwLock::new(());
 
+/// Runs `f` on the record in a new loom thread.
+fn on<T: 'static>(p: &Arc<Poll>, f: impl FnOnce(&Poll) -> T + 'static) -> thread::JoinHandle<T> {
+    let p = p.clone();
+    thread::spawn(move || f(&p))
+}
+
 fn check(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
@@ -36,10 +42,7 @@ fn check(f: impl Fn() + Sync + Send + 'static) {
 /// A wait and a readiness: the wait returns Ok whichever comes first.
 fn wait_and_ready() {
     let p = Arc::new(Poll::new());
-    let r = {
-        let p = p.clone();
-        thread::spawn(move || p.ready(true))
-    };
+    let r = on(&p, |p| p.ready(true));
     assert_eq!(p.wait(true), Ok(()));
     r.join().unwrap();
     p.assert_no_waiter();
@@ -57,10 +60,7 @@ fn close_wakes_the_waiter() {
     let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
     check(|| {
         let p = Arc::new(Poll::new());
-        let c = {
-            let p = p.clone();
-            thread::spawn(move || p.close())
-        };
+        let c = on(&p, |p| p.close());
         assert_eq!(p.wait(true), Err(PollEnd::Closing));
         c.join().unwrap();
         assert_eq!(p.wait(true), Err(PollEnd::Closing));
@@ -75,14 +75,8 @@ fn ready_and_close_race() {
     let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
     check(|| {
         let p = Arc::new(Poll::new());
-        let r = {
-            let p = p.clone();
-            thread::spawn(move || p.ready(true))
-        };
-        let c = {
-            let p = p.clone();
-            thread::spawn(move || p.close())
-        };
+        let r = on(&p, |p| p.ready(true));
+        let c = on(&p, |p| p.close());
         let got = p.wait(true);
         assert!(got == Ok(()) || got == Err(PollEnd::Closing), "{got:?}");
         r.join().unwrap();
@@ -100,14 +94,8 @@ fn deadline_and_ready_race() {
     check(|| {
         let p = Arc::new(Poll::new());
         p.arm(true, 1);
-        let t = {
-            let p = p.clone();
-            thread::spawn(move || p.expire(true, 1))
-        };
-        let r = {
-            let p = p.clone();
-            thread::spawn(move || p.ready(true))
-        };
+        let t = on(&p, |p| p.expire(true, 1));
+        let r = on(&p, |p| p.ready(true));
         let got = p.wait(true);
         assert!(got == Ok(()) || got == Err(PollEnd::Timeout), "{got:?}");
         t.join().unwrap();
@@ -129,14 +117,8 @@ fn a_stale_deadline_does_nothing() {
         let p = Arc::new(Poll::new());
         p.arm(true, 1);
         p.arm(true, 2);
-        let t = {
-            let p = p.clone();
-            thread::spawn(move || p.expire(true, 1))
-        };
-        let r = {
-            let p = p.clone();
-            thread::spawn(move || p.ready(true))
-        };
+        let t = on(&p, |p| p.expire(true, 1));
+        let r = on(&p, |p| p.ready(true));
         assert_eq!(p.wait(true), Ok(()));
         t.join().unwrap();
         r.join().unwrap();
@@ -150,17 +132,11 @@ fn both_directions() {
     let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
     check(|| {
         let p = Arc::new(Poll::new());
-        let w = {
-            let p = p.clone();
-            thread::spawn(move || p.wait(false))
-        };
-        let r = {
-            let p = p.clone();
-            thread::spawn(move || {
-                p.ready(false);
-                p.ready(true);
-            })
-        };
+        let w = on(&p, |p| p.wait(false));
+        let r = on(&p, |p| {
+            p.ready(false);
+            p.ready(true);
+        });
         assert_eq!(p.wait(true), Ok(()));
         assert_eq!(w.join().unwrap(), Ok(()));
         r.join().unwrap();

@@ -34,13 +34,5 @@ static void serve(void *args) {
     defergc_net_close(conn);
 }
 
-/* func main(): see serve_forever in tcp_listen.h. */
-static void go_main(void *arg) { serve_forever(arg, serve); }
-
-int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
-        return 2;
-    }
-    return defergc_main(go_main, argv[1]);
-}
+/* func main(): see server_main and serve_forever in tcp_listen.h. */
+int main(int argc, char **argv) { return server_main(argc, argv, serve); }

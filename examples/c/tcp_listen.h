@@ -87,4 +87,25 @@ static void serve_forever(const char *addr, void (*serve)(void *)) {
     }
 }
 
+struct server {
+    const char *addr;
+    void (*serve)(void *);
+};
+
+static void server_go_main(void *arg) {
+    const struct server *s = arg;
+    serve_forever(s->addr, s->serve);
+}
+
+/* A server's C main: `prog HOST:PORT`, serve_forever in the main
+ * goroutine. */
+static int server_main(int argc, char **argv, void (*serve)(void *)) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s HOST:PORT\n", argv[0]);
+        return 2;
+    }
+    struct server s = {argv[1], serve};
+    return defergc_main(server_go_main, &s);
+}
+
 #endif
