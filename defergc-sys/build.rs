@@ -168,11 +168,13 @@ impl Found {
     }
 }
 
-/// Compiles `vendor/bdwgc/extra/gc.c` as a single translation unit.
+/// Compiles `vendor/bdwgc/extra/gc.c` as a single translation unit
+/// (through `src/unit.c`, which adds two accessors to its internals).
 fn vendored_bdwgc() -> Found {
     let root = manifest_dir().join("vendor/bdwgc");
     let include = root.join("include");
     println!("cargo:rerun-if-changed={}", root.display());
+    println!("cargo:rerun-if-changed=src/unit.c");
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os != "linux" {
         println!(
@@ -183,7 +185,7 @@ fn vendored_bdwgc() -> Found {
 
     let mut build = cc::Build::new();
     build
-        .file(root.join("extra/gc.c"))
+        .file(manifest_dir().join("src/unit.c"))
         .include(&include)
         // The collector is the hot path of every test, debug builds included.
         .opt_level(2)

@@ -32,3 +32,52 @@ pub mod build {
 mod bindings;
 
 pub use bindings::*;
+
+/// Two internals of the vendored collector that its public API does not
+/// expose, for pacing and `gctrace`: the thread-stack size the trigger
+/// counts, and the size of the static roots. `src/unit.c` compiles the
+/// collector as one unit with two accessors; a system libgc has neither,
+/// and these report `None` there.
+pub mod internals {
+    #[cfg(defergc_vendored)]
+    extern "C" {
+        fn defergc_sys_add_stack_bytes(bytes: usize) -> usize;
+        fn defergc_sys_static_root_bytes() -> usize;
+    }
+
+    /// Adds `bytes` of stacks that a client pusher scanned to the stack
+    /// size the trigger reads (bdwgc counts stacks twice, as costly to
+    /// scan), and returns the new total; `None` with a system libgc.
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, inside a collection's root
+    /// push, after bdwgc's own thread-stack push (which resets the total).
+    pub unsafe fn add_stack_bytes(bytes: usize) -> Option<usize> {
+        #[cfg(defergc_vendored)]
+        // SAFETY: the caller holds the allocation lock, which guards the
+        // total.
+        unsafe {
+            Some(defergc_sys_add_stack_bytes(bytes))
+        }
+        #[cfg(not(defergc_vendored))]
+        {
+            let _ = bytes;
+            None
+        }
+    }
+
+    /// The static roots' size in bytes; `None` with a system libgc.
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock (the root table changes under
+    /// it).
+    pub unsafe fn static_root_bytes() -> Option<usize> {
+        #[cfg(defergc_vendored)]
+        // SAFETY: the caller holds the allocation lock.
+        unsafe {
+            Some(defergc_sys_static_root_bytes())
+        }
+        #[cfg(not(defergc_vendored))]
+        None
+    }
+}

@@ -15,6 +15,14 @@
 //! memory limit is set, in which case collections happen only near it.
 //! Until a percent is set, the divisor is [`super::Config`]'s.
 //!
+//! What bdwgc counts as "what a collection scans" includes the stacks
+//! (twice, as costly to scan) and the static roots besides the heap; the
+//! goroutine stacks the scheduler's pusher scans are added to its stack
+//! count (`gc::scan::scanned_sizes`), so a program with many parked
+//! goroutines collects less often, as Go's pacer does since 1.18 when it
+//! counts stacks and globals. `gctrace` prints both, and its goal is
+//! Go's: live heap plus the percent of live heap, stacks and globals.
+//!
 //! The soft memory limit is Go's: after each collection, when the live
 //! data plus the growth the percent allows would pass the limit, the
 //! divisor is raised so that the next collection comes before the limit
@@ -431,10 +439,14 @@ pub(crate) fn collection_ended(pause_ns: u64, in_use: u64, heap: u64, markers: u
     let p = gc_percent();
     apply(Some((in_use, heap)));
     if GCTRACE.load(Ordering::Relaxed) {
+        // Go's goal (1.18 on): what is live plus GOGC percent of what a
+        // collection scans, the live heap, stacks and globals.
+        let (stacks, globals) = super::scan::scanned_sizes();
+        let (stacks, globals) = (stacks as u64, globals as u64);
         let goal = if p < 0 {
             in_use
         } else {
-            in_use + in_use * p as u64 / 100
+            in_use + (in_use + stacks + globals) * p as u64 / 100
         };
         let elapsed = start_instant().elapsed().as_secs_f64();
         let share = if elapsed > 0.0 {
@@ -448,12 +460,14 @@ pub(crate) fn collection_ended(pause_ns: u64, in_use: u64, heap: u64, markers: u
         // pause here, so the clock and cpu triples carry it in the middle.
         let line = format!(
             "gc {} @{elapsed:.3}s {share:.0}%: 0+{pause_ms:.3}+0 ms clock, 0+{pause_ms:.3}/0/0+0 ms cpu, \
-             {}->{}->{} MB, {} MB goal, 0 MB stacks, 0 MB globals, {} P\n",
+             {}->{}->{} MB, {} MB goal, {} MB stacks, {} MB globals, {} P\n",
             n + 1,
             mb(RING.heap_before.load(Ordering::Relaxed)),
             mb(heap),
             mb(in_use),
             mb(goal),
+            mb(stacks),
+            mb(globals),
             markers
         );
         // SAFETY: writes initialised bytes to fd 2 (no lock: the collector

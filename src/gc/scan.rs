@@ -95,15 +95,43 @@ pub(crate) fn push_range(lo: *const u8, hi: *const u8) {
 /// Scans `[lo, hi)` (a stack) at once, marking what its words point to
 /// (from a pusher only). Unlike [`push_range`], takes no mark-stack entry
 /// per range, so a million small stacks cannot overflow the mark stack.
+///
+/// The bytes count as stack in the collector's pacing (see
+/// [`scanned_sizes`]).
 #[inline]
 pub(crate) fn push_stack_range(lo: *const u8, hi: *const u8) {
     if lo < hi {
+        // Only the collecting thread pushes, under the allocation lock: a
+        // load and a store, no read-modify-write.
+        let counted = PUSHED_STACK_BYTES.load(Ordering::Relaxed);
+        PUSHED_STACK_BYTES.store(counted + (hi as usize - lo as usize), Ordering::Relaxed);
         // SAFETY: as in push_range.
         #[cfg(defergc_boehm)]
         unsafe {
             sys::GC_push_all_eager(lo as *mut c_void, hi as *mut c_void)
         };
     }
+}
+
+/// Stack bytes the pushers scanned in the collection under way.
+static PUSHED_STACK_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// What the latest collection scanned as stacks (bdwgc's thread stacks and
+/// ours) and as static roots, in bytes.
+static SCANNED_STACKS: AtomicUsize = AtomicUsize::new(0);
+static SCANNED_GLOBALS: AtomicUsize = AtomicUsize::new(0);
+
+/// What the latest collection scanned: stack bytes (every thread's and
+/// every goroutine's) and static-root bytes (Go's gctrace "MB stacks" and
+/// "MB globals"). bdwgc's trigger counts its own thread stacks; the
+/// goroutine stacks our pushers scan are added to that count (vendored
+/// collector only: a system libgc hides it, and there the pacing does not
+/// see goroutine stacks), so a million parked goroutines move the next
+/// collection out as Go's pacer (1.18 on) does for stacks.
+pub(crate) fn scanned_sizes() -> (usize, usize) {
+    (
+        SCANNED_STACKS.load(Ordering::Relaxed),
+        SCANNED_GLOBALS.load(Ordering::Relaxed),
+    )
 }
 
 /// The signal bdwgc stops threads with, if it stops threads with one: a
@@ -137,6 +165,10 @@ fn install() {
                 // SAFETY: bdwgc's own hook, called as bdwgc would.
                 unsafe { previous() };
             }
+            // A push may run more than once a collection (after a
+            // mark-stack overflow); bdwgc's own stack count restarts with
+            // each, and so does ours.
+            PUSHED_STACK_BYTES.store(0, Ordering::Relaxed);
             for slot in &PUSHERS {
                 let p = slot.load(Ordering::Acquire);
                 if p == 0 {
@@ -147,6 +179,14 @@ fn install() {
                 let pusher: RootPusher = unsafe { std::mem::transmute::<usize, RootPusher>(p) };
                 pusher();
             }
+            let ours = PUSHED_STACK_BYTES.load(Ordering::Relaxed);
+            // SAFETY: the collector holds its lock, in the root push,
+            // after its own thread-stack push.
+            let stacks = unsafe { sys::internals::add_stack_bytes(ours) }.unwrap_or(ours);
+            SCANNED_STACKS.store(stacks, Ordering::Relaxed);
+            // SAFETY: the collector holds its lock.
+            let globals = unsafe { sys::internals::static_root_bytes() }.unwrap_or(0);
+            SCANNED_GLOBALS.store(globals, Ordering::Relaxed);
         }
 
         /// bdwgc's stack-pointer corrector: ours, if set.
