@@ -38,7 +38,8 @@ fn churn(mib: usize) {
 /// Parked goroutines' stacks count in the pacing and in gctrace: the same
 /// garbage takes far fewer collections while 20,000 goroutines each hold
 /// 2 KiB of used stack (some 65 MB scanned, counted twice by bdwgc) than
-/// before they were started.
+/// before they were started (2 against 16 here; 16 when the stacks were
+/// not counted, 5 when they were but the heap grew by bdwgc's thirds).
 fn stacks_pace() {
     const N: usize = 20_000;
     let before = gc::read_memstats().num_gc;
@@ -63,7 +64,7 @@ fn stacks_pace() {
     let with_stacks = gc::read_memstats().num_gc - before;
     eprintln!("collections: {alone} alone, {with_stacks} with {N} parked goroutines");
     assert!(alone >= 8, "too few collections to compare: {alone}");
-    assert!(with_stacks * 2 <= alone, "{with_stacks} vs {alone}");
+    assert!(with_stacks * 4 <= alone, "{with_stacks} vs {alone}");
     gate.close();
 }
 

@@ -33,16 +33,37 @@ mod bindings;
 
 pub use bindings::*;
 
-/// Two internals of the vendored collector that its public API does not
+/// Internals of the vendored collector that its public API does not
 /// expose, for pacing and `gctrace`: the thread-stack size the trigger
-/// counts, and the size of the static roots. `src/unit.c` compiles the
-/// collector as one unit with two accessors; a system libgc has neither,
+/// counts, the size of the static roots, and growing the heap by the
+/// trigger's allowance. `src/unit.c` compiles the
+/// collector as one unit with these accessors; a system libgc has neither,
 /// and these report `None` there.
 pub mod internals {
     #[cfg(defergc_vendored)]
     extern "C" {
         fn defergc_sys_add_stack_bytes(bytes: usize) -> usize;
         fn defergc_sys_static_root_bytes() -> usize;
+        fn defergc_sys_grow_for_pacing() -> usize;
+    }
+
+    /// After a collection, when the stacks it scanned outweigh the heap:
+    /// grows the heap by what the trigger lets the program allocate before
+    /// the next collection (bdwgc otherwise grows by a third of the heap
+    /// at a time and collects at the second growth in a cycle, scanning
+    /// every stack again). Returns the bytes added (0 with a system
+    /// libgc).
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, at a collection's end.
+    pub unsafe fn grow_for_pacing() -> usize {
+        #[cfg(defergc_vendored)]
+        // SAFETY: the caller holds the allocation lock.
+        unsafe {
+            defergc_sys_grow_for_pacing()
+        }
+        #[cfg(not(defergc_vendored))]
+        0
     }
 
     /// Adds `bytes` of stacks that a client pusher scanned to the stack

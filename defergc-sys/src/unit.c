@@ -25,3 +25,32 @@ GC_API size_t GC_CALL defergc_sys_static_root_bytes(void)
   GC_ASSERT(I_HOLD_LOCK());
   return GC_root_size;
 }
+
+/*
+ * After a collection: when the stacks it scanned outweigh the heap, grows
+ * the heap by what the trigger lets the program allocate before the next
+ * collection (min_bytes_allocd, less the free blocks). bdwgc otherwise
+ * grows the heap by a third of its size at a time and collects at the
+ * second growth in a cycle, so a program whose stacks are most of what a
+ * collection scans (a million parked goroutines) collected at every third
+ * of a small heap, each time scanning every stack. Returns the bytes
+ * added. The caller holds the allocation lock, at a collection's end.
+ */
+GC_API size_t GC_CALL defergc_sys_grow_for_pacing(void)
+{
+  word allowance, free_bytes, blocks;
+
+  GC_ASSERT(I_HOLD_LOCK());
+  if (GC_dont_expand || GC_disable_automatic_collection || GC_dont_gc != 0)
+    return 0;
+  if (GC_total_stacksize <= GC_heapsize / 2)
+    return 0;
+  allowance = min_bytes_allocd();
+  free_bytes = GC_large_free_bytes;
+  if (allowance <= free_bytes)
+    return 0;
+  blocks = divHBLKSZ(allowance - free_bytes) + 1;
+  if (!GC_expand_hp_inner(blocks))
+    return 0;
+  return (size_t)blocks * HBLKSIZE;
+}

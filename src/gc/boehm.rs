@@ -311,6 +311,8 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
                 heap,
                 markers,
             );
+            // SAFETY: bdwgc holds its lock, at the collection's end.
+            unsafe { sys::internals::grow_for_pacing() };
         }
         sys::GC_EventType_GC_EVENT_MARK_END => {
             // The world is stopped and the marks complete: every sampled

@@ -43,6 +43,11 @@ pub enum Name {
     SpawnPanicRust,
     /// 1,000,000 goroutines parked at once, then released (s, peak RSS).
     Million,
+    /// Cold (a process a run, no warm-up): 1,000,000 goroutines that each
+    /// allocate a 16-byte GC object and park on one channel, a forced
+    /// collection with all of them parked, then released; each checks its
+    /// object (s in all; spawn+park s, collection ms, peak RSS).
+    MillionHeap,
     /// Two goroutines alternating with gosched on one processor (ns per
     /// switch).
     YieldPingpong,
@@ -102,6 +107,7 @@ impl Name {
             Name::SpawnPanic => "spawn-panic",
             Name::SpawnPanicRust => "spawn-panic-rust",
             Name::Million => "million",
+            Name::MillionHeap => "million-heap",
             Name::YieldPingpong => "yield-pingpong",
             Name::DeferStressGoroutine => "defer-stress-goroutine",
             Name::ChanPingpong => "chan-pingpong",
@@ -136,7 +142,7 @@ impl Name {
             | Name::Mutex100k
             | Name::Finalizers1m
             | Name::Timers => "ms",
-            Name::Million => "s",
+            Name::Million | Name::MillionHeap => "s",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
         }
@@ -174,6 +180,10 @@ pub struct Args {
     /// benchmark starts in a child process).
     #[arg(long, hide = true, value_name = "ADDR")]
     pub serve: Option<String>,
+    /// Be one run of a cold benchmark (what the benchmark starts in a
+    /// child process a run): print its JSON line.
+    #[arg(long, hide = true)]
+    pub cold_run: bool,
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -196,6 +206,13 @@ pub fn run(args: &Args) -> i32 {
             go: args.go,
         };
         return netbench::run(kind, &params);
+    }
+    if name == Name::MillionHeap {
+        return if args.cold_run {
+            million_heap_run()
+        } else {
+            run_cold(name, args)
+        };
     }
     if name == Name::YieldPingpong {
         // Go's figure is for GOMAXPROCS=1: the two goroutines share a
@@ -448,6 +465,7 @@ fn measure(name: Name) -> (f64, f64) {
         Name::PanicRecoverRustTry => (panic_recover_rust_try(), 0.0),
         Name::Finalizers1m => (finalizers_1m(), 0.0),
         Name::Echo | Name::Http => unreachable!("run by netbench, in processes of their own"),
+        Name::MillionHeap => unreachable!("cold: run by run_cold, a process a run"),
     }
 }
 
@@ -509,6 +527,173 @@ fn million() -> (f64, f64) {
     gate.close();
     finished.wait();
     (t.elapsed().as_secs_f64(), 0.0)
+}
+
+/// One cold run of `million-heap` in this process: prints its JSON line.
+fn million_heap_run() -> i32 {
+    let out = Arc::new(std::sync::Mutex::new(None));
+    let result = out.clone();
+    go::run(move || *result.lock().unwrap() = Some(million_heap()));
+    let Some((total, spawn_park, gc_ms)) = *out.lock().unwrap() else {
+        return 2;
+    };
+    let line = Json::new()
+        .str("bench", Name::MillionHeap.id())
+        .str("impl", "defergc")
+        .str("unit", "s")
+        .nums("runs", &[total])
+        .num("median", total)
+        .num("spawn_park_s", spawn_park)
+        .num("gc_ms", gc_ms)
+        .num("peak_rss_bytes", report::peak_rss_bytes() as f64)
+        .num("gomaxprocs", go::gomaxprocs() as f64);
+    println!("{line}");
+    0
+}
+
+/// The `million-heap` work (the same as Go's `millionHeap`): the total
+/// and spawn+park in seconds, the forced collection in milliseconds.
+fn million_heap() -> (f64, f64, f64) {
+    const N: usize = MILLION;
+    const MAGIC: u64 = 0x9e37_79b9_7f4a_7c15;
+    let gate = Chan::<()>::new(0);
+    let parked = Arc::new(WaitGroup::new());
+    let finished = Arc::new(WaitGroup::new());
+    let bad = Arc::new(AtomicUsize::new(0));
+    let t = Instant::now();
+    parked.add(N as i32).unwrap();
+    finished.add(N as i32).unwrap();
+    for i in 0..N as u64 {
+        let (gate, parked, finished, bad) =
+            (gate.clone(), parked.clone(), finished.clone(), bad.clone());
+        go::go(move || {
+            // The only reference is on this goroutine's stack.
+            let o = black_box(gc::alloc(16).cast::<u64>().as_ptr());
+            // SAFETY: a fresh 16-byte GC object, 8-aligned, kept alive by
+            // the conservative scan of this stack while it is parked.
+            unsafe { o.write(i ^ MAGIC) };
+            unsafe { o.add(1).write(!i) };
+            parked.done().unwrap();
+            let _ = gate.recv();
+            // SAFETY: as above: still live, nobody else writes it.
+            let (a, b) = unsafe { (black_box(o).read(), o.add(1).read()) };
+            if a != i ^ MAGIC || b != !i {
+                bad.fetch_add(1, Ordering::Relaxed);
+            }
+            finished.done().unwrap();
+        });
+    }
+    parked.wait();
+    let spawn_park = t.elapsed().as_secs_f64();
+    let g = Instant::now();
+    gc::collect();
+    let gc_ms = ms(g);
+    gate.close();
+    finished.wait();
+    let total = t.elapsed().as_secs_f64();
+    assert_eq!(
+        bad.load(Ordering::Relaxed),
+        0,
+        "goroutines found their object changed"
+    );
+    (total, spawn_park, gc_ms)
+}
+
+/// A cold benchmark: each run in a fresh process, no warm-up, ours and
+/// Go's alternating run by run so both see the same machine; the median
+/// of each figure, with the load average before and after.
+fn run_cold(name: Name, args: &Args) -> i32 {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!(
+                "defergc: bench {}: cannot find this program: {e}",
+                name.id()
+            );
+            return 2;
+        }
+    };
+    let go_args = [
+        "-bench".to_string(),
+        name.go_id().to_string(),
+        "-json".to_string(),
+    ];
+    let fields = ["median", "spawn_park_s", "gc_ms", "peak_rss_bytes"];
+    let mut ours: Vec<[f64; 4]> = Vec::new();
+    let mut theirs: Vec<[f64; 4]> = Vec::new();
+    let parse = |line: &str| fields.map(|f| report::json_number(line, f).unwrap_or(f64::NAN));
+    let load_before = report::load_average();
+    for i in 1..=args.runs {
+        let out = std::process::Command::new(&exe)
+            .args(["bench", name.id(), "--cold-run"])
+            .output();
+        let line = match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            Ok(o) => {
+                eprintln!(
+                    "defergc: bench {} run {i}: {}\n{}",
+                    name.id(),
+                    o.status,
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                return 2;
+            }
+            Err(e) => {
+                eprintln!("defergc: bench {} run {i}: {e}", name.id());
+                return 2;
+            }
+        };
+        if args.json {
+            println!("{line}");
+        } else {
+            println!("{} run {i}/{} (defergc): {line}", name.id(), args.runs);
+        }
+        ours.push(parse(&line));
+        if args.go {
+            let lines = match report::go_program("bench", "benches/go/gobench/main.go", &go_args) {
+                Ok(lines) => lines,
+                Err(why) => {
+                    eprintln!("{why}");
+                    return 2;
+                }
+            };
+            let Some(line) = lines.first() else {
+                eprintln!("defergc: bench --go: the Go program printed no result");
+                return 2;
+            };
+            if args.json {
+                println!("{line}");
+            } else {
+                println!("{} run {i}/{} (go): {line}", name.id(), args.runs);
+            }
+            theirs.push(parse(line));
+        }
+    }
+    let load_after = report::load_average();
+    let medians = |rows: &[[f64; 4]]| -> [f64; 4] {
+        std::array::from_fn(|k| median(&mut rows.iter().map(|r| r[k]).collect::<Vec<_>>()))
+    };
+    let show = |who: &str, m: [f64; 4]| {
+        println!(
+            "  {who:<8} total {:.2} s, spawn+park {:.2} s, collection {:.0} ms, peak RSS {:.0} MiB",
+            m[0],
+            m[1],
+            m[2],
+            m[3] / (1u64 << 20) as f64
+        );
+    };
+    if !args.json {
+        println!(
+            "{} (cold, a process a run, alternating), medians of {} runs; load average {load_before} before, {load_after} after:",
+            name.id(),
+            args.runs
+        );
+        show("defergc", medians(&ours));
+        if args.go {
+            show("go", medians(&theirs));
+        }
+    }
+    0
 }
 
 fn yield_pingpong() -> f64 {

@@ -84,6 +84,16 @@ pub fn rss_bytes() -> usize {
     status_kb("VmRSS:") * 1024
 }
 
+/// The 1-minute load average (the first field of /proc/loadavg), as
+/// written there; "?" if unknown. Benchmarks print it beside their figures:
+/// these machines are shared.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".to_string())
+}
+
 /// A `kB` field of /proc/self/status.
 fn status_kb(key: &str) -> usize {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
