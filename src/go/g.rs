@@ -240,6 +240,8 @@ impl G {
     pub(crate) fn switch_out(&self, why: Switch) {
         let sp = approximate_sp();
         self.sp.store(sp, Ordering::Release);
+        #[cfg(test)]
+        super::scan::tests::paint_below(sp);
         if sp < self.low.get() {
             self.low.set(sp);
         }
