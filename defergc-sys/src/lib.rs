@@ -45,6 +45,46 @@ pub mod internals {
         fn defergc_sys_add_stack_bytes(bytes: usize) -> usize;
         fn defergc_sys_static_root_bytes() -> usize;
         fn defergc_sys_grow_for_pacing() -> usize;
+        fn defergc_sys_push_entry(obj: *mut std::ffi::c_void, descr: crate::GC_word);
+        fn defergc_sys_reserve_mark_stack(entries: usize);
+    }
+
+    /// Pushes a mark-stack entry (an address and a descriptor, such as a
+    /// mark procedure's) from a root pusher; false with a system libgc,
+    /// where the caller scans what it would have pushed itself.
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, inside a collection's root
+    /// push; a procedure descriptor names a procedure registered with
+    /// `GC_new_proc`.
+    pub unsafe fn push_entry(obj: *mut std::ffi::c_void, descr: crate::GC_word) -> bool {
+        #[cfg(defergc_vendored)]
+        // SAFETY: as the caller promises.
+        unsafe {
+            defergc_sys_push_entry(obj, descr);
+            true
+        }
+        #[cfg(not(defergc_vendored))]
+        {
+            let _ = (obj, descr);
+            false
+        }
+    }
+
+    /// Makes the mark stack hold at least `entries` (no-op with a system
+    /// libgc).
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, at a collection's start (the
+    /// mark stack empty).
+    pub unsafe fn reserve_mark_stack(entries: usize) {
+        #[cfg(defergc_vendored)]
+        // SAFETY: as the caller promises.
+        unsafe {
+            defergc_sys_reserve_mark_stack(entries)
+        }
+        #[cfg(not(defergc_vendored))]
+        let _ = entries;
     }
 
     /// After a collection, when the stacks it scanned outweigh the heap:

@@ -54,3 +54,32 @@ GC_API size_t GC_CALL defergc_sys_grow_for_pacing(void)
     return 0;
   return (size_t)blocks * HBLKSIZE;
 }
+
+/*
+ * Pushes an entry (an address and a descriptor, such as GC_MAKE_PROC's)
+ * on the collector's mark stack, from a root pusher: what GC_push_all does
+ * for a range, for any descriptor. The caller holds the allocation lock,
+ * inside a collection's root push.
+ */
+GC_API void GC_CALL defergc_sys_push_entry(void *obj, GC_word descr)
+{
+  GC_ASSERT(I_HOLD_LOCK());
+  GC_mark_stack_top = GC_ms_push_obj_descr(obj, descr, GC_mark_stack_top,
+                                           GC_mark_stack_limit);
+}
+
+/*
+ * Makes the mark stack hold at least `entries` before a collection marks
+ * (entries pushed by a root pusher that overflow it are dropped and
+ * pushed again after a rescan of the heap, once per doubling). The caller
+ * holds the allocation lock, with the mark stack empty: at a collection's
+ * start.
+ */
+GC_API void GC_CALL defergc_sys_reserve_mark_stack(size_t entries)
+{
+  GC_ASSERT(I_HOLD_LOCK());
+  if (GC_mark_stack_size >= entries
+      || ADDR_GE((ptr_t)GC_mark_stack_top, (ptr_t)GC_mark_stack))
+    return;
+  alloc_mark_stack(entries);
+}

@@ -299,6 +299,7 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
         sys::GC_EventType_GC_EVENT_START => {
             t.collection_start.store(now_ns(), Ordering::Relaxed);
             t.last_stop.store(0, Ordering::Relaxed);
+            super::scan::collection_starting();
             super::memory::collection_started(usage_locked().0);
         }
         sys::GC_EventType_GC_EVENT_END => {
@@ -315,6 +316,7 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
             unsafe { sys::internals::grow_for_pacing() };
         }
         sys::GC_EventType_GC_EVENT_MARK_END => {
+            super::scan::marking_ended();
             // The world is stopped and the marks complete: every sampled
             // object not marked is dead.
             super::profile::marking_ended(|addr| {

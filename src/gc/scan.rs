@@ -113,6 +113,172 @@ pub(crate) fn push_stack_range(lo: *const u8, hi: *const u8) {
     }
 }
 
+/// Scans one part of the roots that a pusher handed to the collector's
+/// marker threads ([`push_part`]): `part` is the word it pushed. Runs on
+/// a marker thread, several at once, with the world stopped.
+pub(crate) type PartScanner = fn(part: usize, marker: &mut Marker);
+
+static PART_SCANNER: AtomicUsize = AtomicUsize::new(0);
+/// The mark procedure's index in bdwgc, plus one (0: not registered).
+static PART_PROC: AtomicUsize = AtomicUsize::new(0);
+/// Stack bytes the parts' scans covered (summed by the marker threads).
+#[cfg(defergc_boehm)]
+static PART_STACK_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// What a [`PartScanner`] marks with: the marker thread's mark stack.
+pub(crate) struct Marker {
+    #[cfg(defergc_boehm)]
+    top: *mut sys::GC_ms_entry,
+    #[cfg(defergc_boehm)]
+    limit: *mut sys::GC_ms_entry,
+    scanned: usize,
+}
+
+impl Marker {
+    /// Scans `[lo, hi)` of a stack: every word that may point into the
+    /// heap marks its object (as bdwgc's own stack scan, without its
+    /// stack-specific blacklisting).
+    pub(crate) fn scan_stack(&mut self, lo: usize, hi: usize) {
+        let lo = lo.next_multiple_of(8);
+        if lo >= hi {
+            return;
+        }
+        self.scanned += hi - lo;
+        #[cfg(defergc_boehm)]
+        {
+            // SAFETY: bdwgc's bounds, read during marking (with the world
+            // stopped, nothing moves them).
+            let (least, greatest) = unsafe {
+                (
+                    std::ptr::addr_of!(sys::GC_least_plausible_heap_addr).read() as usize,
+                    std::ptr::addr_of!(sys::GC_greatest_plausible_heap_addr).read() as usize,
+                )
+            };
+            let mut at = lo;
+            while at + 8 <= hi {
+                // SAFETY: the caller's range is mapped stack memory that
+                // no one writes while the world is stopped.
+                let word = unsafe { (at as *const usize).read() };
+                if word >= least && word < greatest {
+                    // SAFETY: bdwgc's mark-and-push, on this marker's own
+                    // mark stack, from a mark procedure.
+                    self.top = unsafe {
+                        sys::GC_mark_and_push(
+                            word as *mut c_void,
+                            self.top,
+                            self.limit,
+                            at as *mut *mut c_void,
+                        )
+                    };
+                }
+                at += 8;
+            }
+        }
+    }
+}
+
+/// How many parts the next root push will hand out, at most (called at a
+/// collection's start, with the allocation lock held).
+pub(crate) type PartCount = fn() -> usize;
+
+static PART_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers the scanner of the parts pushers hand to the marker threads
+/// (one, the go layer's goroutine stacks), and how many there will be.
+pub(crate) fn set_part_scanner(scanner: PartScanner, count: PartCount) {
+    install();
+    PART_COUNT.store(count as usize, Ordering::Release);
+    PART_SCANNER.store(scanner as usize, Ordering::Release);
+    #[cfg(defergc_boehm)]
+    if PART_PROC.load(Ordering::Acquire) == 0 {
+        // SAFETY: registers a mark procedure (bdwgc takes its lock); a
+        // race registering it twice wastes one of its 64 indices.
+        let index = unsafe { sys::GC_new_proc(Some(part_proc)) };
+        PART_PROC.store(index as usize + 1, Ordering::Release);
+    }
+}
+
+/// bdwgc's mark procedure for a pushed part (see [`push_part`]).
+#[cfg(defergc_boehm)]
+unsafe extern "C" fn part_proc(
+    _addr: *mut sys::GC_word,
+    top: *mut sys::GC_ms_entry,
+    limit: *mut sys::GC_ms_entry,
+    env: sys::GC_word,
+) -> *mut sys::GC_ms_entry {
+    let s = PART_SCANNER.load(Ordering::Acquire);
+    if s == 0 {
+        return top;
+    }
+    // SAFETY: only set_part_scanner stores here, and it stores
+    // PartScanner functions.
+    let scanner: PartScanner = unsafe { std::mem::transmute::<usize, PartScanner>(s) };
+    let mut marker = Marker {
+        top,
+        limit,
+        scanned: 0,
+    };
+    scanner(env as usize, &mut marker);
+    PART_STACK_BYTES.fetch_add(marker.scanned, Ordering::Relaxed);
+    marker.top
+}
+
+/// From a pusher: hands `part` (a word below 2^56) to the marker threads,
+/// which scan it with the registered [`PartScanner`], in parallel, after
+/// the pushers ran. False when that cannot be done (a system libgc, or no
+/// scanner): the pusher scans it itself then.
+pub(crate) fn push_part(part: usize) -> bool {
+    let index = PART_PROC.load(Ordering::Acquire);
+    if index == 0 || part >> 56 != 0 {
+        return false;
+    }
+    #[cfg(defergc_boehm)]
+    {
+        // GC_MAKE_PROC(index, env): a procedure descriptor.
+        let descr = ((((part as sys::GC_word) << 6) | (index - 1) as sys::GC_word) << 2) | 2;
+        // SAFETY: from a pusher (lock held, in the root push); the
+        // descriptor names the procedure registered above. The address is
+        // never read: the procedure gets the part from the descriptor.
+        if unsafe { sys::internals::push_entry(std::ptr::null_mut(), descr) } {
+            return true;
+        }
+    }
+    false
+}
+
+/// At a collection's start (lock held, mark stack empty): room on the mark
+/// stack for every part the push will hand out, and as much again for
+/// the rest, so that they do not overflow it (an overflow drops entries,
+/// rescans the heap and pushes the roots again, each time).
+#[cfg(defergc_boehm)]
+pub(crate) fn collection_starting() {
+    let c = PART_COUNT.load(Ordering::Acquire);
+    if c == 0 || PART_PROC.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    // SAFETY: only set_part_scanner stores here, and it stores PartCount
+    // functions.
+    let count: PartCount = unsafe { std::mem::transmute::<usize, PartCount>(c) };
+    let parts = count();
+    if parts > 0 {
+        // SAFETY: the caller holds the lock, at a collection's start.
+        unsafe { sys::internals::reserve_mark_stack(2 * parts + 8192) };
+    }
+}
+
+/// At marking's end (lock held): the stack bytes the parts' scans covered
+/// count as stacks, as the pushers' own do.
+#[cfg(defergc_boehm)]
+pub(crate) fn marking_ended() {
+    let bytes = PART_STACK_BYTES.swap(0, Ordering::Relaxed);
+    if bytes > 0 {
+        // SAFETY: the caller holds the lock; the root push is over.
+        let stacks = unsafe { sys::internals::add_stack_bytes(bytes) };
+        let stacks = stacks.unwrap_or(SCANNED_STACKS.load(Ordering::Relaxed) + bytes);
+        SCANNED_STACKS.store(stacks, Ordering::Relaxed);
+    }
+}
+
 /// Stack bytes the pushers scanned in the collection under way.
 static PUSHED_STACK_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// What the latest collection scanned as stacks (bdwgc's thread stacks and
@@ -169,6 +335,7 @@ fn install() {
             // mark-stack overflow); bdwgc's own stack count restarts with
             // each, and so does ours.
             PUSHED_STACK_BYTES.store(0, Ordering::Relaxed);
+            PART_STACK_BYTES.store(0, Ordering::Relaxed);
             for slot in &PUSHERS {
                 let p = slot.load(Ordering::Acquire);
                 if p == 0 {

@@ -8,11 +8,12 @@
 //! goroutine (`stopped_sp`, with this scan's epoch) and moves the worker's
 //! own scan to where its scheduler loop left its own stack (`g0_sp`, set
 //! when the worker started, below every frame the loop keeps). Then
-//! [`push_goroutines`] scans each live goroutine's stack: from where the
-//! collection found it running, or else from the stack pointer it last
-//! switched out at (less [`SWITCH_MARGIN`] for the registers and frames
-//! of the switch below it), up to the end of its slot, header included
-//! (its locals, its C arguments).
+//! [`push_goroutines`] has each live goroutine's stack scanned: from where
+//! the collection found it running (at once), or else from the stack
+//! pointer it last switched out at (less [`SWITCH_MARGIN`] for the
+//! registers and frames of the switch below it; by bdwgc's marker
+//! threads, in parallel, a chunk of slots at a time), up to the end of
+//! its slot, header included (its locals, its C arguments).
 //!
 //! A worker can be stopped at any instruction of a switch. Before the
 //! stack pointer moves to the goroutine's stack (and after it moved back)
@@ -120,6 +121,7 @@ static EPOCH: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn install() {
     crate::gc::scan::set_stack_corrector(correct);
     crate::gc::scan::add_root_pusher(push_goroutines);
+    crate::gc::scan::set_part_scanner(scan_chunk, stack::live_chunks);
 }
 
 thread_local! {
@@ -241,10 +243,23 @@ impl WorkerScan {
     }
 }
 
+/// The epoch of the latest root push, for the marker threads' scans of
+/// the parts it handed them.
+static PUSH_EPOCH: AtomicU64 = AtomicU64::new(0);
+
 /// bdwgc's root pusher for goroutine stacks (world stopped).
+///
+/// Goroutines a worker was running when the world stopped are scanned
+/// here, from where the corrector found them. The parked ones, most of
+/// them, are handed to bdwgc's marker threads a chunk of up to 64 at a
+/// time ([`scan_chunk`]), so that with a million goroutines every core
+/// scans stacks (a parked goroutine's stack does not change until it is
+/// readied, and nothing is readied while the world is stopped). With a
+/// system libgc, which cannot take such parts, all are scanned here.
 fn push_goroutines() {
     let geometry = stack::geometry();
     let epoch = EPOCH.load(Ordering::Relaxed);
+    PUSH_EPOCH.store(epoch, Ordering::Relaxed);
     let mut w = WORKERS.load(Ordering::Relaxed);
     // SAFETY: workers are leaked: every node stays valid.
     while let Some(worker) = unsafe { w.as_ref() } {
@@ -254,47 +269,117 @@ fn push_goroutines() {
         }
         w = worker.next.cast_mut();
     }
-    // A parked goroutine's stack is cold memory on a page of its own: a
-    // TLB miss and a run of cache misses each. So the scan runs two
-    // goroutines behind the walk: a slot's header is prefetched when the
-    // walk reaches it, its stack's first lines when the walk is one slot
-    // further (its header has arrived by then, saying where the stack
-    // begins), and it is scanned one slot after that.
+    let mut parts = true;
+    stack::for_each_live_chunk(|chunk| {
+        parts = parts && crate::gc::scan::push_part(chunk.to_bits());
+        if !parts {
+            // Scanned here, running and parked alike (a part pushed
+            // before this one is scanned twice: harmless).
+            scan_slots(
+                |f| stack::for_each_live_in(chunk, f),
+                &geometry,
+                epoch,
+                true,
+                |from, to| crate::gc::scan::push_stack_range(from as *const u8, to as *const u8),
+            );
+        }
+    });
+    if parts {
+        // The running ones, which the parts skip.
+        let mut w = WORKERS.load(Ordering::Relaxed);
+        // SAFETY: workers are leaked: every node stays valid.
+        while let Some(worker) = unsafe { w.as_ref() } {
+            // SAFETY: a goroutine running when the world stopped is live.
+            if let Some(g) = unsafe { worker.running.load(Ordering::Relaxed).as_ref() } {
+                if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
+                    let from = g
+                        .stopped_sp
+                        .load(Ordering::Relaxed)
+                        .max(g.slot.lo(&geometry));
+                    let to = g.slot.end(&geometry);
+                    crate::gc::scan::push_stack_range(from as *const u8, to as *const u8);
+                }
+            }
+            w = worker.next.cast_mut();
+        }
+    }
+    // The next scan (a rescan after a mark-stack overflow, or the next
+    // collection) records its own stopped stack pointers.
+    EPOCH.store(epoch + 1, Ordering::Relaxed);
+}
+
+/// A marker thread's scan of one chunk of goroutine slots that
+/// [`push_goroutines`] handed out: the parked goroutines' stacks (the
+/// running ones were scanned by the pusher).
+fn scan_chunk(part: usize, marker: &mut crate::gc::scan::Marker) {
+    let Some(chunk) = stack::Chunk::from_bits(part) else {
+        return;
+    };
+    let geometry = stack::geometry();
+    let epoch = PUSH_EPOCH.load(Ordering::Relaxed);
+    scan_slots(
+        |f| stack::for_each_live_in(chunk, f),
+        &geometry,
+        epoch,
+        false,
+        |from, to| marker.scan_stack(from, to),
+    );
+}
+
+/// Scans the stacks of the goroutines in the slots `slots` yields: each
+/// from where the collection of `epoch` found it running (only when
+/// `running` asks for those, else it is skipped), or else from the stack
+/// pointer it last switched out at less [`SWITCH_MARGIN`], up to the end
+/// of its slot, header included.
+///
+/// A parked goroutine's stack is cold memory on a page of its own: a TLB
+/// miss and a run of cache misses each. So the scan runs two goroutines
+/// behind the walk: a slot's header is prefetched when the walk reaches
+/// it, its stack's first lines when the walk is one slot further (its
+/// header has arrived by then, saying where the stack begins), and it is
+/// scanned one slot after that.
+fn scan_slots(
+    slots: impl FnOnce(&mut dyn FnMut(Slot)),
+    geometry: &stack::Geometry,
+    epoch: u64,
+    running: bool,
+    mut scan: impl FnMut(usize, usize),
+) {
     let mut headed: Option<Slot> = None;
     let mut ranged: Option<(usize, usize)> = None;
     let mut step = |next: Option<Slot>| {
         if let Some(slot) = next {
-            prefetch(slot.hi(&geometry));
+            prefetch(slot.hi(geometry));
         }
-        let range = headed.map(|slot| {
+        let range = headed.and_then(|slot| {
             // SAFETY: a live slot holds an initialised goroutine header.
-            let g = unsafe { G::of(slot, &geometry) };
+            let g = unsafe { G::of(slot, geometry) };
             let from = if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
+                if !running {
+                    return None;
+                }
                 g.stopped_sp.load(Ordering::Relaxed)
             } else {
                 g.sp.load(Ordering::Relaxed).saturating_sub(SWITCH_MARGIN)
             };
-            let from = from.max(slot.lo(&geometry));
-            let to = slot.end(&geometry);
+            let from = from.max(slot.lo(geometry));
+            let to = slot.end(geometry);
             let mut line = from & !63;
             while line < to.min(from + PREFETCH_BYTES) {
                 prefetch(line);
                 line += 64;
             }
-            (from, to)
+            Some((from, to))
         });
         if let Some((from, to)) = ranged {
-            crate::gc::scan::push_stack_range(from as *const u8, to as *const u8);
+            scan(from, to);
         }
         headed = next;
         ranged = range;
     };
-    stack::for_each_live(|slot| step(Some(slot)));
+    slots(&mut |slot| step(Some(slot)));
     step(None);
     step(None);
-    // The next scan (a rescan after a mark-stack overflow, or the next
-    // collection) records its own stopped stack pointers.
-    EPOCH.store(epoch + 1, Ordering::Relaxed);
 }
 
 #[cfg(test)]

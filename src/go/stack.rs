@@ -592,6 +592,73 @@ pub(crate) fn for_each_live(mut f: impl FnMut(Slot)) {
     }
 }
 
+/// Up to 64 slots of one region (a word of its live bitmap): the unit the
+/// collector's marker threads share the goroutine stacks in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    region: u32,
+    word: u32,
+}
+
+impl Chunk {
+    /// The chunk as one word (for a mark-stack entry).
+    pub(crate) fn to_bits(self) -> usize {
+        (self.region as usize) << 8 | self.word as usize
+    }
+
+    /// The chunk `to_bits` gave `bits` for, if it names one.
+    pub(crate) fn from_bits(bits: usize) -> Option<Chunk> {
+        let (region, word) = (bits >> 8, bits & 0xff);
+        (region < REGION_COUNT.load(Ordering::Acquire) && word < REGION_SLOTS / 64).then_some(
+            Chunk {
+                region: region as u32,
+                word: word as u32,
+            },
+        )
+    }
+}
+
+/// Calls `f` with every chunk that has a live slot (a snapshot, exact with
+/// the world stopped).
+pub(crate) fn for_each_live_chunk(mut f: impl FnMut(Chunk)) {
+    for index in 0..REGION_COUNT.load(Ordering::Acquire) {
+        for (w, word) in region(index).live.iter().enumerate() {
+            if word.load(Ordering::Acquire) != 0 {
+                f(Chunk {
+                    region: index as u32,
+                    word: w as u32,
+                });
+            }
+        }
+    }
+}
+
+/// How many chunks have a live slot (with the world stopped, exact).
+pub(crate) fn live_chunks() -> usize {
+    let mut n = 0;
+    for_each_live_chunk(|_| n += 1);
+    n
+}
+
+/// Calls `f` with every live slot of `chunk` (as [`for_each_live`]).
+pub(crate) fn for_each_live_in(chunk: Chunk, mut f: impl FnMut(Slot)) {
+    let Some(g) = GEOMETRY.get().map(|g| g.slot) else {
+        return;
+    };
+    let r = region(chunk.region as usize);
+    let w = chunk.word as usize;
+    let mut bits = r.live[w].load(Ordering::Acquire);
+    while bits != 0 {
+        let i = w * 64 + bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        f(Slot {
+            start: r.start + i * g,
+            region: chunk.region,
+            guarded: false,
+        });
+    }
+}
+
 /// The slot whose header starts at `addr`, if any (lock-free).
 pub(crate) fn slot_of_header(addr: usize) -> Option<Slot> {
     let g = *GEOMETRY.get()?;

@@ -571,8 +571,10 @@ fn million_heap() -> (f64, f64, f64) {
             let o = black_box(gc::alloc(16).cast::<u64>().as_ptr());
             // SAFETY: a fresh 16-byte GC object, 8-aligned, kept alive by
             // the conservative scan of this stack while it is parked.
-            unsafe { o.write(i ^ MAGIC) };
-            unsafe { o.add(1).write(!i) };
+            unsafe {
+                o.write(i ^ MAGIC);
+                o.add(1).write(!i);
+            }
             parked.done().unwrap();
             let _ = gate.recv();
             // SAFETY: as above: still live, nobody else writes it.
