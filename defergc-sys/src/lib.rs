@@ -47,6 +47,22 @@ pub mod internals {
         fn defergc_sys_grow_for_pacing() -> usize;
         fn defergc_sys_push_entry(obj: *mut std::ffi::c_void, descr: crate::GC_word);
         fn defergc_sys_reserve_mark_stack(entries: usize);
+        fn defergc_sys_mark_stack_room() -> usize;
+    }
+
+    /// Free entries left on the mark stack (0 with a system libgc).
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, inside a collection's root
+    /// push.
+    pub unsafe fn mark_stack_room() -> usize {
+        #[cfg(defergc_vendored)]
+        // SAFETY: as the caller promises.
+        unsafe {
+            defergc_sys_mark_stack_room()
+        }
+        #[cfg(not(defergc_vendored))]
+        0
     }
 
     /// Pushes a mark-stack entry (an address and a descriptor, such as a

@@ -83,3 +83,14 @@ GC_API void GC_CALL defergc_sys_reserve_mark_stack(size_t entries)
     return;
   alloc_mark_stack(entries);
 }
+
+/*
+ * Free entries left on the mark stack, from a root pusher (which must not
+ * overflow it: an overflow drops entries, rescans the heap and pushes the
+ * roots again). The caller holds the allocation lock, in the root push.
+ */
+GC_API size_t GC_CALL defergc_sys_mark_stack_room(void)
+{
+  GC_ASSERT(I_HOLD_LOCK());
+  return (size_t)(GC_mark_stack_limit - GC_mark_stack_top) - 1;
+}

@@ -223,10 +223,16 @@ unsafe extern "C" fn part_proc(
     marker.top
 }
 
+/// Free mark-stack entries a part leaves at least, for the entries other
+/// roots and the first marking push.
+#[cfg(defergc_boehm)]
+const PART_ROOM: usize = 4096;
+
 /// From a pusher: hands `part` (a word below 2^56) to the marker threads,
 /// which scan it with the registered [`PartScanner`], in parallel, after
-/// the pushers ran. False when that cannot be done (a system libgc, or no
-/// scanner): the pusher scans it itself then.
+/// the pushers ran. False when that cannot be done (a system libgc, no
+/// scanner, or the mark stack nearly full: more parts than the
+/// collection's start reserved for): the pusher scans it itself then.
 pub(crate) fn push_part(part: usize) -> bool {
     let index = PART_PROC.load(Ordering::Acquire);
     if index == 0 || part >> 56 != 0 {
@@ -234,6 +240,10 @@ pub(crate) fn push_part(part: usize) -> bool {
     }
     #[cfg(defergc_boehm)]
     {
+        // SAFETY: from a pusher: lock held, in the root push.
+        if unsafe { sys::internals::mark_stack_room() } < PART_ROOM {
+            return false;
+        }
         // GC_MAKE_PROC(index, env): a procedure descriptor.
         let descr = ((((part as sys::GC_word) << 6) | (index - 1) as sys::GC_word) << 2) | 2;
         // SAFETY: from a pusher (lock held, in the root push); the
@@ -262,7 +272,7 @@ pub(crate) fn collection_starting() {
     let parts = count();
     if parts > 0 {
         // SAFETY: the caller holds the lock, at a collection's start.
-        unsafe { sys::internals::reserve_mark_stack(2 * parts + 8192) };
+        unsafe { sys::internals::reserve_mark_stack(2 * parts + 2 * PART_ROOM) };
     }
 }
 

@@ -254,8 +254,9 @@ static PUSH_EPOCH: AtomicU64 = AtomicU64::new(0);
 /// them, are handed to bdwgc's marker threads a chunk of up to 64 at a
 /// time ([`scan_chunk`]), so that with a million goroutines every core
 /// scans stacks (a parked goroutine's stack does not change until it is
-/// readied, and nothing is readied while the world is stopped). With a
-/// system libgc, which cannot take such parts, all are scanned here.
+/// readied, and nothing is readied while the world is stopped). Chunks
+/// the mark stack has no room for (more than the collection's start
+/// reserved for), and all of them with a system libgc, are scanned here.
 fn push_goroutines() {
     let geometry = stack::geometry();
     let epoch = EPOCH.load(Ordering::Relaxed);
@@ -269,40 +270,37 @@ fn push_goroutines() {
         }
         w = worker.next.cast_mut();
     }
+    // The goroutines running when the world stopped, from where it found
+    // them.
+    let mut w = WORKERS.load(Ordering::Relaxed);
+    // SAFETY: workers are leaked: every node stays valid.
+    while let Some(worker) = unsafe { w.as_ref() } {
+        // SAFETY: a goroutine running when the world stopped is live.
+        if let Some(g) = unsafe { worker.running.load(Ordering::Relaxed).as_ref() } {
+            if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
+                let from = g
+                    .stopped_sp
+                    .load(Ordering::Relaxed)
+                    .max(g.slot.lo(&geometry));
+                let to = g.slot.end(&geometry);
+                crate::gc::scan::push_stack_range(from as *const u8, to as *const u8);
+            }
+        }
+        w = worker.next.cast_mut();
+    }
+    // The parked ones: to the marker threads while they take them.
     let mut parts = true;
     stack::for_each_live_chunk(|chunk| {
         parts = parts && crate::gc::scan::push_part(chunk.to_bits());
         if !parts {
-            // Scanned here, running and parked alike (a part pushed
-            // before this one is scanned twice: harmless).
             scan_slots(
                 |f| stack::for_each_live_in(chunk, f),
                 &geometry,
                 epoch,
-                true,
                 |from, to| crate::gc::scan::push_stack_range(from as *const u8, to as *const u8),
             );
         }
     });
-    if parts {
-        // The running ones, which the parts skip.
-        let mut w = WORKERS.load(Ordering::Relaxed);
-        // SAFETY: workers are leaked: every node stays valid.
-        while let Some(worker) = unsafe { w.as_ref() } {
-            // SAFETY: a goroutine running when the world stopped is live.
-            if let Some(g) = unsafe { worker.running.load(Ordering::Relaxed).as_ref() } {
-                if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
-                    let from = g
-                        .stopped_sp
-                        .load(Ordering::Relaxed)
-                        .max(g.slot.lo(&geometry));
-                    let to = g.slot.end(&geometry);
-                    crate::gc::scan::push_stack_range(from as *const u8, to as *const u8);
-                }
-            }
-            w = worker.next.cast_mut();
-        }
-    }
     // The next scan (a rescan after a mark-stack overflow, or the next
     // collection) records its own stopped stack pointers.
     EPOCH.store(epoch + 1, Ordering::Relaxed);
@@ -321,16 +319,14 @@ fn scan_chunk(part: usize, marker: &mut crate::gc::scan::Marker) {
         |f| stack::for_each_live_in(chunk, f),
         &geometry,
         epoch,
-        false,
         |from, to| marker.scan_stack(from, to),
     );
 }
 
-/// Scans the stacks of the goroutines in the slots `slots` yields: each
-/// from where the collection of `epoch` found it running (only when
-/// `running` asks for those, else it is skipped), or else from the stack
-/// pointer it last switched out at less [`SWITCH_MARGIN`], up to the end
-/// of its slot, header included.
+/// Scans the stacks of the parked goroutines in the slots `slots` yields
+/// (those the collection of `epoch` found running are scanned by the
+/// pusher): each from the stack pointer it last switched out at less
+/// [`SWITCH_MARGIN`], up to the end of its slot, header included.
 ///
 /// A parked goroutine's stack is cold memory on a page of its own: a TLB
 /// miss and a run of cache misses each. So the scan runs two goroutines
@@ -342,7 +338,6 @@ fn scan_slots(
     slots: impl FnOnce(&mut dyn FnMut(Slot)),
     geometry: &stack::Geometry,
     epoch: u64,
-    running: bool,
     mut scan: impl FnMut(usize, usize),
 ) {
     let mut headed: Option<Slot> = None;
@@ -354,14 +349,10 @@ fn scan_slots(
         let range = headed.and_then(|slot| {
             // SAFETY: a live slot holds an initialised goroutine header.
             let g = unsafe { G::of(slot, geometry) };
-            let from = if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
-                if !running {
-                    return None;
-                }
-                g.stopped_sp.load(Ordering::Relaxed)
-            } else {
-                g.sp.load(Ordering::Relaxed).saturating_sub(SWITCH_MARGIN)
-            };
+            if g.stopped_epoch.load(Ordering::Relaxed) == epoch {
+                return None;
+            }
+            let from = g.sp.load(Ordering::Relaxed).saturating_sub(SWITCH_MARGIN);
             let from = from.max(slot.lo(geometry));
             let to = slot.end(geometry);
             let mut line = from & !63;
