@@ -256,7 +256,16 @@ def main():
             extra = f", {l.get('bytes_per_goroutine', 0):.0f} B a goroutine"
             if g:
                 go_fig += f", {g.get('bytes_per_goroutine', 0):.0f} B"
-        go_rows.append(f"| `{name}` | {fig(l['median'], l['unit'])}{extra} | {go_fig} |")
+        if name == "million-heap":
+            def phases(x):
+                return (f", spawn+park {x.get('spawn_park_s', 0):.2f} s, collection "
+                        f"{x.get('gc_ms', 0):.0f} ms, peak {int(x.get('peak_rss_bytes', 0)) >> 20} MiB")
+            extra = phases(l)
+            if g:
+                go_fig += phases(g)
+        load = f"{l.get('load_before', '?')}→{l.get('load_after', '?')}"
+        cold = "cold, " if l.get("cold") else ""
+        go_rows.append(f"| `{name}` | {fig(l['median'], l['unit'])}{extra} | {go_fig} | {cold}{load} |")
 
     print(f"Measured {head}; release builds, medians.\n")
     print("| what | command | figure | target |")
@@ -265,8 +274,11 @@ def main():
     print()
     print(f"`cargo run --release -- bench --all --runs {runs} --go` (Go "
           f"{sh('go env GOVERSION').strip() if have_go else 'not installed'}):\n")
-    print("| benchmark | defergc | Go, same run |")
-    print("| --- | --- | --- |")
+    print("Go's program runs after each run of ours (its own process, its own")
+    print("warm-up), so a row's two columns see the same machine; cold rows run")
+    print("every run in a fresh process, without a warm-up, on both sides.\n")
+    print("| benchmark | defergc | Go, same run | load average (1 min) |")
+    print("| --- | --- | --- | --- |")
     print("\n".join(go_rows))
 
 

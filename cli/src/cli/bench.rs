@@ -222,6 +222,21 @@ pub fn run(args: &Args) -> i32 {
             stack_size: None,
         });
     }
+    // Go's program, built once, runs after each of ours (a process a run,
+    // with its own warm-up), so that both columns see the same machine.
+    let go_exe = if args.go {
+        match report::build_go_program("bench", GO_PROGRAM) {
+            Ok(exe) => Some(exe),
+            Err(why) => {
+                eprintln!("{why}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    let mut go_lines = Vec::new();
+    let load_before = report::load_average();
     let base_rss = report::rss_bytes();
     let mut runs = Vec::new();
     let mut extra = Vec::new();
@@ -259,8 +274,29 @@ pub fn run(args: &Args) -> i32 {
                     None => println!("{line}"),
                 }
             }
+            if let Some(exe) = &go_exe {
+                let go_args = [
+                    "-bench".to_string(),
+                    name.go_id().to_string(),
+                    "-runs".to_string(),
+                    "1".to_string(),
+                    "-json".to_string(),
+                ];
+                match report::run_go_binary("bench", exe, &go_args) {
+                    Ok(lines) if !lines.is_empty() => go_lines.push(lines[0].clone()),
+                    Ok(_) => {
+                        eprintln!("defergc: bench --go: the Go program printed no result");
+                        return 2;
+                    }
+                    Err(why) => {
+                        eprintln!("{why}");
+                        return 2;
+                    }
+                }
+            }
         }
     }
+    let load_after = report::load_average();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -272,7 +308,9 @@ pub fn run(args: &Args) -> i32 {
         .nums("runs", &runs)
         .num("median", median)
         .num("peak_rss_bytes", report::peak_rss_bytes() as f64)
-        .num("gomaxprocs", go::gomaxprocs() as f64);
+        .num("gomaxprocs", go::gomaxprocs() as f64)
+        .str("load_before", &load_before)
+        .str("load_after", &load_after);
     // What a parked goroutine costs: the peak over what the process had
     // before the first (warm-up) run, per goroutine.
     let per_goroutine = report::peak_rss_bytes().saturating_sub(base_rss) as f64 / MILLION as f64;
@@ -304,9 +342,92 @@ pub fn run(args: &Args) -> i32 {
         }
     }
     if args.go {
-        return run_go(name, args, median);
+        let go = merge_go_runs(name, &go_lines, &load_before, &load_after);
+        if args.json {
+            println!("{go}");
+        } else {
+            let go = go.to_string();
+            let go_median = report::json_number(&go, "median").unwrap_or(f64::NAN);
+            let go_rss = report::json_number(&go, "peak_rss_bytes").unwrap_or(0.0) as u64;
+            print!(
+                "{}",
+                report::comparison_table(
+                    name.id(),
+                    name.unit(),
+                    args.runs,
+                    (median, report::peak_rss_bytes() as u64),
+                    (go_median, go_rss)
+                )
+            );
+            println!("  runs alternated; load average {load_before} before, {load_after} after");
+        }
     }
     0
+}
+
+/// Go's program of the benchmarks.
+const GO_PROGRAM: &str = "benches/go/gobench/main.go";
+
+/// One JSON line for Go's side from its single-run lines: every run, the
+/// median, the highest peak RSS, and the median of each extra figure.
+fn merge_go_runs(name: Name, lines: &[String], load_before: &str, load_after: &str) -> Json {
+    merge_runs(
+        name.go_id(),
+        "go",
+        name.unit(),
+        lines,
+        load_before,
+        load_after,
+    )
+}
+
+/// One JSON line from single-run lines of one implementation (see
+/// [`merge_go_runs`]).
+fn merge_runs(
+    bench: &str,
+    which: &str,
+    unit: &str,
+    lines: &[String],
+    load_before: &str,
+    load_after: &str,
+) -> Json {
+    let all = |key: &str| -> Vec<f64> {
+        lines
+            .iter()
+            .filter_map(|l| report::json_number(l, key))
+            .collect()
+    };
+    let values = all("median");
+    let peak = all("peak_rss_bytes").into_iter().fold(0.0, f64::max);
+    let first = lines.first().map(String::as_str).unwrap_or("");
+    let mut line = Json::new().str("bench", bench).str("impl", which);
+    if let Some(version) = report::json_string(first, "go_version") {
+        line = line.str("go_version", &version);
+    }
+    let mut line = line
+        .str("unit", unit)
+        .nums("runs", &values)
+        .num(
+            "median",
+            if values.is_empty() {
+                f64::NAN
+            } else {
+                median_of(&values)
+            },
+        )
+        .num("peak_rss_bytes", peak)
+        .num(
+            "gomaxprocs",
+            report::json_number(first, "gomaxprocs").unwrap_or(0.0),
+        );
+    for key in ["bytes_per_goroutine", "spawn_park_s", "gc_ms"] {
+        let v = all(key);
+        if !v.is_empty() {
+            line = line.num(key, median_of(&v));
+        }
+    }
+    line.str("load_before", load_before)
+        .str("load_after", load_after)
 }
 
 /// Each benchmark in a process of its own.
@@ -353,47 +474,6 @@ fn net_kind(name: Name) -> Option<netbench::Kind> {
         Name::Http => Some(netbench::Kind::Http),
         _ => None,
     }
-}
-
-/// Runs Go's program of the same name: with `--json` its line(s) as they
-/// are, else a table of both rows with the ratio of the medians (ours is
-/// `median`).
-fn run_go(name: Name, args: &Args, median: f64) -> i32 {
-    let go_args = [
-        "-bench".to_string(),
-        name.go_id().to_string(),
-        "-runs".to_string(),
-        args.runs.to_string(),
-        "-json".to_string(),
-    ];
-    let program = "benches/go/gobench/main.go";
-    if args.json {
-        return super::report::print_go_program("bench", program, &go_args, true);
-    }
-    let lines = match super::report::go_program("bench", program, &go_args) {
-        Ok(lines) => lines,
-        Err(why) => {
-            eprintln!("{why}");
-            return 2;
-        }
-    };
-    let Some(line) = lines.first() else {
-        eprintln!("defergc: bench --go: the Go program printed no result");
-        return 2;
-    };
-    let go_median = report::json_number(line, "median").unwrap_or(f64::NAN);
-    let go_rss = report::json_number(line, "peak_rss_bytes").unwrap_or(0.0) as u64;
-    print!(
-        "{}",
-        report::comparison_table(
-            name.id(),
-            name.unit(),
-            args.runs,
-            (median, report::peak_rss_bytes() as u64),
-            (go_median, go_rss)
-        )
-    );
-    0
 }
 
 fn median_of(v: &[f64]) -> f64 {
@@ -623,6 +703,18 @@ fn run_cold(name: Name, args: &Args) -> i32 {
     let fields = ["median", "spawn_park_s", "gc_ms", "peak_rss_bytes"];
     let mut ours: Vec<[f64; 4]> = Vec::new();
     let mut theirs: Vec<[f64; 4]> = Vec::new();
+    let (mut our_lines, mut go_lines) = (Vec::new(), Vec::new());
+    let go_exe = if args.go {
+        match report::build_go_program("bench", GO_PROGRAM) {
+            Ok(exe) => Some(exe),
+            Err(why) => {
+                eprintln!("{why}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
     let parse = |line: &str| fields.map(|f| report::json_number(line, f).unwrap_or(f64::NAN));
     let load_before = report::load_average();
     for i in 1..=args.runs {
@@ -645,14 +737,13 @@ fn run_cold(name: Name, args: &Args) -> i32 {
                 return 2;
             }
         };
-        if args.json {
-            println!("{line}");
-        } else {
+        if !args.json {
             println!("{} run {i}/{} (defergc): {line}", name.id(), args.runs);
         }
         ours.push(parse(&line));
-        if args.go {
-            let lines = match report::go_program("bench", "benches/go/gobench/main.go", &go_args) {
+        our_lines.push(line);
+        if let Some(exe) = &go_exe {
+            let lines = match report::run_go_binary("bench", exe, &go_args) {
                 Ok(lines) => lines,
                 Err(why) => {
                     eprintln!("{why}");
@@ -663,15 +754,29 @@ fn run_cold(name: Name, args: &Args) -> i32 {
                 eprintln!("defergc: bench --go: the Go program printed no result");
                 return 2;
             };
-            if args.json {
-                println!("{line}");
-            } else {
+            if !args.json {
                 println!("{} run {i}/{} (go): {line}", name.id(), args.runs);
             }
             theirs.push(parse(line));
+            go_lines.push(line.clone());
         }
     }
     let load_after = report::load_average();
+    if args.json {
+        let ours = merge_runs(
+            name.id(),
+            "defergc",
+            name.unit(),
+            &our_lines,
+            &load_before,
+            &load_after,
+        );
+        println!("{}", ours.bool("cold", true));
+        if args.go {
+            let go = merge_go_runs(name, &go_lines, &load_before, &load_after);
+            println!("{}", go.bool("cold", true));
+        }
+    }
     let medians = |rows: &[[f64; 4]]| -> [f64; 4] {
         std::array::from_fn(|k| median(&mut rows.iter().map(|r| r[k]).collect::<Vec<_>>()))
     };

@@ -157,6 +157,67 @@ pub fn go_program(command: &str, program: &str, args: &[String]) -> Result<Vec<S
         .collect())
 }
 
+/// Builds a Go program of `benches/go/` once (`go build`, from the
+/// repository root) into a temporary directory, for running many times
+/// alternating with ours; the error as [`go_program`]'s.
+pub fn build_go_program(command: &str, program: &str) -> Result<std::path::PathBuf, String> {
+    if !std::path::Path::new(program).is_file() {
+        return Err(format!(
+            "defergc: {command} --go: run from the repository root ({program} not found)"
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("defergc-go-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("defergc: {command} --go: {e}"))?;
+    let exe = dir.join("bench");
+    let out = std::process::Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&exe)
+        .arg(program)
+        .output()
+        .map_err(|e| {
+            format!("defergc: {command} --go: cannot run go (apt-get install golang-go): {e}")
+        })?;
+    if !out.status.success() {
+        return Err(format!(
+            "defergc: {command} --go: go build failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(exe)
+}
+
+/// Runs a Go program built by [`build_go_program`] and returns the JSON
+/// lines it printed.
+pub fn run_go_binary(
+    command: &str,
+    exe: &std::path::Path,
+    args: &[String],
+) -> Result<Vec<String>, String> {
+    let out = std::process::Command::new(exe)
+        .args(args)
+        .output()
+        .map_err(|e| format!("defergc: {command} --go: cannot run {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "defergc: {command} --go: the Go program failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(str::to_string)
+        .collect())
+}
+
+/// The string at `key` of a flat JSON line (no escapes inside), if any.
+pub fn json_string(line: &str, key: &str) -> Option<String> {
+    let at = line.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    let end = line[at..].find('"')?;
+    Some(line[at..at + end].to_string())
+}
+
 /// The number at `key` of a flat JSON line such as the Go programs print
 /// (`"median":412.5`), if it has one.
 pub fn json_number(line: &str, key: &str) -> Option<f64> {
