@@ -310,6 +310,57 @@ func mutex100k() float64 {
 }
 
 // timers: 100,000 goroutines each sleeping 1 ms, ten times.
+// skynet: a tree of a million goroutines, ten children each, every leaf
+// sending its number up a fresh channel of its parent's; ms for the sum.
+func skynet() float64 {
+	var node func(c chan int, num, size int)
+	node = func(c chan int, num, size int) {
+		if size == 1 {
+			c <- num
+			return
+		}
+		rc := make(chan int)
+		for i := 0; i < 10; i++ {
+			go node(rc, num+i*(size/10), size/10)
+		}
+		sum := 0
+		for i := 0; i < 10; i++ {
+			sum += <-rc
+		}
+		c <- sum
+	}
+	t := time.Now()
+	c := make(chan int)
+	go node(c, 0, million)
+	if sum := <-c; sum != million*(million-1)/2 {
+		fail(fmt.Sprintf("skynet summed %d", sum))
+	}
+	return ms(t)
+}
+
+// wg-fanout: a million goroutines in rounds of 10,000, each round one
+// WaitGroup that every goroutine of it marks done; ms in all.
+func wgFanout() float64 {
+	const round = 10000
+	var done atomic.Int64
+	t := time.Now()
+	for r := 0; r < million/round; r++ {
+		var wg sync.WaitGroup
+		wg.Add(round)
+		for i := 0; i < round; i++ {
+			go func() {
+				done.Add(1)
+				wg.Done()
+			}()
+		}
+		wg.Wait()
+	}
+	if done.Load() != million {
+		fail("lost goroutines")
+	}
+	return ms(t)
+}
+
 func timers() float64 {
 	const g = 100000
 	const rounds = 10
@@ -398,6 +449,8 @@ var benches = map[string]struct {
 	"panic-recover":          {"ns/op", panicRecover},
 	"finalizers-1m":          {"ms", finalizers1m},
 	"timers":                 {"ms", timers},
+	"skynet":                 {"ms", skynet},
+	"wg-fanout":              {"ms", wgFanout},
 }
 
 func ms(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }

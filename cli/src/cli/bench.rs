@@ -92,6 +92,13 @@ pub enum Name {
     Finalizers1m,
     /// 100,000 goroutines each sleeping 1 ms, ten times (ms).
     Timers,
+    /// A tree of 1,000,000 goroutines, ten children each, every leaf
+    /// sending its number up a fresh channel of its parent's (ms).
+    Skynet,
+    /// 1,000,000 goroutines in rounds of 10,000, each round one WaitGroup
+    /// that every goroutine of it marks done (ms).
+    #[value(name = "wg-fanout")]
+    WgFanout,
     /// A TCP echo server, `--conns` connections ping-ponging 64 bytes
     /// from a client process of ours (req/s, latency, RSS per idle
     /// connection; not in `--all`).
@@ -122,6 +129,8 @@ impl Name {
             Name::PanicRecoverRustTry => "panic-recover-rust-try",
             Name::Finalizers1m => "finalizers-1m",
             Name::Timers => "timers",
+            Name::Skynet => "skynet",
+            Name::WgFanout => "wg-fanout",
             Name::Echo => "echo",
             Name::Http => "http",
         }
@@ -141,7 +150,9 @@ impl Name {
             | Name::Sieve
             | Name::Mutex100k
             | Name::Finalizers1m
-            | Name::Timers => "ms",
+            | Name::Timers
+            | Name::Skynet
+            | Name::WgFanout => "ms",
             Name::Million | Name::MillionHeap => "s",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
@@ -532,6 +543,8 @@ fn measure(name: Name) -> (f64, f64) {
         Name::Select4Rust => (select4_rust(), 0.0),
         Name::Mutex100k => (mutex_100k(), 0.0),
         Name::Timers => (timers(), 0.0),
+        Name::Skynet => (skynet(), 0.0),
+        Name::WgFanout => (wg_fanout(), 0.0),
         Name::PanicRecover => {
             const N: u64 = 200_000;
             let t = Instant::now();
@@ -1003,6 +1016,52 @@ fn mutex_100k() -> f64 {
 
 /// 100,000 goroutines each sleep 1 ms ten times; every sleep is checked
 /// not to end early.
+/// One node of the skynet tree: `size` leaves numbered from `num`.
+fn skynet_node(c: Chan<u64>, num: u64, size: u64) {
+    if size == 1 {
+        c.send(num);
+        return;
+    }
+    let rc = Chan::<u64>::new(0);
+    for i in 0..10 {
+        let rc = rc.clone();
+        go::go(move || skynet_node(rc, num + i * (size / 10), size / 10));
+    }
+    let sum = (0..10).map(|_| rc.recv().expect("open")).sum();
+    c.send(sum);
+}
+
+fn skynet() -> f64 {
+    const N: u64 = MILLION as u64;
+    let t = Instant::now();
+    let c = Chan::<u64>::new(0);
+    let root = c.clone();
+    go::go(move || skynet_node(root, 0, N));
+    let sum = c.recv().expect("open");
+    assert_eq!(sum, N * (N - 1) / 2, "skynet's sum");
+    ms(t)
+}
+
+fn wg_fanout() -> f64 {
+    const ROUND: usize = 10_000;
+    let done = Arc::new(AtomicUsize::new(0));
+    let t = Instant::now();
+    for _ in 0..MILLION / ROUND {
+        let wg = Arc::new(WaitGroup::new());
+        wg.add(ROUND as i32).unwrap();
+        for _ in 0..ROUND {
+            let (wg, done) = (wg.clone(), done.clone());
+            go::go(move || {
+                done.fetch_add(1, Ordering::Relaxed);
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+    }
+    assert_eq!(done.load(Ordering::Relaxed), MILLION, "lost goroutines");
+    ms(t)
+}
+
 fn timers() -> f64 {
     const G: usize = 100_000;
     const ROUNDS: u64 = 10;
