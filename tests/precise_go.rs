@@ -247,3 +247,46 @@ fn handles_buffered_in_a_compiled_programs_channel_are_roots() {
     .join()
     .unwrap();
 }
+
+/// Starting goroutines that each allocate one small object takes no more
+/// collections than the bytes they allocate call for: each goroutine's
+/// allocation buffer holds a block, but only what it hands out counts
+/// toward the next collection. (Counting each new buffer's whole block
+/// made collections as many as the goroutines over a few dozen, each one
+/// scanning them all: start-up grew with the square of their number.)
+#[test]
+#[serial]
+fn starting_goroutines_that_allocate_a_little_takes_few_collections() {
+    const G: u64 = 5000;
+    let status = go::run(|| {
+        precise::collect().unwrap();
+        let gate = Chan::<()>::new(0);
+        let parked = Arc::new(WaitGroup::new());
+        let done = Arc::new(WaitGroup::new());
+        let total = Arc::new(AtomicU64::new(0));
+        parked.add(G as i32).unwrap();
+        done.add(G as i32).unwrap();
+        let before = precise::stats().collections;
+        for g in 0..G {
+            let (gate, parked, done, total) =
+                (gate.clone(), parked.clone(), done.clone(), total.clone());
+            go::go(move || {
+                let frame = Frame::new().unwrap();
+                let slot = chain(&frame, g, 1);
+                parked.done().unwrap();
+                let _ = gate.recv();
+                total.fetch_add(verify(slot, 1), Ordering::Relaxed);
+                drop(frame);
+                done.done().unwrap();
+            });
+        }
+        parked.wait();
+        let cycles = precise::stats().collections - before;
+        gate.close();
+        done.wait();
+        assert_eq!(total.load(Ordering::Relaxed), G * (G - 1) / 2);
+        // 5,000 objects of 48 bytes or so: far below the smallest trigger.
+        assert!(cycles <= 4, "{cycles} collections to start {G} goroutines");
+    });
+    assert_eq!(status, 0);
+}

@@ -141,7 +141,9 @@ pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
         });
     });
     if let Some(report) = report {
-        std::panic::resume_unwind(Box::new(report));
+        // Through the panic hook (unlike resume_unwind), so that a test
+        // harness shows the report.
+        std::panic::panic_any(report);
     }
     0
 }

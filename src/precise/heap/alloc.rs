@@ -49,6 +49,12 @@ use std::sync::OnceLock;
 struct Bump {
     /// Next free cell of the current run.
     cursor: usize,
+    /// Where the current run began: the pacer counts what was handed out
+    /// of it (up to `cursor`) when the run ends or the block is retired,
+    /// not the run when it is taken (a thread holds a block per class it
+    /// allocates in: counting whole runs made a thousand goroutines that
+    /// allocate one object each look like a thousand blocks allocated).
+    run: usize,
     /// End of the current run of free cells.
     limit: usize,
     /// Where to look for the next run in the owned block.
@@ -66,6 +72,7 @@ struct Bump {
 impl Bump {
     const EMPTY: Bump = Bump {
         cursor: 0,
+        run: 0,
         limit: 0,
         scan: 0,
         end: 0,
@@ -475,6 +482,7 @@ fn small_cell(ts: &Mutator, class: u8) -> Result<(*mut Header, u64)> {
         let buf = &mut unsafe { ts.local() }.heap.bufs[c];
         *buf = Bump {
             cursor: start,
+            run: start,
             limit: start,
             scan: start,
             end,
@@ -485,7 +493,6 @@ fn small_cell(ts: &Mutator, class: u8) -> Result<(*mut Header, u64)> {
             // A wholly free block is one run: no need to look at its cells.
             buf.limit = end;
             buf.scan = end;
-            pacer::allocated(end - start);
         }
     }
 }
@@ -511,6 +518,8 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
         is_free(unsafe { (*(p as *const Header)).generation.load(Ordering::Relaxed) })
     };
     debug_assert_eq!(buf.cursor, buf.scan, "a run left unused");
+    pacer::allocated(buf.cursor - buf.run);
+    buf.run = buf.cursor;
     let mut p = buf.scan;
     let mut index = buf.index;
     while p < buf.end && !is_free(p) {
@@ -526,10 +535,10 @@ fn next_run(buf: &mut Bump, cell: usize) -> bool {
         p += cell;
     }
     buf.cursor = start;
+    buf.run = start;
     buf.index = index;
     buf.limit = p;
     buf.scan = p;
-    pacer::allocated(p - start);
     true
 }
 
@@ -641,6 +650,7 @@ pub(crate) fn retire(local: &mut LocalHeap) {
     let mut heap = heap();
     for buf in &mut local.bufs {
         if buf.block != NO_BLOCK {
+            pacer::allocated(buf.cursor - buf.run);
             let id = buf.block;
             heap.blocks[id as usize].settle_born();
             if heap.blocks[id as usize].swept == marking::completed_id() {
