@@ -235,16 +235,9 @@ pub fn run(args: &Args) -> i32 {
     }
     // Go's program, built once, runs after each of ours (a process a run,
     // with its own warm-up), so that both columns see the same machine.
-    let go_exe = if args.go {
-        match report::build_go_program("bench", GO_PROGRAM) {
-            Ok(exe) => Some(exe),
-            Err(why) => {
-                eprintln!("{why}");
-                return 2;
-            }
-        }
-    } else {
-        None
+    let go_exe = match go_program(args) {
+        Ok(exe) => exe,
+        Err(status) => return status,
     };
     let mut go_lines = Vec::new();
     let load_before = report::load_average();
@@ -378,6 +371,20 @@ pub fn run(args: &Args) -> i32 {
 
 /// Go's program of the benchmarks.
 const GO_PROGRAM: &str = "benches/go/gobench/main.go";
+
+/// With `--go`, Go's program built (once: it runs after each run of ours);
+/// the exit status if it cannot be.
+fn go_program(args: &Args) -> Result<Option<std::path::PathBuf>, i32> {
+    if !args.go {
+        return Ok(None);
+    }
+    report::build_go_program("bench", GO_PROGRAM)
+        .map(Some)
+        .map_err(|why| {
+            eprintln!("{why}");
+            2
+        })
+}
 
 /// One JSON line for Go's side from its single-run lines: every run, the
 /// median, the highest peak RSS, and the median of each extra figure.
@@ -717,16 +724,9 @@ fn run_cold(name: Name, args: &Args) -> i32 {
     let mut ours: Vec<[f64; 4]> = Vec::new();
     let mut theirs: Vec<[f64; 4]> = Vec::new();
     let (mut our_lines, mut go_lines) = (Vec::new(), Vec::new());
-    let go_exe = if args.go {
-        match report::build_go_program("bench", GO_PROGRAM) {
-            Ok(exe) => Some(exe),
-            Err(why) => {
-                eprintln!("{why}");
-                return 2;
-            }
-        }
-    } else {
-        None
+    let go_exe = match go_program(args) {
+        Ok(exe) => exe,
+        Err(status) => return status,
     };
     let parse = |line: &str| fields.map(|f| report::json_number(line, f).unwrap_or(f64::NAN));
     let load_before = report::load_average();

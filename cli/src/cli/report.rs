@@ -144,17 +144,7 @@ pub fn go_program(command: &str, program: &str, args: &[String]) -> Result<Vec<S
         .map_err(|e| {
             format!("defergc: {command} --go: cannot run go (apt-get install golang-go): {e}")
         })?;
-    if !out.status.success() {
-        return Err(format!(
-            "defergc: {command} --go: the Go program failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with('{'))
-        .map(str::to_string)
-        .collect())
+    json_output(command, out)
 }
 
 /// Builds a Go program of `benches/go/` once (`go build`, from the
@@ -198,6 +188,12 @@ pub fn run_go_binary(
         .args(args)
         .output()
         .map_err(|e| format!("defergc: {command} --go: cannot run {}: {e}", exe.display()))?;
+    json_output(command, out)
+}
+
+/// The JSON lines a Go program printed, or a `defergc:` message for
+/// `command` if it failed.
+fn json_output(command: &str, out: std::process::Output) -> Result<Vec<String>, String> {
     if !out.status.success() {
         return Err(format!(
             "defergc: {command} --go: the Go program failed: {}",
