@@ -432,9 +432,18 @@ int defergc_record_free(void *record);
  * default: DEFERGC_STACK_SIZE, e.g. "1MiB"), scheduled over GOMAXPROCS
  * worker threads (the GOMAXPROCS environment variable, else the cores).
  * Each has its own defer chain, panics and recover tokens; frames of the
- * C protocol work inside goroutines. Scheduling is cooperative: a
- * goroutine switches only in runtime calls (gosched, park, and what is
- * built on them) and at defergc_exit_syscall. Code that blocks its thread
+ * C protocol work inside goroutines. A goroutine switches in runtime
+ * calls (gosched, park, and what is built on them), at
+ * defergc_exit_syscall, and, on x86-64 Linux, when it is preempted
+ * asynchronously: a SIGURG makes it yield between two instructions of
+ * compiled code (never inside the runtime, bdwgc, libc or the loader;
+ * every register and the vector state are restored exactly). Compiled
+ * code is the executable's functions that are not the runtime's, and the
+ * ranges given to defergc_preempt_text. GODEBUG=asyncpreemptoff=1 turns it
+ * off. A SIGURG handler the program installed before the runtime keeps
+ * being called, and may see SIGURGs it did not send. System calls may
+ * return EINTR (the handler has SA_RESTART; some calls fail regardless).
+ * Code that blocks its thread
  * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
  * overflow ends the process: "defergc: goroutine N stack overflow",
  * status 2.
@@ -547,6 +556,17 @@ void defergc_exit_syscall(void);
  * scanned by the collectors (an object stored there stays alive while the
  * goroutine lives). NULL outside a goroutine. */
 uintptr_t *defergc_goroutine_locals(void);
+
+/* Declares [start, start + len) compiled code in which goroutines may be
+ * preempted asynchronously: code a compiler generated outside the
+ * executable's symbol table (a shared library, code it loads itself). The
+ * executable's own functions need no call. Returns 0; DEFERGC_EINVAL for
+ * a NULL start, a zero len or a range that wraps around; DEFERGC_ENOMEM
+ * when 64 ranges are registered already. The code must be safe to stop
+ * at any instruction: no lock or state of the runtime held, no
+ * thread-local address kept in a register (the goroutine may resume on
+ * another thread). */
+int defergc_preempt_text(const void *start, size_t len);
 
 /* runtime.NumGoroutine(). */
 uint64_t defergc_num_goroutine(void);

@@ -53,6 +53,7 @@ pub mod ffi;
 pub(crate) mod fresh;
 pub mod gc;
 pub mod go;
+pub(crate) mod godebug;
 #[cfg(feature = "precise")]
 pub mod precise;
 pub(crate) mod prof;

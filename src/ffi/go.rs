@@ -268,6 +268,24 @@ pub extern "C" fn defergc_goroutine_locals() -> *mut usize {
     entry("defergc_goroutine_locals", go::locals_ptr)
 }
 
+/// Declares `[start, start + len)` compiled code that a goroutine may be
+/// preempted in asynchronously (beside the executable's own functions,
+/// which are classified without it): 0; `EINVAL` for a NULL start, a zero
+/// length or a range that wraps; `ENOMEM` when 64 ranges are registered
+/// already.
+#[no_mangle]
+pub extern "C" fn defergc_preempt_text(start: *const c_void, len: usize) -> c_int {
+    entry("defergc_preempt_text", || {
+        if start.is_null() || len == 0 || (start as usize).checked_add(len).is_none() {
+            errors::EINVAL
+        } else if go::preempt_text(start as usize, len) {
+            0
+        } else {
+            errors::ENOMEM
+        }
+    })
+}
+
 /// Goroutines alive now (Go's `runtime.NumGoroutine()`).
 #[no_mangle]
 pub extern "C" fn defergc_num_goroutine() -> u64 {

@@ -339,8 +339,7 @@ pub(crate) fn environment() -> Result<Environment, String> {
         })?),
         Err(_) => None,
     };
-    let gctrace =
-        std::env::var("GODEBUG").is_ok_and(|v| v.split(',').any(|kv| kv.trim() == "gctrace=1"));
+    let gctrace = crate::godebug::is_one("gctrace");
     Ok(Environment {
         gc_percent,
         memory_limit,

@@ -86,8 +86,10 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 spinning: Cell::new(spinning),
                 polled: Cell::new(None),
                 current: Cell::new(ptr::null()),
+                preempt: super::async_preempt::WorkerPreempt::for_current_thread(),
             }));
             set_current_m(m);
+            super::async_preempt::register_worker(m);
             m.p.set(p as *const P);
             m.scan.set_g0_sp(g::approximate_sp().saturating_sub(4096));
             (sched().worker_loop)(m)

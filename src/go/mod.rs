@@ -61,6 +61,7 @@
 //! `pollfd.rs` and `net.rs` (the network poller, I/O on it, Go's `net`).
 //! This file only declares the modules and names the API.
 
+mod async_preempt;
 mod chan;
 mod config;
 mod deadlock;
@@ -95,6 +96,10 @@ mod wait;
 #[cfg(all(test, feature = "precise"))]
 mod precise_tests;
 
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub use self::async_preempt::hooks as async_preempt_hooks;
+pub use self::async_preempt::{preempt_counts, preempt_text, PreemptCounts, Refusal};
 pub(crate) use self::chan::block_forever;
 pub use self::chan::{Chan, TryRecv, MAX_ELEM_SIZE};
 pub(crate) use self::chan::{ChanError, RawChan, Received};

@@ -85,6 +85,9 @@ pub(crate) struct M {
     pub(super) polled: Cell<Option<usize>>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
+    /// Asynchronous preemption: the pending request, the no-preemption
+    /// count, the thread's id (async_preempt.rs).
+    pub(crate) preempt: super::async_preempt::WorkerPreempt,
 }
 
 // SAFETY: the Cells are touched by the worker's own thread only; other

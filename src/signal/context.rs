@@ -1,8 +1,11 @@
 //! The interrupted context of a signal: what the kernel said (signal,
 //! code, fault address) and the interrupted registers (pc, sp), read on
 //! x86-64 and aarch64 Linux (elsewhere pc and sp read as 0); and the
-//! redirect, which makes the interrupted thread call a function when the
-//! handler returns.
+//! two redirects, which make the interrupted thread call a function when
+//! the handler returns: one that never returns to the interrupted code
+//! ([`Interrupted::redirect`], for faults), and one that does
+//! ([`Interrupted::redirect_call`], for preemption: the interrupted
+//! instruction then runs as if nothing had happened).
 
 use std::ffi::c_void;
 
@@ -134,6 +137,49 @@ impl Interrupted {
         #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
         {
             let _ = (target, args);
+            false
+        }
+    }
+}
+
+/// Bytes below the stack pointer that x86-64 code may use without moving
+/// it (the System V ABI's red zone): a redirect that returns skips them.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub(crate) const X86_64_RED_ZONE: usize = 128;
+
+impl Interrupted {
+    /// Makes the interrupted thread, when the handler returns, call
+    /// `entry` as if the interrupted instruction at `pc` had called it and
+    /// `entry` will return there: the stack pointer moves below the
+    /// interrupted one's red zone ([`X86_64_RED_ZONE`] bytes, which the
+    /// interrupted function may be using), and `pc` itself (not `pc + 1`:
+    /// the instruction has not run) is pushed as the return address. Every
+    /// other register is left as it was interrupted, so `entry` must save
+    /// and restore all of them, and return with `ret 128` (popping the
+    /// return address and the skipped red zone), which leaves the stack
+    /// pointer exactly as it was interrupted. The caller checked that the
+    /// stack has room for `entry`'s frame below the red zone. False where
+    /// this target cannot redirect (x86-64 Linux only); then nothing
+    /// changed.
+    pub(crate) fn redirect_call(&mut self, entry: usize) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new),
+            // ours to change until the handler returns.
+            let gregs = unsafe { &mut (*self.ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
+            let pc = gregs[libc::REG_RIP as usize] as usize;
+            let ret = gregs[libc::REG_RSP as usize] as usize - X86_64_RED_ZONE - 8;
+            // SAFETY: the word below the interrupted red zone, on the
+            // interrupted stack, which the caller checked has room; nothing
+            // of the interrupted code lives there.
+            unsafe { (ret as *mut usize).write(pc) };
+            gregs[libc::REG_RSP as usize] = ret as i64;
+            gregs[libc::REG_RIP as usize] = entry as i64;
+            true
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        {
+            let _ = entry;
             false
         }
     }

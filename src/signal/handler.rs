@@ -26,6 +26,11 @@ pub(crate) enum Action {
     Done,
     /// Not ours: the previously installed action gets it.
     PassOn,
+    /// Ours and dealt with, and the handler installed before ours (if it is
+    /// a handler, not an ignore or the default action) is called too: for
+    /// a signal the runtime shares with the program (preemption's SIGURG),
+    /// so the program's handler keeps being called.
+    Shared,
 }
 
 /// What the runtime does with one signal, run in the handler:
@@ -97,21 +102,34 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
         // SAFETY: the kernel passes a valid siginfo and ucontext to an
         // SA_SIGINFO handler, for the time of the handler.
         let mut interrupted = unsafe { Interrupted::new(sig, info, ctx) };
-        if entry(&mut interrupted) == Action::Done {
-            return;
+        match entry(&mut interrupted) {
+            Action::Done => return,
+            Action::Shared => {
+                pass_on_to_handler(sig, info, ctx);
+                return;
+            }
+            Action::PassOn => {}
         }
     }
     pass_on(sig, info, ctx);
 }
 
-/// Hands a signal that is not ours to the action installed before ours:
-/// its handler, called as the kernel would, or else the default action
-/// (also where that action ignored the signal: the signals handled so far
-/// are faults, whose instruction runs again and cannot be ignored).
-fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
-    // What runs from here is not ours: it may block, or jump away without
-    // restoring the mask. The collector may stop the thread again (the
-    // entry published where the interrupted stack is).
+/// The handler installed before ours for `sig`, with its flags, if one
+/// was (not an ignore or the default action).
+fn previous_handler(sig: libc::c_int) -> Option<(usize, libc::c_int)> {
+    let previous = usize::try_from(sig)
+        .ok()
+        .and_then(|i| PREVIOUS.get(i))
+        .and_then(OnceLock::get)
+        .map(|p| (p.0.sa_sigaction, p.0.sa_flags))?;
+    (previous.0 != libc::SIG_DFL && previous.0 != libc::SIG_IGN).then_some(previous)
+}
+
+/// Unblocks the collector's stop signal: what runs from here is not ours.
+/// It may block, or jump away without restoring the mask, and the
+/// collector may stop the thread again (the entry published where the
+/// interrupted stack is).
+fn unblock_stop_signal() {
     if let Some(stop) = crate::gc::scan::stop_signal() {
         // SAFETY: a local signal set; pthread_sigmask is async-signal-safe.
         unsafe {
@@ -121,18 +139,19 @@ fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         }
     }
-    let previous = usize::try_from(sig)
-        .ok()
-        .and_then(|i| PREVIOUS.get(i))
-        .and_then(OnceLock::get)
-        .map(|p| (p.0.sa_sigaction, p.0.sa_flags));
-    let (handler, flags) = previous.unwrap_or((libc::SIG_DFL, 0));
-    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
-        // SAFETY: restoring the default action; returning re-runs the
-        // faulting instruction, which now gets it.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
-    } else if flags & libc::SA_SIGINFO != 0 {
-        // SAFETY: the previous handler, called as the kernel would.
+}
+
+/// Calls the handler `handler` with `flags` as the kernel would.
+fn call_handler(
+    handler: usize,
+    flags: libc::c_int,
+    sig: libc::c_int,
+    info: *mut libc::siginfo_t,
+    ctx: *mut c_void,
+) {
+    if flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: a previous three-argument handler, called as the kernel
+        // would.
         let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void) =
             unsafe { std::mem::transmute(handler) };
         f(sig, info, ctx);
@@ -140,5 +159,30 @@ fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
         // SAFETY: as above, a one-argument handler.
         let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
         f(sig);
+    }
+}
+
+/// For a shared signal: the handler installed before ours, if there is
+/// one; an ignore or the default action is left alone (ours stays).
+fn pass_on_to_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    if let Some((handler, flags)) = previous_handler(sig) {
+        unblock_stop_signal();
+        call_handler(handler, flags, sig, info, ctx);
+    }
+}
+
+/// Hands a signal that is not ours to the action installed before ours:
+/// its handler, called as the kernel would, or else the default action
+/// (also where that action ignored the signal: the signals handled so far
+/// are faults, whose instruction runs again and cannot be ignored).
+fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
+    unblock_stop_signal();
+    match previous_handler(sig) {
+        Some((handler, flags)) => call_handler(handler, flags, sig, info, ctx),
+        // SAFETY: restoring the default action; returning re-runs the
+        // faulting instruction, which now gets it.
+        None => unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        },
     }
 }

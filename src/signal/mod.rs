@@ -10,6 +10,10 @@
 //!   function once the handler returns;
 //! - `fault.rs`: the entry of SIGSEGV, SIGBUS and SIGFPE: whether a fault
 //!   is ours, and the redirect to what the defer layer registered;
+//! - `preempt.rs`: asynchronous preemption's mechanism: the SIGURG
+//!   entry (shared with a handler the program installed before ours),
+//!   the table of compiled code, and the entry a preempted thread is made
+//!   to call, which saves every register and the vector state;
 //! - `altstack.rs`: alternate signal stacks;
 //! - `text.rs`: messages written from a handler (fixed buffers, write(2)).
 //!
@@ -19,8 +23,9 @@
 //! (`fresh`, `context`, `gc` for the collector's stop signal). The layers
 //! above register their policy: `defer` what a caught fault becomes
 //! ([`set_policy`]), `go` the stack-overflow check that runs first
-//! ([`set_overflow_check`]). A further signal (preemption,
-//! profiling) is one more entry given to `handler::install`.
+//! ([`set_overflow_check`]), `go` the preemption policy
+//! (`preempt::install`). A further signal (profiling) is one more entry
+//! given to `handler::install`.
 //!
 //! # Invariants of a handler (docs/design.md)
 //!
@@ -35,6 +40,7 @@ mod altstack;
 mod context;
 mod fault;
 mod handler;
+pub(crate) mod preempt;
 mod text;
 
 pub(crate) use altstack::alt_stack;

@@ -1,0 +1,414 @@
+//! Asynchronous preemption's policy (Go's `preemptM`, `wantAsyncPreempt`,
+//! `isAsyncSafePoint` and `asyncPreempt2`): asking a worker's goroutine
+//! to yield with a signal, deciding in the handler whether the
+//! interrupted instruction is a safe point, and yielding once it is. The
+//! mechanism (the SIGURG entry, the table of compiled code, the entry
+//! that saves every register) is `signal/preempt.rs`'s.
+//!
+//! # Requests
+//!
+//! [`signal`] records a request on the worker ([`WorkerPreempt`]'s
+//! `pending`, an atomic the worker owns) and sends SIGURG to the worker's
+//! thread (`tgkill`). Who asks, and when (sysmon, for a goroutine that ran
+//! for 10 ms), is not this file's business. The request is taken when the
+//! handler preempts; a refused one stays pending. Where there is no
+//! asynchronous preemption (`GODEBUG=asyncpreemptoff=1`, or not x86-64
+//! Linux) no signal is sent: the request stays recorded, and the
+//! cooperative checks (the next runtime call that polls, [`take_request`])
+//! honour it.
+//!
+//! # Safe points (decided in the handler, async-signal-safe)
+//!
+//! A SIGURG preempts only if all of these hold, else it is refused and
+//! counted by [`Refusal`]:
+//!
+//! 1. the thread is a worker and a request is pending for it;
+//! 2. its no-preemption count is zero (see [`NoPreempt`]);
+//! 3. a goroutine runs on it, in status `RUNNING` (not in a system call)
+//!    and the worker holds a processor;
+//! 4. the interrupted stack pointer lies in the goroutine's stack with
+//!    room for the entry's frame (red zone, registers, vector state) and
+//!    [`RUNTIME_ROOM`] for the runtime's frames below it;
+//! 5. the interrupted pc is compiled code (`signal::preempt`'s table):
+//!    never the runtime, bdwgc, libc, the loader or the vDSO. Since the
+//!    runtime's code is never interrupted, no runtime lock is held and no
+//!    runtime structure is half-changed: a preempted goroutine is in the
+//!    state a cooperative `gosched` from compiled code would leave.
+//!
+//! # Yielding ([`park`])
+//!
+//! The entry calls [`park`] with every register saved on the goroutine's
+//! stack. It yields as `gosched` does (the goroutine goes to its
+//! processor's queue, the worker runs another), and returns when the
+//! goroutine runs again, on whichever worker.
+//!
+//! # The collectors
+//!
+//! bdwgc scans a preempted goroutine as a parked one (design.md
+//! invariant 6): from the stack pointer it switched out at, which lies
+//! below the saved registers and vector state, up to its stack's top.
+//!
+//! The precise collector scans handles in shadow stacks and root memory,
+//! never machine stacks: compiled code keeps its handles in the shadow
+//! stack at its safepoints. A goroutine interrupted between two
+//! instructions is not at one: a handle may live only in a register or
+//! in a stack slot. So, before it yields, a preempted goroutine that is a
+//! precise mutator copies its whole machine stack, from below its saved
+//! registers and vector state to its top, into a root block of its own
+//! (read word by word as candidate handles, like all root memory: the
+//! precise heap never moves an object, so a conservative word cannot go
+//! stale), and then performs a pending handshake itself. The copy stays
+//! until the goroutine runs again. Hence a cycle never waits for a
+//! spinning goroutine beyond its next preemption (each one acknowledges
+//! the running round, and while it is switched out the collector acts
+//! for it, design.md invariant 7), and never loses what it holds: its
+//! registers and stack are in root memory at every round acknowledged
+//! while it is preempted.
+//!
+//! # Compiled code's obligations
+//!
+//! A preempted goroutine may continue on another thread: compiled code
+//! must not keep a thread-local address in a register across
+//! instructions (the same rule as across any runtime call, invariant 10).
+//! Signals interrupt system calls: the handler is installed with
+//! `SA_RESTART`, but some calls return `EINTR` regardless.
+
+use super::g::{self, G};
+use super::procs::{current_g, current_m, M};
+use super::stack;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Stack a preempted goroutine's runtime frames need below the entry's
+/// frame: the yield, the switch, the precise collector's copy and
+/// handshake.
+pub(crate) const RUNTIME_ROOM: usize = 2 * stack::RED_ZONE;
+
+/// A worker's preemption state (in its `M`).
+pub(crate) struct WorkerPreempt {
+    /// A request is pending: set by [`signal`], taken by the handler that
+    /// preempts (or by [`take_request`]).
+    pending: AtomicBool,
+    /// While non-zero, the handler refuses ([`NoPreempt`]).
+    no_preempt: AtomicU32,
+    /// The worker thread's kernel id, for `tgkill`.
+    tid: libc::pid_t,
+}
+
+impl WorkerPreempt {
+    /// The state of a worker running on the calling thread.
+    pub(crate) fn for_current_thread() -> WorkerPreempt {
+        WorkerPreempt {
+            pending: AtomicBool::new(false),
+            no_preempt: AtomicU32::new(0),
+            // SAFETY: gettid has no preconditions.
+            tid: unsafe { libc::gettid() },
+        }
+    }
+}
+
+/// Why a SIGURG did not preempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Refusal {
+    /// Not a worker thread (a SIGURG the program sent elsewhere).
+    NotWorker,
+    /// No request pending for this worker.
+    NotRequested,
+    /// The worker's no-preemption count is non-zero.
+    NoPreempt,
+    /// No goroutine runs on the worker.
+    NoGoroutine,
+    /// The goroutine is not `RUNNING` (in a system call).
+    NotRunning,
+    /// The worker holds no processor.
+    NoProcessor,
+    /// The interrupted stack has no room for the entry.
+    NoRoom,
+    /// The interrupted pc is not compiled code.
+    NotCompiledCode,
+}
+
+impl Refusal {
+    /// Every reason, in counter order.
+    pub const ALL: [Refusal; 8] = [
+        Refusal::NotWorker,
+        Refusal::NotRequested,
+        Refusal::NoPreempt,
+        Refusal::NoGoroutine,
+        Refusal::NotRunning,
+        Refusal::NoProcessor,
+        Refusal::NoRoom,
+        Refusal::NotCompiledCode,
+    ];
+}
+
+/// Counters (statistics, and what the tests count).
+static SENT: AtomicU64 = AtomicU64::new(0);
+static PREEMPTED: AtomicU64 = AtomicU64::new(0);
+static REFUSED: [AtomicU64; Refusal::ALL.len()] = [const { AtomicU64::new(0) }; Refusal::ALL.len()];
+
+/// Every worker, for [`signal_running`] (append-only; workers never end).
+static WORKERS: Mutex<Vec<&'static M>> = Mutex::new(Vec::new());
+
+/// Registers a new worker (once, when it starts).
+pub(crate) fn register_worker(m: &'static M) {
+    WORKERS.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+}
+
+/// Whether asynchronous preemption works here: x86-64 Linux, not turned
+/// off by `GODEBUG=asyncpreemptoff=1`. The first call installs the
+/// handler.
+pub(crate) fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        !crate::godebug::is_one("asyncpreemptoff")
+            && crate::signal::preempt::install(crate::signal::preempt::Policy { decide, park })
+    })
+}
+
+/// Asks `m`'s goroutine to yield: records the request, and sends SIGURG
+/// to `m`'s thread. False when no signal was sent (preemption is off or
+/// absent here): the request stays recorded for the cooperative checks.
+// sysmon (go/sysmon.rs) calls it through `preempt::request`; until that
+// is merged, only the tests' hook does.
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+pub(crate) fn signal(m: &M) -> bool {
+    m.preempt.pending.store(true, Ordering::SeqCst);
+    if !enabled() {
+        return false;
+    }
+    // SAFETY: tgkill with our own process id and a live worker's thread
+    // id (workers never end while the process runs).
+    let sent = unsafe {
+        libc::syscall(
+            libc::SYS_tgkill,
+            libc::getpid(),
+            m.preempt.tid,
+            crate::signal::preempt::SIGNAL,
+        )
+    } == 0;
+    if sent {
+        SENT.fetch_add(1, Ordering::Relaxed);
+    }
+    sent
+}
+
+/// Takes the calling worker's pending request, if any: for the
+/// cooperative checks at runtime calls.
+#[allow(dead_code)] // the cooperative checks (go/preempt.rs) call it
+pub(crate) fn take_request() -> bool {
+    current_m().is_some_and(|m| m.preempt.pending.swap(false, Ordering::AcqRel))
+}
+
+/// While one lives, the calling worker is never preempted asynchronously
+/// (Go's `m.locks`): for runtime sections that call compiled code while
+/// they hold runtime state. None exists today: runtime code that calls
+/// compiled code (a goroutine's body, a deferred call) already lets it
+/// yield at any runtime call.
+#[allow(dead_code)] // the tests' hook uses it; runtime sections may
+pub(crate) struct NoPreempt(&'static M);
+
+impl NoPreempt {
+    /// Starts a no-preemption section on the calling worker (None on
+    /// other threads, which are never preempted).
+    #[allow(dead_code)]
+    pub(crate) fn enter() -> Option<NoPreempt> {
+        let m = current_m()?;
+        m.preempt.no_preempt.fetch_add(1, Ordering::SeqCst);
+        Some(NoPreempt(m))
+    }
+}
+
+impl Drop for NoPreempt {
+    fn drop(&mut self) {
+        self.0.preempt.no_preempt.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn refuse(why: Refusal) -> bool {
+    REFUSED[why as usize].fetch_add(1, Ordering::Relaxed);
+    false
+}
+
+/// The safe-point decision, in the SIGURG handler (see the module docs).
+/// Async-signal-safe: a `const` thread-local, atomics, and fields of the
+/// worker that only this thread writes (it is the interrupted thread).
+fn decide(pc: usize, sp: usize) -> bool {
+    let Some(m) = current_m() else {
+        return refuse(Refusal::NotWorker);
+    };
+    let wp = &m.preempt;
+    if !wp.pending.load(Ordering::Acquire) {
+        return refuse(Refusal::NotRequested);
+    }
+    if wp.no_preempt.load(Ordering::Acquire) != 0 {
+        return refuse(Refusal::NoPreempt);
+    }
+    // SAFETY: the interrupted thread's own cells, read on that thread.
+    let (g, p) = unsafe {
+        (
+            m.current.as_ptr().read_volatile(),
+            m.p.as_ptr().read_volatile(),
+        )
+    };
+    // SAFETY: a worker's current goroutine lives while it runs there.
+    let Some(g) = (unsafe { g.as_ref() }) else {
+        return refuse(Refusal::NoGoroutine);
+    };
+    if g.state() != g::RUNNING {
+        return refuse(Refusal::NotRunning);
+    }
+    if p.is_null() {
+        return refuse(Refusal::NoProcessor);
+    }
+    if !has_room(g, sp) {
+        return refuse(Refusal::NoRoom);
+    }
+    if !crate::signal::preempt::in_compiled_code(pc) {
+        return refuse(Refusal::NotCompiledCode);
+    }
+    wp.pending.store(false, Ordering::Release);
+    true
+}
+
+/// Whether `sp` lies in `g`'s stack with room for the entry and the
+/// runtime's frames below it.
+fn has_room(g: &G, sp: usize) -> bool {
+    let geometry = stack::geometry();
+    let (lo, hi) = (g.slot.lo(&geometry), g.slot.hi(&geometry));
+    let need = crate::signal::preempt::entry_frame() + RUNTIME_ROOM;
+    sp <= hi && sp >= lo && sp - lo >= need
+}
+
+/// Called by the preemption entry, every register saved (see the module
+/// docs). A Rust panic here would cross the entry: it aborts instead.
+extern "C" fn park() {
+    let yielded = std::panic::catch_unwind(|| {
+        let Some(g) = current_g() else { return };
+        PREEMPTED.fetch_add(1, Ordering::Relaxed);
+        let held = PreciseHold::take(g);
+        super::sched::gosched(g);
+        drop(held);
+    });
+    if yielded.is_err() {
+        crate::abort("defergc: a panic while a goroutine yielded to asynchronous preemption");
+    }
+}
+
+/// What a preempted goroutine holds, in root memory while it is switched
+/// out (see the module docs): its machine stack, registers included.
+#[cfg(feature = "precise")]
+struct PreciseHold(Option<std::ptr::NonNull<u8>>);
+
+#[cfg(feature = "precise")]
+impl PreciseHold {
+    /// Copies the running goroutine `g`'s stack, from here to its top,
+    /// into a root block, then acknowledges a pending handshake; nothing
+    /// if the goroutine is not a precise mutator (or in native code).
+    fn take(g: &G) -> PreciseHold {
+        if !crate::precise::is_thread_registered() {
+            return PreciseHold(None);
+        }
+        let geometry = stack::geometry();
+        let from = g::approximate_sp() & !7;
+        let to = g.slot.hi(&geometry);
+        let len = to.saturating_sub(from);
+        let block = crate::roots::alloc_block(len.max(8));
+        // SAFETY: [from, to) is the live part of the running goroutine's
+        // own stack, readable; the block has len bytes.
+        unsafe { std::ptr::copy_nonoverlapping(from as *const u8, block.as_ptr(), len) };
+        // In native code the collector acts for it anyway.
+        let _ = crate::precise::safepoint();
+        PreciseHold(Some(block))
+    }
+}
+
+#[cfg(feature = "precise")]
+impl Drop for PreciseHold {
+    fn drop(&mut self) {
+        if let Some(block) = self.0.take() {
+            // SAFETY: the block take allocated, referenced nowhere else.
+            unsafe { crate::roots::free_block(block) };
+        }
+    }
+}
+
+#[cfg(not(feature = "precise"))]
+struct PreciseHold;
+
+#[cfg(not(feature = "precise"))]
+impl PreciseHold {
+    fn take(_g: &G) -> PreciseHold {
+        PreciseHold
+    }
+}
+
+/// Declares `[start, start + len)` compiled code that may be preempted
+/// asynchronously, beside the executable's own (see `signal/preempt.rs`):
+/// code a compiler loads itself, or a shared library of compiled code.
+/// False if the range is empty or wraps, or too many are registered
+/// (64).
+pub fn preempt_text(start: usize, len: usize) -> bool {
+    crate::signal::preempt::register_text(start, len)
+}
+
+/// Counts of asynchronous preemption since the process started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreemptCounts {
+    /// Signals sent by requests.
+    pub sent: u64,
+    /// Goroutines preempted (each one yield).
+    pub preempted: u64,
+    /// Signals refused, by [`Refusal`] (in [`Refusal::ALL`]'s order).
+    pub refused: [u64; Refusal::ALL.len()],
+}
+
+impl PreemptCounts {
+    /// The count of one reason.
+    pub fn refused(&self, why: Refusal) -> u64 {
+        self.refused[why as usize]
+    }
+}
+
+/// The counters of asynchronous preemption.
+pub fn preempt_counts() -> PreemptCounts {
+    let mut refused = [0; Refusal::ALL.len()];
+    for (r, c) in refused.iter_mut().zip(REFUSED.iter()) {
+        *r = c.load(Ordering::Relaxed);
+    }
+    PreemptCounts {
+        sent: SENT.load(Ordering::Relaxed),
+        preempted: PREEMPTED.load(Ordering::Relaxed),
+        refused,
+    }
+}
+
+/// Hooks for this crate's tests (feature `test-hooks`): requests sent by
+/// hand, where sysmon will send them.
+#[cfg(feature = "test-hooks")]
+pub mod hooks {
+    use super::*;
+
+    /// Requests preemption of every worker that runs a goroutine now;
+    /// returns how many signals were sent.
+    pub fn signal_running() -> usize {
+        let workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        workers
+            .iter()
+            .filter(|m| !m.scan.running.load(Ordering::Acquire).is_null())
+            .filter(|m| signal(m))
+            .count()
+    }
+
+    /// Whether asynchronous preemption is on (installs it).
+    pub fn enabled() -> bool {
+        super::enabled()
+    }
+
+    /// Runs `f` with the calling worker's no-preemption count raised.
+    pub fn without_preemption<R>(f: impl FnOnce() -> R) -> R {
+        let _section = NoPreempt::enter();
+        f()
+    }
+}
