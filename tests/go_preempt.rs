@@ -165,6 +165,16 @@ std::arch::global_asm!(
     "pop rbx",
     "ret",
     ".size preempt_check_regs, .-preempt_check_regs",
+    // void preempt_clobber_vectors(void): ymm0-15 all ones (caller-saved
+    // by the ABI: what other code may leave in them).
+    ".globl preempt_clobber_vectors",
+    ".type preempt_clobber_vectors,@function",
+    "preempt_clobber_vectors:",
+    ".irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15",
+    "vpcmpeqd ymm\\n, ymm\\n, ymm\\n",
+    ".endr",
+    "ret",
+    ".size preempt_clobber_vectors, .-preempt_clobber_vectors",
     ".pushsection .rodata",
     ".p2align 5",
     "preempt_vecs:",
@@ -186,6 +196,7 @@ extern "C" {
     fn preempt_spin_until(flag: *const u32) -> u64;
     fn preempt_hold_spin(p: usize, flag: *const u32) -> usize;
     fn preempt_check_regs(iterations: u64) -> u64;
+    fn preempt_clobber_vectors();
 }
 
 /// A plain thread that requests preemption of every running goroutine,
@@ -270,4 +281,485 @@ fn a_spinning_goroutine_is_preempted_and_another_ends_its_spin() {
     let c = go::preempt_counts();
     assert!(c.preempted >= 1 && sent >= 1, "{c:?}");
     println!("spin ok: {c:?}");
+}
+
+/// Prints `line` and ends the process at once with status 0 (a spinner
+/// that nothing preempts still holds a worker: no orderly exit).
+fn exit_now(line: &str) -> ! {
+    use std::io::Write;
+    println!("{line}");
+    std::io::stdout().flush().unwrap();
+    // SAFETY: _exit ends the process; nothing runs after it.
+    unsafe { libc::_exit(0) }
+}
+
+/// `GODEBUG=asyncpreemptoff=1`: requests are recorded but no signal is
+/// sent, nothing is preempted, and the goroutine that would end the spin
+/// never runs (the child leaves with the spinner still spinning).
+#[test]
+fn asyncpreemptoff_sends_no_signal_and_preempts_nothing() {
+    if !is_child() {
+        in_child(
+            "asyncpreemptoff_sends_no_signal_and_preempts_nothing",
+            &[
+                ("GOMAXPROCS", "1"),
+                ("GODEBUG", "gctrace=0,asyncpreemptoff=1"),
+            ],
+            "off ok",
+        );
+        return;
+    }
+    assert!(!hooks::enabled());
+    let flag = Arc::new(AtomicU32::new(0));
+    let spinning = Arc::new(AtomicBool::new(false));
+    let (f, s) = (flag.clone(), spinning.clone());
+    std::thread::spawn(move || {
+        go::run(move || {
+            let (f2, s2) = (f.clone(), s.clone());
+            go::go(move || {
+                s2.store(true, Ordering::SeqCst);
+                // SAFETY: the flag lives for the process.
+                unsafe { preempt_spin_until(f2.as_ptr()) };
+            });
+            go::go(move || {
+                while !s.load(Ordering::SeqCst) {
+                    go::gosched();
+                }
+                f.store(1, Ordering::SeqCst);
+            });
+            go::Chan::<()>::new(0).recv();
+        })
+    });
+    while !spinning.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    let mut requests = 0;
+    while requests < 500 {
+        requests += hooks::signal_running();
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let c = go::preempt_counts();
+    assert_eq!((c.sent, c.preempted), (0, 0), "{c:?}");
+    assert_eq!(flag.load(Ordering::SeqCst), 0, "the other goroutine ran");
+    exit_now(&format!("off ok: {requests} requests, {c:?}"));
+}
+
+/// Every general register, ymm0-14, the direction flag and MXCSR hold
+/// known values across thousands of preemptions, checked at every
+/// iteration of a loop without calls: zero mismatches, and the other
+/// goroutine (one worker) ran in between.
+#[test]
+fn registers_and_vector_state_survive_thousands_of_preemptions() {
+    if !is_child() {
+        in_child(
+            "registers_and_vector_state_survive_thousands_of_preemptions",
+            &[("GOMAXPROCS", "1")],
+            "registers ok",
+        );
+        return;
+    }
+    if !std::arch::is_x86_feature_detected!("avx2") {
+        println!("registers ok: skipped, no AVX2");
+        return;
+    }
+    assert!(hooks::enabled());
+    const PREEMPTIONS: u64 = 3000;
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(50));
+    let other_runs = Arc::new(AtomicU64::new(0));
+    let calls = Arc::new(AtomicU64::new(0));
+    let failed_check = Arc::new(AtomicU64::new(0));
+    let (o, n, fc) = (other_runs.clone(), calls.clone(), failed_check.clone());
+    go::run(move || {
+        let done = go::Chan::new(2);
+        let finished = Arc::new(AtomicBool::new(false));
+        let (d, fin) = (done.clone(), finished.clone());
+        go::go(move || {
+            let mut failed = 0;
+            while go::preempt_counts().preempted < PREEMPTIONS && failed == 0 {
+                // SAFETY: a pure function of registers and its constants.
+                failed = unsafe { preempt_check_regs(200_000) };
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+            fin.store(true, Ordering::SeqCst);
+            d.send(failed);
+        });
+        let (d, fin) = (done.clone(), finished.clone());
+        go::go(move || {
+            while !fin.load(Ordering::SeqCst) {
+                o.fetch_add(1, Ordering::Relaxed);
+                // What the preempted checker keeps must not depend on
+                // what runs between.
+                // SAFETY: only clobbers caller-saved registers.
+                unsafe { preempt_clobber_vectors() };
+                go::gosched();
+            }
+            d.send(0);
+        });
+        let a = done.recv().unwrap();
+        let b = done.recv().unwrap();
+        fc.store(a | b, Ordering::SeqCst);
+    });
+    let failed = failed_check.load(Ordering::SeqCst);
+    assert_eq!(failed, 0, "check {failed} failed (see preempt_check_regs)");
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    let c = go::preempt_counts();
+    assert!(c.preempted >= PREEMPTIONS, "{c:?}");
+    assert!(other_runs.load(Ordering::SeqCst) > 0);
+    println!(
+        "registers ok: {} calls, the other goroutine ran {} times, {c:?}",
+        calls.load(Ordering::SeqCst),
+        other_runs.load(Ordering::SeqCst)
+    );
+}
+
+/// A checksummed list of `n` objects in the collected heap: each object
+/// is eight words, the first the next object, the rest derived from `key`.
+fn build_list(n: usize, key: u64) -> *mut u64 {
+    let mut head: *mut u64 = std::ptr::null_mut();
+    for i in 0..n {
+        let obj = defergc::gc::alloc(64).as_ptr().cast::<u64>();
+        // SAFETY: a fresh 64-byte object.
+        unsafe {
+            obj.write(head as u64);
+            for w in 1..8 {
+                obj.add(w)
+                    .write(key ^ (i as u64).wrapping_mul(0x9E37_79B9) ^ w as u64);
+            }
+        }
+        head = obj;
+    }
+    head
+}
+
+/// Whether the list at `head` is the one [`build_list`] built.
+fn check_list(mut head: *const u64, n: usize, key: u64) -> bool {
+    for i in (0..n).rev() {
+        if head.is_null() {
+            return false;
+        }
+        // SAFETY: an object of the list, kept alive by the caller.
+        unsafe {
+            for w in 1..8 {
+                if head.add(w).read() != key ^ (i as u64).wrapping_mul(0x9E37_79B9) ^ w as u64 {
+                    return false;
+                }
+            }
+            head = head.read() as *const u64;
+        }
+    }
+    head.is_null()
+}
+
+/// Allocates garbage and collects: what a collection freed is reused
+/// (and overwritten) at once.
+fn churn(rounds: usize) {
+    for _ in 0..rounds {
+        let _ = build_list(64, 0xAAAA_AAAA);
+        defergc::gc::collect();
+    }
+}
+
+/// Signals that land in libc (strlen), in the runtime (channel
+/// operations) and in the collector (a goroutine collecting in a loop)
+/// are refused, and counted by reason; what is preempted anyway (the
+/// loops' own code) is safe: every object checked by checksum.
+#[test]
+fn signals_in_libc_the_runtime_and_the_collector_are_refused_or_safe() {
+    if !is_child() {
+        in_child(
+            "signals_in_libc_the_runtime_and_the_collector_are_refused_or_safe",
+            &[("GOMAXPROCS", "2")],
+            "refusals ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled());
+    const SIGNALS: u64 = 3000;
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(50));
+    let bad = Arc::new(AtomicU64::new(0));
+    let b = bad.clone();
+    go::run(move || {
+        let wg = Arc::new(go::WaitGroup::new());
+        wg.add(4).unwrap();
+        let finished = || go::preempt_counts().sent >= SIGNALS;
+        {
+            let wg = wg.clone();
+            go::go(move || {
+                let text = vec![b'x'; 1 << 20];
+                let mut text = text;
+                text.push(0);
+                while !finished() {
+                    // SAFETY: a NUL-terminated buffer.
+                    let n = unsafe { libc::strlen(text.as_ptr().cast()) };
+                    assert_eq!(n, 1 << 20);
+                }
+                wg.done().unwrap();
+            });
+        }
+        let ping = go::Chan::<u64>::new(0);
+        let pong = go::Chan::<u64>::new(0);
+        {
+            let (wg, ping, pong) = (wg.clone(), ping.clone(), pong.clone());
+            go::go(move || {
+                let mut i = 0;
+                while !finished() {
+                    ping.send(i);
+                    assert_eq!(pong.recv(), Some(i + 1));
+                    i += 1;
+                }
+                ping.close();
+                wg.done().unwrap();
+            });
+        }
+        {
+            let wg = wg.clone();
+            go::go(move || {
+                while let Some(i) = ping.recv() {
+                    pong.send(i + 1);
+                }
+                wg.done().unwrap();
+            });
+        }
+        {
+            let (wg, b) = (wg.clone(), b.clone());
+            go::go(move || {
+                let mut key = 1u64;
+                while !finished() {
+                    let list = build_list(100, key);
+                    churn(2);
+                    if !check_list(list, 100, key) {
+                        b.fetch_add(1, Ordering::SeqCst);
+                    }
+                    key += 1;
+                }
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    let c = go::preempt_counts();
+    assert_eq!(bad.load(Ordering::SeqCst), 0, "a list was corrupted");
+    assert!(c.refused(Refusal::NotCompiledCode) > 0, "{c:?}");
+    println!("refusals ok: {c:?}");
+}
+
+static PROGRAM_SIGURGS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn program_sigurg(_sig: libc::c_int) {
+    PROGRAM_SIGURGS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// A SIGURG handler the program installed before the runtime keeps being
+/// called (for the runtime's signals too), and preemption still works.
+#[test]
+fn a_programs_own_sigurg_handler_keeps_running() {
+    if !is_child() {
+        in_child(
+            "a_programs_own_sigurg_handler_keeps_running",
+            &[("GOMAXPROCS", "1")],
+            "own handler ok",
+        );
+        return;
+    }
+    // SAFETY: a plain handler that only counts.
+    unsafe { libc::signal(libc::SIGURG, program_sigurg as *const () as usize) };
+    assert!(hooks::enabled());
+    // The program's own signal, sent to itself: its handler gets it.
+    // SAFETY: raise has no preconditions.
+    unsafe { libc::raise(libc::SIGURG) };
+    assert_eq!(PROGRAM_SIGURGS.load(Ordering::SeqCst), 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(200));
+    go::run(|| {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(2);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            s.store(true, Ordering::SeqCst);
+            // SAFETY: the flag lives until the spin ends.
+            d.send(unsafe { preempt_spin_until(f.as_ptr()) });
+        });
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            while !s.load(Ordering::SeqCst) {
+                go::gosched();
+            }
+            f.store(1, Ordering::SeqCst);
+            d.send(0u64);
+        });
+        done.recv();
+        done.recv();
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    let c = go::preempt_counts();
+    let seen = PROGRAM_SIGURGS.load(Ordering::SeqCst);
+    assert!(c.preempted >= 1, "{c:?}");
+    assert!(
+        seen >= 1 + c.preempted,
+        "{seen} SIGURGs seen by the program, {c:?}"
+    );
+    println!("own handler ok: the program saw {seen}, {c:?}");
+}
+
+/// While the worker's no-preemption count is raised, signals are refused
+/// (counted) and the spinner is never preempted.
+#[test]
+fn a_no_preemption_section_is_never_preempted() {
+    if !is_child() {
+        in_child(
+            "a_no_preemption_section_is_never_preempted",
+            &[("GOMAXPROCS", "1")],
+            "no preemption ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled());
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(100));
+    let flag = Arc::new(AtomicU32::new(0));
+    let f = flag.clone();
+    let releaser = std::thread::spawn(move || {
+        while go::preempt_counts().refused(Refusal::NoPreempt) < 50 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let preempted = go::preempt_counts().preempted;
+        f.store(1, Ordering::SeqCst);
+        preempted
+    });
+    go::run(move || {
+        // SAFETY: the flag lives until the spin ends.
+        hooks::without_preemption(|| unsafe { preempt_spin_until(flag.as_ptr()) });
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    let preempted = releaser.join().unwrap();
+    assert_eq!(preempted, 0);
+    println!("no preemption ok: {:?}", go::preempt_counts());
+}
+
+/// The only reference to a collected object lives in a register of a
+/// goroutine that is preempted again and again while another goroutine
+/// collects and reuses freed memory (one worker): the object survives,
+/// its checksum intact (bdwgc scans the saved registers with the
+/// goroutine's stack).
+#[test]
+fn an_object_held_only_in_a_register_survives_collections_while_preempted() {
+    if !is_child() {
+        in_child(
+            "an_object_held_only_in_a_register_survives_collections_while_preempted",
+            &[("GOMAXPROCS", "1")],
+            "held ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled());
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(100));
+    let collections = Arc::new(AtomicU64::new(0));
+    let cs = collections.clone();
+    go::run(move || {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(2);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            s.store(true, Ordering::SeqCst);
+            let list = build_list(50, 0x5EED);
+            // SAFETY: the flag lives until the spin ends; the list is
+            // handed back.
+            let list = unsafe { preempt_hold_spin(list as usize, f.as_ptr()) };
+            d.send(check_list(list as *const u64, 50, 0x5EED));
+        });
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            while !s.load(Ordering::SeqCst) {
+                go::gosched();
+            }
+            // Each round runs while the holder is preempted.
+            while go::preempt_counts().preempted < 100 {
+                churn(1);
+                cs.fetch_add(1, Ordering::SeqCst);
+                go::gosched();
+            }
+            f.store(1, Ordering::SeqCst);
+            d.send(true);
+        });
+        assert!(
+            done.recv().unwrap() && done.recv().unwrap(),
+            "the list was corrupted"
+        );
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    println!(
+        "held ok: {} collections, {:?}",
+        collections.load(Ordering::SeqCst),
+        go::preempt_counts()
+    );
+}
+
+/// Precise collector: a goroutine spinning in compiled code with the only
+/// handle of an object in a register. Full cycles complete (the collector
+/// does not wait forever: each preemption acknowledges its round) and
+/// the object survives them (the preempted goroutine's registers and
+/// stack are in its root memory).
+#[cfg(feature = "precise")]
+#[test]
+fn precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds() {
+    if !is_child() {
+        in_child(
+            "precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds",
+            &[("GOMAXPROCS", "2")],
+            "precise ok",
+        );
+        return;
+    }
+    use defergc::precise::{self, Handle};
+    assert!(hooks::enabled());
+    const VALUE: u64 = 0x0123_4567_89AB;
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(100));
+    go::run(move || {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(1);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            let t = precise::register_bytes_type().unwrap();
+            let h = precise::alloc_array(t, 8).unwrap();
+            precise::write_u64(h, 0, VALUE).unwrap();
+            s.store(true, Ordering::SeqCst);
+            // SAFETY: the flag lives until the spin ends.
+            let raw = unsafe { preempt_hold_spin(h.to_raw() as usize, f.as_ptr()) };
+            let h = Handle::from_raw(raw as u64).unwrap();
+            d.send(precise::read_u64(h, 0).ok());
+        });
+        while !spinning.load(Ordering::SeqCst) {
+            go::gosched();
+        }
+        for _ in 0..5 {
+            // Garbage, so that a lost object's cell is reused.
+            let t = precise::register_bytes_type().unwrap();
+            for _ in 0..1000 {
+                let _ = precise::alloc_array(t, 8).unwrap();
+            }
+            precise::collect().unwrap();
+        }
+        flag.store(1, Ordering::SeqCst);
+        assert_eq!(
+            done.recv().unwrap(),
+            Some(VALUE),
+            "the held object was lost"
+        );
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    println!("precise ok: {:?}", go::preempt_counts());
 }

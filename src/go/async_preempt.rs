@@ -123,7 +123,9 @@ pub enum Refusal {
     NotRunning,
     /// The worker holds no processor.
     NoProcessor,
-    /// The interrupted stack has no room for the entry.
+    /// The interrupted stack pointer is not in the goroutine's stack (the
+    /// worker is switching, or on its signal stack) or leaves no room
+    /// there for the entry and the runtime's frames.
     NoRoom,
     /// The interrupted pc is not compiled code.
     NotCompiledCode,
@@ -268,8 +270,11 @@ fn decide(pc: usize, sp: usize) -> bool {
     if !crate::signal::preempt::in_compiled_code(pc) {
         return refuse(Refusal::NotCompiledCode);
     }
-    wp.pending.store(false, Ordering::Release);
-    true
+    // Taken: a request made from here on asks for the next preemption.
+    // Only the handler and the cooperative check (this thread) take one.
+    wp.pending
+        .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
 }
 
 /// Whether `sp` lies in `g`'s stack with room for the entry and the
@@ -391,13 +396,14 @@ pub mod hooks {
     use super::*;
 
     /// Requests preemption of every worker that runs a goroutine now;
-    /// returns how many signals were sent.
+    /// returns how many requests were made (signals sent are counted in
+    /// [`preempt_counts`]).
     pub fn signal_running() -> usize {
         let workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
         workers
             .iter()
             .filter(|m| !m.scan.running.load(Ordering::Acquire).is_null())
-            .filter(|m| signal(m))
+            .map(|m| signal(m))
             .count()
     }
 
