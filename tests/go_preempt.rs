@@ -763,3 +763,187 @@ fn precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds() {
     req.join().unwrap();
     println!("precise ok: {:?}", go::preempt_counts());
 }
+
+/// xorshift64*: the stress test's random numbers, from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const SEED: &str = "DEFERGC_PREEMPT_SEED";
+
+/// Seeded randomized stress: a random number of workers, register
+/// checkers, goroutines that build checksummed lists and hold them across
+/// preemptible loops, channel ping-pong pairs and collectors, preempted
+/// at random intervals until thousands of preemptions happened: no
+/// register mismatch, no corrupted list, no lost channel value. The seed
+/// is printed (set `DEFERGC_PREEMPT_SEED` to replay one).
+#[test]
+fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
+    if !is_child() {
+        let seed = std::env::var(SEED)
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            });
+        let procs = (1 + seed % 4).to_string();
+        println!("seed {seed} (GOMAXPROCS={procs})");
+        let out = in_child(
+            "seeded_stress_preempts_a_random_mix_and_loses_nothing",
+            &[
+                ("GOMAXPROCS", procs.as_str()),
+                (SEED, seed.to_string().as_str()),
+            ],
+            "stress ok",
+        );
+        println!(
+            "{}",
+            out.lines().find(|l| l.contains("stress ok")).unwrap_or("")
+        );
+        return;
+    }
+    let seed: u64 = std::env::var(SEED).unwrap().parse().unwrap();
+    println!("seed {seed}");
+    assert!(hooks::enabled());
+    const TARGET: u64 = 2000;
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    let mut rng = Rng(seed);
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = {
+        let (stop, mut rng) = (stop.clone(), Rng(seed ^ 0x5555));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                hooks::signal_running();
+                std::thread::sleep(Duration::from_micros(20 + rng.below(300)));
+            }
+        })
+    };
+    let failures = Arc::new(AtomicU64::new(0));
+    let checked = Arc::new(AtomicU64::new(0));
+    let (checkers, listers, pairs, collectors) = (
+        1 + rng.below(4),
+        1 + rng.below(4),
+        rng.below(4),
+        rng.below(3),
+    );
+    println!("{checkers} checkers, {listers} listers, {pairs} pairs, {collectors} collectors");
+    let (f, c) = (failures.clone(), checked.clone());
+    go::run(move || {
+        let finished = || go::preempt_counts().preempted >= TARGET;
+        let wg = Arc::new(go::WaitGroup::new());
+        wg.add((checkers + listers + 2 * pairs + collectors) as i32)
+            .unwrap();
+        for i in 0..checkers {
+            let (wg, f, c) = (wg.clone(), f.clone(), c.clone());
+            let mut rng = Rng(seed.wrapping_add(i + 1));
+            go::go(move || {
+                while !finished() {
+                    // SAFETY: a pure function of registers and constants.
+                    let r = if avx2 {
+                        unsafe { preempt_check_regs(1000 + rng.below(100_000)) }
+                    } else {
+                        0
+                    };
+                    if r != 0 {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    c.fetch_add(1, Ordering::Relaxed);
+                    if rng.below(4) == 0 {
+                        go::gosched();
+                    }
+                }
+                wg.done().unwrap();
+            });
+        }
+        for i in 0..listers {
+            let (wg, f, c) = (wg.clone(), f.clone(), c.clone());
+            let mut rng = Rng(seed.wrapping_mul(i + 3) | 1);
+            go::go(move || {
+                while !finished() {
+                    let (n, key) = (1 + rng.below(200) as usize, rng.next());
+                    let list = build_list(n, key);
+                    let spins = if avx2 { 1000 + rng.below(50_000) } else { 0 };
+                    // SAFETY: as above; the list lives on this stack.
+                    if spins != 0 && unsafe { preempt_check_regs(spins) } != 0 {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    if !check_list(std::hint::black_box(list), n, key) {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    c.fetch_add(1, Ordering::Relaxed);
+                }
+                wg.done().unwrap();
+            });
+        }
+        for _ in 0..pairs {
+            let ping = go::Chan::<u64>::new(rng.below(3) as usize);
+            let pong = go::Chan::<u64>::new(rng.below(3) as usize);
+            let (wg1, f1, p1, q1) = (wg.clone(), f.clone(), ping.clone(), pong.clone());
+            go::go(move || {
+                let mut i = 0;
+                while !finished() {
+                    // A pair handing over through runnext would keep the
+                    // processor from its queue for good (a scheduler
+                    // matter, not preemption's: the handover rarely runs
+                    // compiled code to preempt).
+                    if i % 16 == 0 {
+                        go::gosched();
+                    }
+                    p1.send(i);
+                    if q1.recv() != Some(i.wrapping_mul(3)) {
+                        f1.fetch_add(1, Ordering::SeqCst);
+                    }
+                    i += 1;
+                }
+                p1.close();
+                wg1.done().unwrap();
+            });
+            let wg2 = wg.clone();
+            go::go(move || {
+                while let Some(i) = ping.recv() {
+                    pong.send(i.wrapping_mul(3));
+                }
+                wg2.done().unwrap();
+            });
+        }
+        for _ in 0..collectors {
+            let wg = wg.clone();
+            go::go(move || {
+                while !finished() {
+                    churn(1);
+                    go::gosched();
+                }
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    let counts = go::preempt_counts();
+    assert_eq!(
+        failures.load(Ordering::SeqCst),
+        0,
+        "seed {seed}: {counts:?}"
+    );
+    assert!(counts.preempted >= TARGET, "seed {seed}: {counts:?}");
+    println!(
+        "stress ok: seed {seed}, {} checks, {counts:?}",
+        checked.load(Ordering::SeqCst)
+    );
+}

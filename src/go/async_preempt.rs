@@ -26,9 +26,10 @@
 //! 2. its no-preemption count is zero (see [`NoPreempt`]);
 //! 3. a goroutine runs on it, in status `RUNNING` (not in a system call)
 //!    and the worker holds a processor;
-//! 4. the interrupted stack pointer lies in the goroutine's stack with
-//!    room for the entry's frame (red zone, registers, vector state) and
-//!    [`RUNTIME_ROOM`] for the runtime's frames below it;
+//! 4. the interrupted stack pointer lies in the goroutine's stack (not
+//!    the worker's own or its signal stack: the worker may be switching),
+//!    with room for the entry's frame (red zone, registers, vector state)
+//!    and [`RUNTIME_ROOM`] for the runtime's frames below it;
 //! 5. the interrupted pc is compiled code (`signal::preempt`'s table):
 //!    never the runtime, bdwgc, libc, the loader or the vDSO. Since the
 //!    runtime's code is never interrupted, no runtime lock is held and no
@@ -38,9 +39,9 @@
 //! # Yielding ([`park`])
 //!
 //! The entry calls [`park`] with every register saved on the goroutine's
-//! stack. It yields as `gosched` does (the goroutine goes to its
-//! processor's queue, the worker runs another), and returns when the
-//! goroutine runs again, on whichever worker.
+//! stack. It yields to the global queue (Go's `gopreempt_m`: behind
+//! everything the processor queued), the worker runs another goroutine,
+//! and it returns when the goroutine runs again, on whichever worker.
 //!
 //! # The collectors
 //!
@@ -124,8 +125,10 @@ pub enum Refusal {
     /// The worker holds no processor.
     NoProcessor,
     /// The interrupted stack pointer is not in the goroutine's stack (the
-    /// worker is switching, or on its signal stack) or leaves no room
-    /// there for the entry and the runtime's frames.
+    /// worker is switching, or on its signal stack).
+    OffStack,
+    /// The interrupted stack leaves no room for the entry and the
+    /// runtime's frames.
     NoRoom,
     /// The interrupted pc is not compiled code.
     NotCompiledCode,
@@ -133,13 +136,14 @@ pub enum Refusal {
 
 impl Refusal {
     /// Every reason, in counter order.
-    pub const ALL: [Refusal; 8] = [
+    pub const ALL: [Refusal; 9] = [
         Refusal::NotWorker,
         Refusal::NotRequested,
         Refusal::NoPreempt,
         Refusal::NoGoroutine,
         Refusal::NotRunning,
         Refusal::NoProcessor,
+        Refusal::OffStack,
         Refusal::NoRoom,
         Refusal::NotCompiledCode,
     ];
@@ -264,7 +268,12 @@ fn decide(pc: usize, sp: usize) -> bool {
     if p.is_null() {
         return refuse(Refusal::NoProcessor);
     }
-    if !has_room(g, sp) {
+    let geometry = stack::geometry();
+    let (lo, hi) = (g.slot.lo(&geometry), g.slot.hi(&geometry));
+    if sp < lo || sp > hi {
+        return refuse(Refusal::OffStack);
+    }
+    if sp - lo < crate::signal::preempt::entry_frame() + RUNTIME_ROOM {
         return refuse(Refusal::NoRoom);
     }
     if !crate::signal::preempt::in_compiled_code(pc) {
@@ -277,15 +286,6 @@ fn decide(pc: usize, sp: usize) -> bool {
         .is_ok()
 }
 
-/// Whether `sp` lies in `g`'s stack with room for the entry and the
-/// runtime's frames below it.
-fn has_room(g: &G, sp: usize) -> bool {
-    let geometry = stack::geometry();
-    let (lo, hi) = (g.slot.lo(&geometry), g.slot.hi(&geometry));
-    let need = crate::signal::preempt::entry_frame() + RUNTIME_ROOM;
-    sp <= hi && sp >= lo && sp - lo >= need
-}
-
 /// Called by the preemption entry, every register saved (see the module
 /// docs). A Rust panic here would cross the entry: it aborts instead.
 extern "C" fn park() {
@@ -293,7 +293,7 @@ extern "C" fn park() {
         let Some(g) = current_g() else { return };
         PREEMPTED.fetch_add(1, Ordering::Relaxed);
         let held = PreciseHold::take(g);
-        super::sched::gosched(g);
+        super::sched::preempted(g);
         drop(held);
     });
     if yielded.is_err() {

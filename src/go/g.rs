@@ -60,6 +60,10 @@ pub(crate) const INLINE_ARGS: usize = 128;
 pub(crate) enum Switch {
     /// `gosched`: runnable again at once.
     Yield,
+    /// Preempted (async_preempt.rs): runnable again, behind every
+    /// goroutine queued anywhere (the global queue, as Go's
+    /// `gopreempt_m`), so that a processor's own queue runs first.
+    Preempted,
     /// Parking: the worker moves it to `WAITING` (unless notified), then
     /// runs its unlock action.
     Park,

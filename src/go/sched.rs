@@ -29,9 +29,11 @@
 //!   for it, so nothing starves while the call blocks; `exit_syscall`
 //!   takes a processor back if one is idle, else queues the goroutine
 //!   globally and parks the worker.
-//! - Scheduling is cooperative: a goroutine switches out only in runtime
-//!   calls (gosched, park, channel and lock operations, sleeps, system
-//!   call exits). Nothing preempts a goroutine that loops without them.
+//! - A goroutine switches out in runtime calls (gosched, park, channel
+//!   and lock operations, sleeps, system call exits), and where it is
+//!   preempted asynchronously (`async_preempt.rs`: x86-64 Linux, at an
+//!   instruction of compiled code). A preempted goroutine goes to the
+//!   global queue (Go's `gopreempt_m`), behind what its processor queued.
 //!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
@@ -181,6 +183,11 @@ fn execute(m: &'static M, g: &'static G) {
                     // SAFETY: processors are never freed.
                     runqput_on(unsafe { m.p.get().as_ref() }, g, false);
                 }
+                Switch::Preempted => {
+                    set_state(g, g::RUNNABLE);
+                    sched().global().push(GRef(g));
+                    wakep();
+                }
                 Switch::Park => park_finish(g),
                 Switch::SyscallExit => {
                     set_state(g, g::RUNNABLE);
@@ -241,6 +248,12 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
 /// `gosched`: lets other goroutines run; this one stays runnable.
 pub(crate) fn gosched(g: &G) {
     g.switch_out(Switch::Yield);
+}
+
+/// The running goroutine `g` was preempted (async_preempt.rs): it goes
+/// to the global queue and its worker runs another.
+pub(crate) fn preempted(g: &G) {
+    g.switch_out(Switch::Preempted);
 }
 
 /// Goroutines a spawning goroutine may leave queued on its processor
