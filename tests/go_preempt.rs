@@ -15,6 +15,7 @@
 #![cfg(all(target_arch = "x86_64", target_os = "linux"))]
 
 mod child;
+mod cprog;
 
 use defergc::go::{self, async_preempt_hooks as hooks, Refusal};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -946,4 +947,149 @@ fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
         "stress ok: seed {seed}, {} checks, {counts:?}",
         checked.load(Ordering::SeqCst)
     );
+}
+
+/// Builds tests/c/preempt_spin.c into a shared library and loads it;
+/// returns `c_spin_until` and the library's executable ranges.
+fn load_c_spinner() -> (extern "C" fn(*const AtomicU32) -> u64, Vec<(usize, usize)>) {
+    let so = cprog::out_dir("preempt").join("libpreempt_spin.so");
+    let out = cprog::cc()
+        .args(["-O2", "-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .arg(&so)
+        .arg(cprog::root().join("tests/c/preempt_spin.c"))
+        .output()
+        .unwrap();
+    cprog::check_compiled(out, "preempt_spin.c");
+    let path = std::ffi::CString::new(so.to_str().unwrap()).unwrap();
+    // SAFETY: a library we just built, with no initialisers.
+    let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW) };
+    assert!(!lib.is_null(), "dlopen failed");
+    // SAFETY: the symbol the C file defines.
+    let f = unsafe { libc::dlsym(lib, c"c_spin_until".as_ptr()) };
+    assert!(!f.is_null());
+    // SAFETY: c_spin_until's C signature.
+    let f: extern "C" fn(*const AtomicU32) -> u64 = unsafe { std::mem::transmute(f) };
+
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: dl_iterate_phdr's info for this call; data is our Vec.
+        unsafe {
+            let info = &*info;
+            let name = std::ffi::CStr::from_ptr(info.dlpi_name).to_string_lossy();
+            if name.ends_with("libpreempt_spin.so") {
+                let ranges = &mut *data.cast::<Vec<(usize, usize)>>();
+                for i in 0..info.dlpi_phnum as usize {
+                    let ph = &*info.dlpi_phdr.add(i);
+                    if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 {
+                        let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+                        ranges.push((start, ph.p_memsz as usize));
+                    }
+                }
+            }
+        }
+        0
+    }
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    // SAFETY: the callback writes only the Vec it is given.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut ranges as *mut Vec<_>).cast()) };
+    assert!(!ranges.is_empty());
+    (f, ranges)
+}
+
+/// A C loop `while (!*flag)` without calls, in a shared library: not
+/// compiled code for the runtime until the program registers its range
+/// (`go::preempt_text`, C's `defergc_preempt_text`): until then every
+/// signal is refused and the spinner keeps the only worker; once
+/// registered it is preempted and the goroutine that ends its spin runs.
+#[test]
+fn a_c_loop_in_a_shared_library_is_preempted_once_its_code_is_registered() {
+    if !is_child() {
+        in_child(
+            "a_c_loop_in_a_shared_library_is_preempted_once_its_code_is_registered",
+            &[("GOMAXPROCS", "1")],
+            "c spin ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled());
+    let (spin, ranges) = load_c_spinner();
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = requester(stop.clone(), Duration::from_micros(100));
+    let before = Arc::new(AtomicU64::new(u64::MAX));
+    let b = before.clone();
+    let registrar = std::thread::spawn(move || {
+        while go::preempt_counts().refused(Refusal::NotCompiledCode) < 50 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        b.store(go::preempt_counts().preempted, Ordering::SeqCst);
+        for (start, len) in ranges {
+            assert!(go::preempt_text(start, len));
+        }
+    });
+    go::run(move || {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(2);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            s.store(true, Ordering::SeqCst);
+            d.send(spin(Arc::as_ptr(&f)));
+        });
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            while !s.load(Ordering::SeqCst) {
+                go::gosched();
+            }
+            f.store(1, Ordering::SeqCst);
+            d.send(0u64);
+        });
+        done.recv();
+        done.recv();
+    });
+    stop.store(true, Ordering::SeqCst);
+    req.join().unwrap();
+    registrar.join().unwrap();
+    let c = go::preempt_counts();
+    assert_eq!(
+        before.load(Ordering::SeqCst),
+        0,
+        "preempted before registration"
+    );
+    assert!(c.preempted >= 1, "{c:?}");
+    println!("c spin ok: {c:?}");
+}
+
+#[inline(never)]
+fn a_function_of_the_test_program(x: u64) -> u64 {
+    std::hint::black_box(x).wrapping_mul(3)
+}
+
+/// The table of compiled code: the test program's own functions
+/// (assembly, Rust) are compiled code; the runtime's, its C ABI's, the
+/// standard library's and libc's are not.
+#[test]
+fn the_code_table_tells_compiled_code_from_the_runtime_and_libc() {
+    assert_eq!(a_function_of_the_test_program(2), 6);
+    let compiled = [
+        preempt_spin_until as *const () as usize,
+        preempt_check_regs as *const () as usize,
+        a_function_of_the_test_program as *const () as usize,
+    ];
+    let runtime = [
+        defergc::gc::collect as *const () as usize,
+        defergc::ffi::defergc_gosched as *const () as usize,
+        go::gosched as *const () as usize,
+        std::thread::yield_now as *const () as usize,
+        libc::strlen as *const () as usize,
+        libc::malloc as *const () as usize,
+    ];
+    for pc in compiled {
+        assert!(hooks::is_compiled_code(pc + 1), "{pc:#x}");
+    }
+    for pc in runtime {
+        assert!(!hooks::is_compiled_code(pc + 1), "{pc:#x}");
+    }
 }

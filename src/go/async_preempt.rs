@@ -412,6 +412,11 @@ pub mod hooks {
         super::enabled()
     }
 
+    /// Whether `pc` is compiled code to the handler (installs it).
+    pub fn is_compiled_code(pc: usize) -> bool {
+        super::enabled() && crate::signal::preempt::in_compiled_code(pc)
+    }
+
     /// Runs `f` with the calling worker's no-preemption count raised.
     pub fn without_preemption<R>(f: impl FnOnce() -> R) -> R {
         let _section = NoPreempt::enter();
