@@ -49,7 +49,9 @@
 //! (processors, workers, run queues), `idle.rs` (finding work, spinning,
 //! parking and waking workers), `sched.rs` (`schedule()`, readying, the
 //! policy), `syscall.rs` (system
-//! calls: handing the processor over), `fork.rs` (the fork hooks),
+//! calls: handing the processor over), `async_preempt.rs` (asynchronous
+//! preemption's policy: requests, the safe-point decision, the yield;
+//! `signal/preempt.rs` is the mechanism), `fork.rs` (the fork hooks),
 //! `scan.rs` (how bdwgc scans goroutine stacks), `chan.rs`, `select.rs`
 //! and `wait.rs` (channels, select, and the wait records and queues under
 //! them), `prim.rs` (the waiting protocol's primitives, loom's under

@@ -118,6 +118,21 @@
 //!   is a heap object, so its slot overwrites are logged (I1).
 //! - *An object allocated during the cycle and stored only in the heap*:
 //!   black or grey, never freed by this cycle (I3).
+//! - *A goroutine preempted asynchronously* (`go/async_preempt.rs`),
+//!   between two instructions of compiled code, so not at a safepoint:
+//!   a handle may live only in a register or a machine-stack slot, which
+//!   no round reads. **(I6)** Before it yields it copies its machine stack
+//!   from below its saved registers and vector state up to its top into
+//!   a root block of its own context, then acknowledges the running round
+//!   itself; the block stays until it runs again. So every round it
+//!   acknowledges while preempted (itself, or by the collector while it
+//!   is switched out) sees those words as root memory, read as candidate
+//!   handles: sound because no object moves (a handle names its block
+//!   and cell, or its table entry), so a word copied stays the handle it
+//!   was. And a cycle never waits forever for a goroutine that spins
+//!   without safepoints: each preemption acknowledges a round, and while
+//!   it is switched out the collector acts for it (tests/go_preempt.rs,
+//!   `precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds`).
 //! - *A thread in native code, or one that exits mid-cycle*: the collector
 //!   snapshots a native thread on its behalf; an exiting thread performs
 //!   any round it has not acknowledged and hands over its log before its
