@@ -21,7 +21,7 @@ fn lookup<'a>(all: &'a str, key: &str) -> Option<&'a str> {
         .filter_map(|kv| kv.trim().split_once('='))
         .filter(|(k, _)| *k == key)
         .map(|(_, v)| v)
-        .last()
+        .next_back()
 }
 
 #[cfg(test)]

@@ -292,9 +292,9 @@ extern "C" fn park() {
     let yielded = std::panic::catch_unwind(|| {
         let Some(g) = current_g() else { return };
         PREEMPTED.fetch_add(1, Ordering::Relaxed);
-        let held = PreciseHold::take(g);
+        // Kept until the goroutine runs again.
+        let _held = PreciseHold::take(g);
         super::sched::preempted(g);
-        drop(held);
     });
     if yielded.is_err() {
         crate::abort("defergc: a panic while a goroutine yielded to asynchronous preemption");
@@ -400,11 +400,14 @@ pub mod hooks {
     /// [`preempt_counts`]).
     pub fn signal_running() -> usize {
         let workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        workers
-            .iter()
-            .filter(|m| !m.scan.running.load(Ordering::Acquire).is_null())
-            .map(|m| signal(m))
-            .count()
+        let mut requested = 0;
+        for m in workers {
+            if !m.scan.running.load(Ordering::Acquire).is_null() {
+                signal(m);
+                requested += 1;
+            }
+        }
+        requested
     }
 
     /// Whether asynchronous preemption is on (installs it).
