@@ -77,19 +77,50 @@
 use super::g::{self, G};
 use super::procs::{current_g, current_m, M};
 use super::stack;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Stack a preempted goroutine's runtime frames need below the entry's
 /// frame: the yield, the switch, the precise collector's copy and
 /// handshake.
 pub(crate) const RUNTIME_ROOM: usize = 2 * stack::RED_ZONE;
 
+/// A pending request (`prim.rs`'s atomics, so that
+/// `tests/preempt_loom.rs` checks the real one): made by any thread, taken
+/// by the worker (the handler that preempts, or a cooperative check). A
+/// request is never lost: it is taken once, or stays pending; requests
+/// made before a take are all answered by it.
+pub(crate) struct Request(super::prim::AtomicBool);
+
+impl Request {
+    pub(crate) const fn new() -> Request {
+        Request(super::prim::AtomicBool::new(false))
+    }
+
+    /// Asks for a preemption (before the signal is sent, so the handler
+    /// it reaches sees it).
+    pub(crate) fn make(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether one is pending.
+    pub(crate) fn pending(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Takes a pending request: true for the one taker of each.
+    pub(crate) fn take(&self) -> bool {
+        self.0
+            .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+}
+
 /// A worker's preemption state (in its `M`).
 pub(crate) struct WorkerPreempt {
-    /// A request is pending: set by [`signal`], taken by the handler that
+    /// A request is pending: made by [`signal`], taken by the handler that
     /// preempts (or by [`take_request`]).
-    pending: AtomicBool,
+    pending: Request,
     /// While non-zero, the handler refuses ([`NoPreempt`]).
     no_preempt: AtomicU32,
     /// The worker thread's kernel id, for `tgkill`.
@@ -100,7 +131,7 @@ impl WorkerPreempt {
     /// The state of a worker running on the calling thread.
     pub(crate) fn for_current_thread() -> WorkerPreempt {
         WorkerPreempt {
-            pending: AtomicBool::new(false),
+            pending: Request::new(),
             no_preempt: AtomicU32::new(0),
             // SAFETY: gettid has no preconditions.
             tid: unsafe { libc::gettid() },
@@ -154,12 +185,42 @@ static SENT: AtomicU64 = AtomicU64::new(0);
 static PREEMPTED: AtomicU64 = AtomicU64::new(0);
 static REFUSED: [AtomicU64; Refusal::ALL.len()] = [const { AtomicU64::new(0) }; Refusal::ALL.len()];
 
-/// Every worker, for [`signal_running`] (append-only; workers never end).
-static WORKERS: Mutex<Vec<&'static M>> = Mutex::new(Vec::new());
+/// One worker in [`WORKERS`].
+struct Worker {
+    m: &'static M,
+    next: *const Worker,
+}
+
+/// Every worker, for the tests' hook (a lock-free, append-only list:
+/// workers never end, and a forked child's new workers register without
+/// a lock a parent's thread may have held).
+static WORKERS: AtomicPtr<Worker> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Registers a new worker (once, when it starts).
 pub(crate) fn register_worker(m: &'static M) {
-    WORKERS.lock().unwrap_or_else(|e| e.into_inner()).push(m);
+    let node = Box::leak(Box::new(Worker {
+        m,
+        next: std::ptr::null(),
+    }));
+    let mut head = WORKERS.load(Ordering::Acquire);
+    loop {
+        node.next = head;
+        match WORKERS.compare_exchange_weak(head, node, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(h) => head = h,
+        }
+    }
+}
+
+/// Calls `f` with every worker.
+#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+fn each_worker(mut f: impl FnMut(&'static M)) {
+    let mut at = WORKERS.load(Ordering::Acquire).cast_const();
+    // SAFETY: nodes are leaked, and published complete by the push.
+    while let Some(node) = unsafe { at.as_ref() } {
+        f(node.m);
+        at = node.next;
+    }
 }
 
 /// Whether asynchronous preemption works here: x86-64 Linux, not turned
@@ -180,7 +241,7 @@ pub(crate) fn enabled() -> bool {
 // is merged, only the tests' hook does.
 #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
 pub(crate) fn signal(m: &M) -> bool {
-    m.preempt.pending.store(true, Ordering::SeqCst);
+    m.preempt.pending.make();
     if !enabled() {
         return false;
     }
@@ -204,7 +265,7 @@ pub(crate) fn signal(m: &M) -> bool {
 /// cooperative checks at runtime calls.
 #[allow(dead_code)] // the cooperative checks (go/preempt.rs) call it
 pub(crate) fn take_request() -> bool {
-    current_m().is_some_and(|m| m.preempt.pending.swap(false, Ordering::AcqRel))
+    current_m().is_some_and(|m| m.preempt.pending.take())
 }
 
 /// While one lives, the calling worker is never preempted asynchronously
@@ -245,7 +306,7 @@ fn decide(pc: usize, sp: usize) -> bool {
         return refuse(Refusal::NotWorker);
     };
     let wp = &m.preempt;
-    if !wp.pending.load(Ordering::Acquire) {
+    if !wp.pending.pending() {
         return refuse(Refusal::NotRequested);
     }
     if wp.no_preempt.load(Ordering::Acquire) != 0 {
@@ -281,9 +342,7 @@ fn decide(pc: usize, sp: usize) -> bool {
     }
     // Taken: a request made from here on asks for the next preemption.
     // Only the handler and the cooperative check (this thread) take one.
-    wp.pending
-        .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
+    wp.pending.take()
 }
 
 /// Called by the preemption entry, every register saved (see the module
@@ -399,14 +458,13 @@ pub mod hooks {
     /// returns how many requests were made (signals sent are counted in
     /// [`preempt_counts`]).
     pub fn signal_running() -> usize {
-        let workers = WORKERS.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut requested = 0;
-        for m in workers {
+        each_worker(|m| {
             if !m.scan.running.load(Ordering::Acquire).is_null() {
                 signal(m);
                 requested += 1;
             }
-        }
+        });
         requested
     }
 

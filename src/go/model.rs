@@ -20,6 +20,9 @@
 //! [`poll_event`]) for `tests/park_loom.rs`; [`set_unchecked_poll`] brings
 //! back a parker that claims the poll without looking at its wake flag
 //! again.
+//!
+//! [`PreemptRequest`] is a worker's real preemption request
+//! (`async_preempt.rs`) for `tests/preempt_loom.rs`.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
@@ -353,4 +356,31 @@ pub fn set_timer(due: bool) {
     };
     super::park::set_next_timer(Some(at));
     super::park::timers_changed();
+}
+
+/// A worker's preemption request (`async_preempt.rs`'s `Request`).
+pub struct PreemptRequest(super::async_preempt::Request);
+
+impl PreemptRequest {
+    /// No request pending.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> PreemptRequest {
+        PreemptRequest(super::async_preempt::Request::new())
+    }
+
+    /// Asks for a preemption (sysmon's side).
+    pub fn make(&self) {
+        self.0.make()
+    }
+
+    /// Takes a pending request (the worker's side): true once per request
+    /// answered.
+    pub fn take(&self) -> bool {
+        self.0.take()
+    }
+
+    /// Whether one is pending.
+    pub fn pending(&self) -> bool {
+        self.0.pending()
+    }
 }
