@@ -93,7 +93,7 @@ pub(crate) const RUNTIME_ROOM: usize = 2 * stack::RED_ZONE;
 pub(crate) struct Request(super::prim::AtomicBool);
 
 impl Request {
-    pub(crate) const fn new() -> Request {
+    pub(crate) fn new() -> Request {
         Request(super::prim::AtomicBool::new(false))
     }
 

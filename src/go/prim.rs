@@ -1,6 +1,7 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
 //! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
-//! (`park.rs`): the waiter's done flag and a
+//! (`park.rs`), and of a worker's preemption request
+//! (`async_preempt.rs`, `tests/preempt_loom.rs`): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!

@@ -394,21 +394,23 @@ const RUNTIME_CRATES: &[&str] = &[
     "std_detect",
 ];
 
+/// [`RUNTIME_CRATES`] as mangled names spell them: `7defergc`.
+fn crate_tokens() -> Vec<String> {
+    RUNTIME_CRATES
+        .iter()
+        .map(|c| format!("{}{c}", c.len()))
+        .collect()
+}
+
 /// Whether the function `name` (a local symbol of source file `file`, if
-/// known) is the runtime's, not compiled code.
-fn is_runtime_symbol(name: &str, file: Option<&str>) -> bool {
+/// known) is the runtime's, not compiled code. `tokens`: [`crate_tokens`].
+fn is_runtime_symbol(name: &str, file: Option<&str>, tokens: &[String]) -> bool {
     if file.is_some_and(|f| f == "gc.c" || f.ends_with("/gc.c")) {
         // bdwgc's one translation unit (defergc-sys builds extra/gc.c).
         return true;
     }
     if name.starts_with("_ZN") || name.starts_with("_R") {
-        let mut token = String::new();
-        return RUNTIME_CRATES.iter().any(|c| {
-            token.clear();
-            token.push_str(&c.len().to_string());
-            token.push_str(c);
-            name.contains(token.as_str())
-        });
+        return tokens.iter().any(|t| name.contains(t.as_str()));
     }
     name.starts_with('_') || name.starts_with("GC_") || name.starts_with("defergc_")
 }
@@ -444,6 +446,7 @@ fn compiled_ranges(image: &[u8]) -> Vec<(usize, usize)> {
     let Ok(file) = object::File::parse(image) else {
         return Vec::new();
     };
+    let tokens = crate_tokens();
     let mut out = Vec::new();
     let mut source: Option<&str> = None;
     for sym in file.symbols() {
@@ -452,7 +455,7 @@ fn compiled_ranges(image: &[u8]) -> Vec<(usize, usize)> {
             SymbolKind::Text if sym.size() > 0 => {
                 let Ok(name) = sym.name() else { continue };
                 let file = if sym.is_local() { source } else { None };
-                if !is_runtime_symbol(name, file) {
+                if !is_runtime_symbol(name, file, &tokens) {
                     let start = sym.address() as usize;
                     out.push((start, start + sym.size() as usize));
                 }
@@ -527,7 +530,7 @@ impl Drop for Mapped {
 
 #[cfg(test)]
 mod tests {
-    use super::is_runtime_symbol;
+    use super::{crate_tokens, is_runtime_symbol};
 
     #[test]
     fn the_runtime_and_its_dependencies_are_never_compiled_code() {
@@ -541,9 +544,13 @@ mod tests {
             "_start",
             "__libc_csu_init",
         ] {
-            assert!(is_runtime_symbol(name, None), "{name}");
+            assert!(is_runtime_symbol(name, None, &crate_tokens()), "{name}");
         }
-        assert!(is_runtime_symbol("push_roots", Some("gc.c")));
+        assert!(is_runtime_symbol(
+            "push_roots",
+            Some("gc.c"),
+            &crate_tokens()
+        ));
     }
 
     #[test]
@@ -553,8 +560,12 @@ mod tests {
             "main",
             "_ZN10go_preempt4spin17h0123456789abcdefE",
         ] {
-            assert!(!is_runtime_symbol(name, None), "{name}");
+            assert!(!is_runtime_symbol(name, None, &crate_tokens()), "{name}");
         }
-        assert!(!is_runtime_symbol("helper", Some("prog.c")));
+        assert!(!is_runtime_symbol(
+            "helper",
+            Some("prog.c"),
+            &crate_tokens()
+        ));
     }
 }
