@@ -49,6 +49,12 @@
 //! - anything not covered (PLT stubs, gaps between symbols, a stripped
 //!   executable) is refused.
 //!
+//! Rust code run as goroutines is mostly not compiled code by this rule:
+//! a closure inlined into one of the runtime's generic functions carries
+//! the runtime's name (`defergc::go::spawn::...`). The target is the code
+//! a compiler of the Go-like language emits (C, assembly, LLVM), whose
+//! names are its own.
+//!
 //! # The entry ([`preempt_entry`])
 //!
 //! Runs on the goroutine's stack, out of signal context (the kernel
