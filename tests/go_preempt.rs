@@ -783,9 +783,32 @@ impl Rng {
 
 const SEED: &str = "DEFERGC_PREEMPT_SEED";
 
+/// A precise object holding `key` (its raw handle: kept by the caller
+/// outside every shadow stack).
+#[cfg(feature = "precise")]
+fn precise_object(key: u64) -> u64 {
+    use defergc::precise;
+    let t = precise::register_bytes_type().unwrap();
+    let h = precise::alloc_array(t, 8).unwrap();
+    precise::write_u64(h, 0, key).unwrap();
+    h.to_raw()
+}
+
+/// Whether the precise object `raw` is alive and holds `key`.
+#[cfg(feature = "precise")]
+fn precise_object_is(raw: u64, key: u64) -> bool {
+    use defergc::precise::{self, Handle};
+    Handle::from_raw(raw)
+        .ok()
+        .and_then(|h| precise::read_u64(h, 0).ok())
+        == Some(key)
+}
+
 /// Seeded randomized stress: a random number of workers, register
-/// checkers, goroutines that build checksummed lists and hold them across
-/// preemptible loops, channel ping-pong pairs and collectors, preempted
+/// checkers, goroutines that build checksummed lists (and, under the
+/// precise collector, an object whose handle only their machine stack
+/// holds) and hold them across preemptible loops, channel ping-pong pairs
+/// and collectors (bdwgc's, and forced precise cycles), preempted
 /// at random intervals until thousands of preemptions happened: no
 /// register mismatch, no corrupted list, no lost channel value. The seed
 /// is printed (set `DEFERGC_PREEMPT_SEED` to replay one).
@@ -840,7 +863,8 @@ fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
         1 + rng.below(4),
         1 + rng.below(4),
         rng.below(4),
-        rng.below(3),
+        // The precise build always forces cycles.
+        rng.below(3) + u64::from(cfg!(feature = "precise")),
     );
     println!("{checkers} checkers, {listers} listers, {pairs} pairs, {collectors} collectors");
     let (f, c) = (failures.clone(), checked.clone());
@@ -878,12 +902,20 @@ fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
                 while !finished() {
                     let (n, key) = (1 + rng.below(200) as usize, rng.next());
                     let list = build_list(n, key);
+                    // Under the precise collector, a handle kept only on
+                    // this goroutine's machine stack across preemptions.
+                    #[cfg(feature = "precise")]
+                    let held = precise_object(key);
                     let spins = if avx2 { 1000 + rng.below(50_000) } else { 0 };
                     // SAFETY: as above; the list lives on this stack.
                     if spins != 0 && unsafe { preempt_check_regs(spins) } != 0 {
                         f.fetch_add(1, Ordering::SeqCst);
                     }
                     if !check_list(std::hint::black_box(list), n, key) {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                    #[cfg(feature = "precise")]
+                    if !precise_object_is(std::hint::black_box(held), key) {
                         f.fetch_add(1, Ordering::SeqCst);
                     }
                     c.fetch_add(1, Ordering::Relaxed);
@@ -927,6 +959,11 @@ fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
             go::go(move || {
                 while !finished() {
                     churn(1);
+                    #[cfg(feature = "precise")]
+                    {
+                        let _ = precise_object(0);
+                        defergc::precise::collect().unwrap();
+                    }
                     go::gosched();
                 }
                 wg.done().unwrap();
