@@ -39,9 +39,11 @@
 //!   the runtime's or one of its dependencies': Rust symbols whose path
 //!   names `defergc` or a crate the runtime uses (std, core, alloc,
 //!   corosensei, crossbeam, parking_lot, ...; see [`RUNTIME_CRATES`]),
-//!   bdwgc's (`GC_*`, and the local functions of its `gc.c`), the C
-//!   ABI's (`defergc_*`), and every name that starts with `_` but is not
-//!   a mangled one (the C library's start files, compiler helpers);
+//!   bdwgc's (`GC_*`, and every local function of a source file that has
+//!   a local `GC_*` or `defergc_*` one: bdwgc's single translation unit,
+//!   whose static helpers have names of any kind), the C ABI's
+//!   (`defergc_*`), and every name that starts with `_` but is not a
+//!   mangled one (the C library's start files, compiler helpers);
 //! - every other loaded object (libc, the loader, the vDSO, a shared
 //!   `libdefergc`) is not compiled code, unless a compiler registers a
 //!   range of its code with [`register_text`] (`defergc_preempt_text`),
@@ -398,13 +400,18 @@ const RUNTIME_CRATES: &[&str] = &[
     "compiler_builtins",
     "panic_unwind",
     "std_detect",
+    // The allocator and panic shims rustc generates (`__rdl_alloc`).
+    "___rustc",
 ];
 
-/// [`RUNTIME_CRATES`] as mangled names spell them: `7defergc`.
+/// [`RUNTIME_CRATES`] as mangled names spell them: `7defergc` (a path
+/// component), and `$defergc..` (a path inside a legacy-mangled
+/// `<T as Trait>` or generic argument, written with `..` after `$LT$`,
+/// `$u20$` or `$C$`).
 fn crate_tokens() -> Vec<String> {
     RUNTIME_CRATES
         .iter()
-        .map(|c| format!("{}{c}", c.len()))
+        .flat_map(|c| [format!("{}{c}", c.len()), format!("${c}..")])
         .collect()
 }
 
@@ -446,21 +453,48 @@ fn compiled_code_table() -> Box<[(usize, usize)]> {
 }
 
 /// The function ranges of an ELF image that are compiled code (addresses
-/// as linked).
+/// as linked). Local symbols follow the source file they come from (an
+/// `STT_FILE` symbol): a file with a local `GC_*` or `defergc_*` function
+/// is the runtime's whole (bdwgc's single translation unit, whose inner
+/// functions are static, with static helpers of any name beside them).
 fn compiled_ranges(image: &[u8]) -> Vec<(usize, usize)> {
     use object::{Object, ObjectSymbol, SymbolKind};
     let Ok(file) = object::File::parse(image) else {
         return Vec::new();
     };
+    // First pass: which source files (by their order) are the runtime's.
+    let mut runtime_files: Vec<bool> = Vec::new();
+    for sym in file.symbols() {
+        match sym.kind() {
+            SymbolKind::File => runtime_files.push(false),
+            SymbolKind::Text if sym.is_local() => {
+                let name = sym.name().unwrap_or("");
+                if name.starts_with("GC_") || name.starts_with("defergc_") {
+                    if let Some(last) = runtime_files.last_mut() {
+                        *last = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     let tokens = crate_tokens();
     let mut out = Vec::new();
+    let mut files = 0usize;
     let mut source: Option<&str> = None;
     for sym in file.symbols() {
         match sym.kind() {
-            SymbolKind::File => source = sym.name().ok(),
+            SymbolKind::File => {
+                files += 1;
+                source = sym.name().ok();
+            }
             SymbolKind::Text if sym.size() > 0 => {
                 let Ok(name) = sym.name() else { continue };
-                let file = if sym.is_local() { source } else { None };
+                let local = sym.is_local();
+                if local && files > 0 && runtime_files[files - 1] {
+                    continue;
+                }
+                let file = if local { source } else { None };
                 if !is_runtime_symbol(name, file, &tokens) {
                     let start = sym.address() as usize;
                     out.push((start, start + sym.size() as usize));
@@ -545,6 +579,8 @@ mod tests {
             "_ZN4core3ptr13drop_in_place17h0123456789abcdefE",
             "_ZN10corosensei9coroutine17h0123456789abcdefE",
             "_RNvCs1234_7defergc3foo",
+            "_ZN72_$LT$alloc..boxed..Box$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h1bc4adac370bb1a6E",
+            "_ZN79_$LT$std..sync..poison..mutex..MutexGuard$LT$T$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h0123456789abcdefE",
             "GC_malloc",
             "defergc_chan_send",
             "_start",
