@@ -19,10 +19,13 @@
 //!
 //! The points (besides [`check`] itself, the poll point, through
 //! `defergc::go::preempt_point` and the C ABI's `DEFERGC_PREEMPT_POINT()`):
-//! the entries of the channel operations, select, the sync primitives,
-//! `gosched` (a yield anyway), `defergc_alloc` and the poller's I/O. They
-//! are entries of the public API (Rust and C), never the runtime's
-//! internal uses, which may hold a lock. Go before 1.14 checked the same
+//! the blocking channel operations and select, the sync primitives' locks
+//! and waits, `defergc_alloc` and `defergc_alloc_atomic`, `gosched` (a
+//! yield anyway), and `exit_syscall`'s fast path (a goroutine that loops
+//! on short system calls keeps its processor through them, so its time
+//! slice grows as a computing one's does; Go asks it too). They are
+//! entries of the public API (Rust and C) or places that may switch
+//! anyway, never the runtime's internal uses, which may hold a lock. Go before 1.14 checked the same
 //! request at every function prologue (the stack-bound check, with the
 //! bound poisoned); a loop without calls never yielded. Go 1.14 added the
 //! signal. Where signals cannot be used (or code is not known to be safe
@@ -119,10 +122,18 @@ pub(crate) fn check_slow() {
     let Some(g) = (unsafe { m.current.get().as_ref() }) else {
         return;
     };
-    if clear(g) {
-        HONOURED.fetch_add(1, Ordering::Relaxed);
-        g.switch_out(Switch::Preempt);
+    honour(g);
+}
+
+/// If `g` (running, holding a processor) was asked to yield, it yields
+/// now; whether it did.
+pub(crate) fn honour(g: &G) -> bool {
+    if !clear(g) {
+        return false;
     }
+    HONOURED.fetch_add(1, Ordering::Relaxed);
+    g.switch_out(Switch::Preempt);
+    true
 }
 
 /// A preemption point for loops that make no runtime call (Go's

@@ -117,6 +117,9 @@ pub(crate) fn exit_syscall(g: &G) {
         if reacquire(&p.status) {
             m.p.set(p);
             sched::set_state(g, g::RUNNING);
+            // A goroutine that loops on system calls keeps its time slice:
+            // sysmon may have asked it to yield meanwhile.
+            super::preempt::honour(g);
             return;
         }
     }

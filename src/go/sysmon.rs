@@ -14,14 +14,22 @@
 //!   So `enter_syscall` is a state change with no lock, and a short call
 //!   never loses its processor.
 //! - **Asks goroutines that run too long to yield**: a processor
-//!   `P_RUNNING` with the same `schedtick` for [`FORCE_PREEMPT`] (10 ms,
-//!   Go's `forcePreemptNS`) runs one goroutine all that time; sysmon calls
-//!   `preempt::request` for the goroutine its worker runs, every round
-//!   until the time slice ends (see `preempt.rs`).
+//!   `P_RUNNING` or `P_SYSCALL` with the same `schedtick` for
+//!   [`FORCE_PREEMPT`] (10 ms, Go's `forcePreemptNS`) runs one goroutine
+//!   all that time (computing, or looping on system calls short enough to
+//!   keep the processor); sysmon calls `preempt::request` for the
+//!   goroutine its worker runs, every round until the time slice ends
+//!   (see `preempt.rs`; `exit_syscall` honours it too).
 //!
 //! Rounds: sysmon sleeps 20 µs between rounds, and once 50 rounds in a
 //! row found nothing to retake, twice as long after each further round,
-//! up to 10 ms (Go's delays). When every processor is idle (none runs a
+//! up to 10 ms (Go's delays). Unlike Go, a round that finds a new system
+//! call while goroutines wait to run (in the processor's queue or the
+//! global one) counts as busy too: at 10 ms rounds a call of a
+//! millisecond is never seen twice, and a goroutine that loops on such
+//! calls would keep its processor for its whole time slice while the
+//! waiting goroutines wait (`examples/syscall_bench.rs`'s blocking half
+//! computed half as much that way). When every processor is idle (none runs a
 //! goroutine or is in a system call: `npidle == GOMAXPROCS`) there is
 //! nothing to watch: sysmon blocks (Go's `sysmonwait`) until a processor
 //! leaves the idle list (`procs::pidleget` calls [`wake`] when the count
@@ -209,15 +217,20 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
                 syscallwhen: start,
             },
         );
-        let mut retaken = 0;
+        let mut busy = false;
         for (p, seen) in s.ps.iter().zip(seen.iter_mut()) {
             match p.status.load(Ordering::Acquire) {
-                P_SYSCALL => retaken += usize::from(syscall_round(s, p, seen, now)),
+                P_SYSCALL => {
+                    // A goroutine that loops on system calls keeps its
+                    // time slice through them (Go checks both states).
+                    running_round(p, seen, now);
+                    busy |= syscall_round(s, p, seen, now);
+                }
                 P_RUNNING => running_round(p, seen, now),
                 _ => {}
             }
         }
-        if retaken > 0 {
+        if busy {
             idle_rounds = 0;
         } else {
             idle_rounds = idle_rounds.saturating_add(1);
@@ -227,12 +240,14 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
 
 /// A processor in a system call: retaken (and handed over) if its call is
 /// the one of the round before and it should be (see the module docs).
+/// Whether sysmon should look again soon: it retook the processor, or the
+/// call is new while goroutines wait to run (retaken if it lasts a round).
 fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> bool {
     let tick = p.syscalltick.load(Ordering::Relaxed);
     if tick != seen.syscalltick {
         seen.syscalltick = tick;
         seen.syscallwhen = now;
-        return false;
+        return p.has_work() || !s.global().is_empty();
     }
     let others_look = s.nmspinning.load(Ordering::SeqCst) + s.npidle.load(Ordering::SeqCst) > 0;
     if !p.has_work() && others_look && now.duration_since(seen.syscallwhen) < LONG_SYSCALL {
