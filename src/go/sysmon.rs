@@ -41,6 +41,15 @@
 //! sysmon sees the busy processor or the waker sees it waiting and wakes
 //! it (`tests/syscall_loom.rs`).
 //!
+//! What this trades: a short call no longer pays for a handover, and a
+//! call that lasts gives its processor away a round or two late. A
+//! goroutine whose call was retaken comes back to the global queue, behind
+//! goroutines that may each run a 10 ms time slice (as in Go); one that
+//! computes with no preemption point keeps its processor for good, so
+//! until the asynchronous half exists, goroutines back from retaken calls
+//! can wait for ever behind such loops when they hold every processor
+//! (the old handover at every enter happened to give them a chance).
+//!
 //! sysmon starts with the scheduler (`sched::start`) and again in a forked
 //! child ([`restart_after_fork`]: design.md invariant 9). It allocates no
 //! collected memory and is not registered with a collector (a collection
