@@ -33,9 +33,10 @@
 //! calls: [`gosched`], [`park`], the channel, lock and sleep operations
 //! built on them, and [`exit_syscall`]. A monitor thread (sysmon) asks a
 //! goroutine that has run for 10 ms without switching to yield, and it
-//! does at its next *preemption point*: a channel, select, sync, I/O or
-//! allocation entry, or [`preempt_point`], the poll point a compiler puts
-//! at loop back-edges. A goroutine that loops without any of them keeps
+//! does at its next *preemption point*: a blocking channel or select
+//! operation, a sync lock or wait, `defergc_alloc`, [`exit_syscall`], or
+//! [`preempt_point`], the poll point a compiler puts at loop back-edges.
+//! A goroutine that loops without any of them keeps
 //! its worker (the others keep running the rest). A goroutine about to
 //! block its thread (a system call, native code, a lock of another
 //! library) says so with [`enter_syscall`] / [`exit_syscall`] (or

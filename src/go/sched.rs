@@ -34,9 +34,9 @@
 //!   globally and parks the worker.
 //! - Preemption (`preempt.rs`): a goroutine that has run one time slice
 //!   for 10 ms is asked by sysmon to yield, and does at its next
-//!   preemption point (the API's channel, select, sync, allocation and
-//!   I/O entries, gosched, and compiled code's poll point), to the back
-//!   of the global queue. A goroutine that loops without any of them
+//!   preemption point (the API's blocking channel and select entries,
+//!   sync locks and waits, `defergc_alloc`, `exit_syscall`, and compiled
+//!   code's poll point), to the back of the global queue. A goroutine that loops without any of them
 //!   keeps its worker until the asynchronous half (a signal) is built.
 //!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
