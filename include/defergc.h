@@ -434,12 +434,14 @@ int defergc_record_free(void *record);
  * Each has its own defer chain, panics and recover tokens; frames of the
  * C protocol work inside goroutines. Scheduling is cooperative: a
  * goroutine switches only in runtime calls (gosched, park, and what is
- * built on them) and at defergc_exit_syscall. Code that blocks its thread
+ * built on them), at defergc_exit_syscall, and at preemption points
+ * (below defergc_gosched). Code that blocks its thread
  * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
  * overflow ends the process: "defergc: goroutine N stack overflow",
  * status 2.
  * A goroutine may resume on another worker thread after any call that can
- * switch (every blocking operation, gosched, park, exit_syscall): a C
+ * switch (every blocking operation, gosched, park, exit_syscall, the
+ * preemption points): a C
  * thread-local (_Thread_local, __thread, pthread keys) read before such a
  * call and after it may name two threads' variables, and a C compiler may
  * even reuse the first address for the second read. Keep per-goroutine
@@ -500,6 +502,54 @@ int defergc_go(defergc_go_fn fn, const void *args, size_t size);
 /* runtime.Gosched(): lets other goroutines run (outside one: yields). */
 void defergc_gosched(void);
 
+/* Preemption requests and the poll point.
+ *
+ * The runtime's monitor thread (sysmon) asks a goroutine that has run one
+ * time slice for 10 ms without switching to yield. A goroutine honours the
+ * request at its next preemption point: a blocking channel operation or
+ * select, a mutex, rwmutex or wait-group wait, defergc_alloc and
+ * defergc_alloc_atomic, and DEFERGC_PREEMPT_POINT(). There it yields to
+ * the back of the global run queue (Go's gopreempt_m), and may resume on
+ * another worker thread (see the note on C thread-locals above).
+ *
+ * DEFERGC_PREEMPT_POINT() is the poll point for a compiler to put at loop
+ * back-edges (and function prologues if it likes) in code where a signal
+ * cannot be used to interrupt it: one relaxed load of
+ * defergc_preempt_pending and a branch not taken while it is zero (no
+ * request pending anywhere: almost always); only then the out-of-line
+ * defergc_preempt_check(), which yields if this goroutine was asked and
+ * returns at once otherwise. Go before 1.14 had only such cooperative
+ * checks, at function prologues (the stack-bound check with the bound
+ * poisoned): a loop without calls was never preempted (Go issue 10958);
+ * Go 1.14 added the signal. With GOMAXPROCS=1 a goroutine that loops
+ * without any preemption point keeps its worker, and every other
+ * goroutine waits.
+ *
+ * defergc_preempt_pending: how many requests are pending (read it only
+ * through the macro; its exact value is a hint). */
+extern uint32_t defergc_preempt_pending;
+
+/* Yields if sysmon asked the running goroutine to; else returns. Nothing
+ * outside a goroutine, or between defergc_enter_syscall and
+ * defergc_exit_syscall. */
+void defergc_preempt_check(void);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DEFERGC_PREEMPT_POINT()                                              \
+    do {                                                                     \
+        if (__builtin_expect(                                                \
+                __atomic_load_n(&defergc_preempt_pending, __ATOMIC_RELAXED), \
+                0))                                                          \
+            defergc_preempt_check();                                         \
+    } while (0)
+#else
+#define DEFERGC_PREEMPT_POINT()                                              \
+    do {                                                                     \
+        if (*(volatile uint32_t *)&defergc_preempt_pending)                  \
+            defergc_preempt_check();                                         \
+    } while (0)
+#endif
+
 /* The running goroutine's id (1 for the main goroutine of a program whose
  * first call was defergc_main), 0 outside a goroutine. */
 uint64_t defergc_goid(void);
@@ -537,9 +587,14 @@ int defergc_park_unlock(const char *reason, void (*unlock)(void *arg), void *arg
  * same way. */
 int defergc_ready(defergc_goroutine g);
 
-/* Around code that blocks the thread (a system call, native code): the
- * worker's processor goes to another thread meanwhile. Nothing outside a
- * goroutine; an exit without an enter, or a second enter, does nothing. */
+/* Around code that blocks the thread (a system call, native code). The
+ * enter only marks the worker's processor as in a system call (two stores,
+ * no lock); the exit takes it back with one compare-and-swap. If the call
+ * lasts (sysmon sees it in two rounds, 20 us or more), sysmon hands the
+ * processor to another thread meanwhile, so other goroutines keep running;
+ * the exit then takes an idle processor or waits for one. Nothing outside
+ * a goroutine; an exit without an enter, or a second enter, does
+ * nothing. */
 void defergc_enter_syscall(void);
 void defergc_exit_syscall(void);
 

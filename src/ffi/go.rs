@@ -115,6 +115,15 @@ pub extern "C" fn defergc_gosched() {
     entry("defergc_gosched", go::gosched)
 }
 
+/// The out-of-line half of `DEFERGC_PREEMPT_POINT()`: yields (to the back
+/// of the global queue) if sysmon asked the running goroutine to, after it
+/// ran one time slice for 10 ms. Does nothing otherwise, outside a
+/// goroutine, or inside `defergc_enter_syscall`/`defergc_exit_syscall`.
+#[no_mangle]
+pub extern "C" fn defergc_preempt_check() {
+    entry("defergc_preempt_check", go::preempt_check)
+}
+
 /// The running goroutine's id (Go's goid), or 0 outside a goroutine.
 #[no_mangle]
 pub extern "C" fn defergc_goid() -> u64 {

@@ -17,7 +17,10 @@
 //! channels and locks it made there; anything another goroutine may have
 //! held at the fork (a channel shared with it, a mutex) may stay held. As
 //! in Go, whose child of `syscall.ForkExec` only execs, the safe use is
-//! exec or `_exit` soon after the fork.
+//! exec or `_exit` soon after the fork. A goroutine that forks inside a
+//! system call keeps no processor in the child (each is idle there, and
+//! its worker counts in `in_syscall`): its exit takes the slow path.
+//! sysmon did not come along: a new one starts in the child.
 
 use super::g::{self, G};
 use super::{procs, stack};
@@ -100,4 +103,5 @@ fn fork_child() {
     // SAFETY: the child half of a fork; the poller's locks were released.
     unsafe { super::netpoll::restart_after_fork() };
     super::timer::restart_after_fork();
+    super::sysmon::restart_after_fork();
 }

@@ -30,7 +30,7 @@ use crate::context::Context;
 use corosensei::stack::{Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) const RUNNABLE: u64 = 1;
 pub(crate) const RUNNING: u64 = 2;
@@ -65,6 +65,9 @@ pub(crate) enum Switch {
     Park,
     /// Leaving for a system call's slow return: queue it, stop the worker.
     SyscallExit,
+    /// Honouring a preemption request (`preempt.rs`): runnable again, at
+    /// the back of the global queue (Go's `gopreempt_m`).
+    Preempt,
 }
 
 /// Something the worker runs right after a goroutine parked (Go's unlockf):
@@ -133,6 +136,8 @@ pub(crate) struct G {
     pub(crate) schedlink: Cell<*const G>,
     /// Whether this is the main goroutine of `go::run`.
     pub(crate) is_main: Cell<bool>,
+    /// A preemption request for its current time slice (`preempt.rs`).
+    pub(crate) preempt: AtomicBool,
 }
 
 /// Bytes a goroutine's header takes at the top of its slot.
@@ -187,6 +192,7 @@ impl G {
                 args: UnsafeCell::new([0; INLINE_ARGS / 8]),
                 schedlink: Cell::new(std::ptr::null()),
                 is_main: Cell::new(false),
+                preempt: AtomicBool::new(false),
             })
         };
         // SAFETY: just written; lives until the slot is given back.

@@ -83,6 +83,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 parker: Parker::for_current(),
                 scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
+                oldp: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
                 polled: Cell::new(None),
                 current: Cell::new(ptr::null()),

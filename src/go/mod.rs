@@ -29,14 +29,20 @@
 //! may move between threads at every switch); goroutine-local words that
 //! the collectors scan are [`local`] and [`set_local`].
 //!
-//! What is and is not preempted: scheduling is cooperative. A goroutine
-//! switches out only in runtime calls: [`gosched`], [`park`], the channel,
-//! lock and sleep operations built on them, and [`exit_syscall`]. A
-//! goroutine that loops without such calls keeps its worker (the others
-//! keep running the rest). A goroutine about to block its thread (a system
-//! call, native code, a lock of another library) says so with
-//! [`enter_syscall`] / [`exit_syscall`] (or [`syscall`]): its worker's
-//! processor goes to another thread meanwhile, so nothing starves.
+//! What is and is not preempted: a goroutine switches out only in runtime
+//! calls: [`gosched`], [`park`], the channel, lock and sleep operations
+//! built on them, and [`exit_syscall`]. A monitor thread (sysmon) asks a
+//! goroutine that has run for 10 ms without switching to yield, and it
+//! does at its next *preemption point*: a blocking channel or select
+//! operation, a sync lock or wait, `defergc_alloc`, [`exit_syscall`], or
+//! [`preempt_point`], the poll point a compiler puts at loop back-edges.
+//! A goroutine that loops without any of them keeps
+//! its worker (the others keep running the rest). A goroutine about to
+//! block its thread (a system call, native code, a lock of another
+//! library) says so with [`enter_syscall`] / [`exit_syscall`] (or
+//! [`syscall`]): that costs two stores and a CAS; if the call lasts,
+//! sysmon hands its worker's processor to another thread, so nothing
+//! starves ([`sched_stats`] counts what sysmon did).
 //!
 //! Layout: `config.rs` (`GOMAXPROCS`, the stack size, the scheduler's
 //! start), `spawn.rs` (starting goroutines: `go`, the main goroutine,
@@ -49,7 +55,10 @@
 //! (processors, workers, run queues), `idle.rs` (finding work, spinning,
 //! parking and waking workers), `sched.rs` (`schedule()`, readying, the
 //! policy), `syscall.rs` (system
-//! calls: handing the processor over), `fork.rs` (the fork hooks),
+//! calls: the processor's `P_SYSCALL` state and its handshake),
+//! `sysmon.rs` (the monitor thread: retaking processors from system
+//! calls, preemption requests), `preempt.rs` (requests and the poll
+//! point), `fork.rs` (the fork hooks),
 //! `scan.rs` (how bdwgc scans goroutine stacks), `chan.rs`, `select.rs`
 //! and `wait.rs` (channels, select, and the wait records and queues under
 //! them), `prim.rs` (the waiting protocol's primitives, loom's under
@@ -76,6 +85,7 @@ pub mod net;
 pub(crate) mod netpoll;
 mod park;
 pub(crate) mod pollfd;
+mod preempt;
 mod prim;
 mod procs;
 mod program;
@@ -88,6 +98,7 @@ mod spawn;
 mod stack;
 mod sync;
 mod syscall;
+mod sysmon;
 mod time;
 mod timer;
 mod wait;
@@ -109,12 +120,15 @@ pub use self::goroutine::{
     syscall, Goroutine, LOCAL_WORDS,
 };
 pub(crate) use self::goroutine::{locals_ptr, park_unlock};
+pub(crate) use self::preempt::check_slow as preempt_check;
+pub use self::preempt::preempt_point;
 pub(crate) use self::program::run_main;
 pub use self::select::Select;
 pub(crate) use self::select::{select as select_raw, Case as SelectCase, Chosen, Dir};
 pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
+pub use self::sysmon::{sched_stats, SchedStats};
 pub(crate) use self::time::sleep_ns;
 pub(crate) use self::time::timer_reset;
 pub use self::time::{after, sleep, Timer};

@@ -1,6 +1,7 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
 //! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
-//! (`park.rs`): the waiter's done flag and a
+//! (`park.rs`), of a processor's system-call handshake (`syscall.rs`) and
+//! of sysmon's wait (`sysmon.rs`): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!
@@ -12,11 +13,15 @@
 //! test may run: loom's types work only inside `loom::model`.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
@@ -131,6 +136,20 @@ bug_switch!(
     /// claims the poll does not look at its wake flag again before it
     /// blocks in the poll.
     UNCHECKED_POLL, set_unchecked_poll, unchecked_poll
+);
+
+#[cfg(loom)]
+bug_switch!(
+    /// sysmon's lost wake, for `tests/syscall_loom.rs`: sysmon looks at the
+    /// idle count before it announces that it waits.
+    LATE_ANNOUNCE, set_late_announce, late_announce
+);
+
+#[cfg(loom)]
+bug_switch!(
+    /// The double owner, for `tests/syscall_loom.rs`: sysmon retakes a
+    /// processor in a system call with a plain store, not a CAS.
+    RETAKE_STORE, set_retake_store, retake_store
 );
 
 /// A lock with a guard, for state changed only under it (a poller

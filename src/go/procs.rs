@@ -5,9 +5,17 @@
 //! with them is `idle.rs` (finding work, spinning, parking, waking) and
 //! `sched.rs` (running goroutines). The scheduler's policy is in
 //! `sched.rs`'s docs.
+//!
+//! A processor's status says who may use it: `P_IDLE` (on the idle list,
+//! or being handed over under the scheduler lock), `P_RUNNING` (its worker
+//! runs goroutines on it), `P_SYSCALL` (its worker's goroutine is in a
+//! system call: the worker keeps it, and takes it back with one CAS, unless
+//! sysmon took it first; see `syscall.rs`). Its ticks (`schedtick`,
+//! `syscalltick`) are what sysmon compares across its rounds.
 
 use super::g::{self, G};
 use super::park::Parker;
+use super::prim;
 use super::scan::WorkerScan;
 use super::stack;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -27,10 +35,12 @@ pub(crate) struct GRef(pub(crate) *const G);
 // that takes it from a queue.
 unsafe impl Send for GRef {}
 
-/// Processor status.
-pub(super) const P_IDLE: u32 = 0;
-
-pub(super) const P_RUNNING: u32 = 1;
+/// Processor status: idle, or being handed to a worker.
+pub(crate) const P_IDLE: u32 = 0;
+/// Processor status: its worker runs goroutines on it.
+pub(crate) const P_RUNNING: u32 = 1;
+/// Processor status: its worker's goroutine is in a system call.
+pub(crate) const P_SYSCALL: u32 = 2;
 
 /// A processor (Go's `P`): the right to run goroutines, and a run queue.
 pub(crate) struct P {
@@ -41,11 +51,22 @@ pub(crate) struct P {
     pub(super) local: UnsafeCell<Worker<GRef>>,
     pub(super) stealer: Stealer<GRef>,
     pub(super) runnext: AtomicPtr<G>,
-    pub(super) status: AtomicU32,
-    schedtick: Cell<u32>,
+    /// `P_IDLE`, `P_RUNNING` or `P_SYSCALL` (see the module docs); a
+    /// loom atomic under `cfg(loom)` (`syscall.rs`'s handshake).
+    pub(super) status: prim::AtomicU32,
+    /// Schedules on this processor: written by the holder only, read by
+    /// sysmon (a goroutine that runs while it stays the same runs one
+    /// time slice).
+    pub(super) schedtick: AtomicU32,
+    /// System calls entered on this processor: written by the holder
+    /// only, read by sysmon (a call that lasts while it stays the same).
+    pub(super) syscalltick: prim::AtomicU32,
+    /// The worker that started the current time slice (`sched::execute`),
+    /// for sysmon's preemption request.
+    pub(super) m: AtomicPtr<M>,
 }
 
-// SAFETY: see the field docs: `local`, `schedtick` belong to the holder.
+// SAFETY: see the field docs: `local` belongs to the holder.
 unsafe impl Sync for P {}
 
 impl P {
@@ -76,6 +97,9 @@ pub(crate) struct M {
     /// What the collector reads of this worker (scan.rs).
     pub(crate) scan: &'static WorkerScan,
     pub(super) p: Cell<*const P>,
+    /// The processor it keeps while its goroutine is in a system call
+    /// (`p` is null meanwhile), or null (Go's `oldp`).
+    pub(super) oldp: Cell<*const P>,
     pub(super) spinning: Cell<bool>,
     /// While the worker, idle, polls the network: how many goroutines the
     /// poll queued. They go to the global queue without waking a worker
@@ -96,7 +120,8 @@ pub(super) struct Idle {
     pub(super) ms: Vec<*const M>,
     /// Workers created.
     pub(super) workers: usize,
-    /// Workers in a system call (without a processor).
+    /// Workers in a system call whose processor sysmon took back (the
+    /// others keep theirs, `P_SYSCALL`, and are not parked either).
     pub(super) in_syscall: usize,
 }
 
@@ -168,8 +193,10 @@ pub(super) fn start(
                     local: UnsafeCell::new(local),
                     stealer,
                     runnext: AtomicPtr::new(ptr::null_mut()),
-                    status: AtomicU32::new(P_IDLE),
-                    schedtick: Cell::new(0),
+                    status: prim::AtomicU32::new(P_IDLE),
+                    schedtick: AtomicU32::new(0),
+                    syscalltick: prim::AtomicU32::new(0),
+                    m: AtomicPtr::new(ptr::null_mut()),
                 }
             })
             .collect();
@@ -259,7 +286,10 @@ pub(super) fn current_p() -> Option<&'static P> {
 
 pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
     let p = idle.ps.pop()?;
-    s.npidle.fetch_sub(1, Ordering::SeqCst);
+    if s.npidle.fetch_sub(1, Ordering::SeqCst) == s.procs() {
+        // The first busy processor: sysmon may be waiting for one.
+        super::sysmon::wake();
+    }
     // SAFETY: processors are never freed (the scheduler is static).
     Some(unsafe { &*p })
 }
@@ -272,8 +302,8 @@ pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
 
 /// The next goroutine from `p`'s queues or the global queue.
 pub(super) fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
-    let tick = p.schedtick.get().wrapping_add(1);
-    p.schedtick.set(tick);
+    let tick = p.schedtick.load(Ordering::Relaxed).wrapping_add(1);
+    p.schedtick.store(tick, Ordering::Relaxed);
     if tick.is_multiple_of(GLOBAL_TICK) {
         if let Some(g) = from_global(s, p) {
             return Some(g);
@@ -328,9 +358,10 @@ pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
             return Some(g);
         }
     }
-    // Last, a sleeping victim's runnext (its owner may be in a syscall).
+    // Last, the runnext of a victim that does not run (idle, or its
+    // owner is in a system call).
     for victim in s.ps.iter() {
-        if victim.id != p.id && victim.status.load(Ordering::Acquire) == P_IDLE {
+        if victim.id != p.id && victim.status.load(Ordering::Acquire) != P_RUNNING {
             let g = victim.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
             if !g.is_null() {
                 // SAFETY: as above.
@@ -348,12 +379,13 @@ pub(crate) fn any_queued() -> bool {
 
 /// Whether any queue holds a goroutine that a worker without one could
 /// take (racy: a hint): the global queue, a local queue, or the runnext of
-/// an idle processor (a running one's runnext is its owner's to run).
+/// a processor that does not run (a running one's runnext is its owner's
+/// to run).
 pub(super) fn any_work(s: &Sched) -> bool {
     !s.global().is_empty()
         || s.ps.iter().any(|p| {
             !p.stealer.is_empty()
-                || (p.status.load(Ordering::Acquire) == P_IDLE
+                || (p.status.load(Ordering::Acquire) != P_RUNNING
                     && !p.runnext.load(Ordering::Acquire).is_null())
         })
 }

@@ -24,14 +24,20 @@
 //!   spins ([`wakep`](super::idle::wakep)); a spinning worker that gives up looks everywhere
 //!   once more after announcing it, so no wakeup is lost (either it sees
 //!   the new work or the submitter sees no spinner and wakes one).
-//! - System calls and native code (`syscall.rs`): `enter_syscall` hands the worker's
-//!   processor to another worker (started if needed) when there is work
-//!   for it, so nothing starves while the call blocks; `exit_syscall`
-//!   takes a processor back if one is idle, else queues the goroutine
+//! - System calls and native code (`syscall.rs`): `enter_syscall` only
+//!   marks the worker's processor `P_SYSCALL`; `exit_syscall` takes it
+//!   back with one CAS. A call that lasts is noticed by sysmon
+//!   (`sysmon.rs`), which takes the processor and hands it to another
+//!   worker (started if needed) when there is work for it, so nothing
+//!   starves while the call blocks; an `exit_syscall` that finds its
+//!   processor taken takes an idle one, else queues the goroutine
 //!   globally and parks the worker.
-//! - Scheduling is cooperative: a goroutine switches out only in runtime
-//!   calls (gosched, park, channel and lock operations, sleeps, system
-//!   call exits). Nothing preempts a goroutine that loops without them.
+//! - Preemption (`preempt.rs`): a goroutine that has run one time slice
+//!   for 10 ms is asked by sysmon to yield, and does at its next
+//!   preemption point (the API's blocking channel and select entries,
+//!   sync locks and waits, `defergc_alloc`, `exit_syscall`, and compiled
+//!   code's poll point), to the back of the global queue. A goroutine that loops without any of them
+//!   keeps its worker until the asynchronous half (a signal) is built.
 //!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
@@ -132,6 +138,7 @@ pub(crate) fn start(
 ) -> &'static Sched {
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
+    super::sysmon::start();
     s
 }
 
@@ -156,6 +163,13 @@ pub(super) fn set_state(g: &G, state: u64) {
 fn execute(m: &'static M, g: &'static G) {
     let geometry = stack::geometry();
     set_state(g, g::RUNNING);
+    // A new time slice: no request made for an earlier one holds, and
+    // sysmon asks this worker about it.
+    super::preempt::clear(g);
+    // SAFETY: processors are never freed.
+    if let Some(p) = unsafe { m.p.get().as_ref() } {
+        p.m.store((m as *const M).cast_mut(), Ordering::Relaxed);
+    }
     m.current.set(g);
     m.scan
         .running
@@ -167,7 +181,9 @@ fn execute(m: &'static M, g: &'static G) {
     // SAFETY: back on the worker's own stack; `previous` is what ran here.
     // A goroutine that is not running never holds up a collection.
     unsafe { crate::context::stop(&g.ctx, previous) };
-    m.scan.running.store(ptr::null_mut(), Ordering::Release);
+    // SeqCst, then the request's flag: see `preempt::request`.
+    m.scan.running.store(ptr::null_mut(), Ordering::SeqCst);
+    super::preempt::clear(g);
     m.current.set(ptr::null());
     match switched {
         None => finish(g, &geometry),
@@ -180,6 +196,11 @@ fn execute(m: &'static M, g: &'static G) {
                     set_state(g, g::RUNNABLE);
                     // SAFETY: processors are never freed.
                     runqput_on(unsafe { m.p.get().as_ref() }, g, false);
+                }
+                Switch::Preempt => {
+                    set_state(g, g::RUNNABLE);
+                    sched().global().push(GRef(g));
+                    wakep();
                 }
                 Switch::Park => park_finish(g),
                 Switch::SyscallExit => {
