@@ -30,7 +30,7 @@ use crate::context::Context;
 use corosensei::stack::{Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) const RUNNABLE: u64 = 1;
 pub(crate) const RUNNING: u64 = 2;
@@ -133,6 +133,13 @@ pub(crate) struct G {
     pub(crate) schedlink: Cell<*const G>,
     /// Whether this is the main goroutine of `go::run`.
     pub(crate) is_main: Cell<bool>,
+    /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
+    /// set and cleared by the goroutine itself, read by the worker that
+    /// takes it from a run queue (the queue orders the two).
+    pub(crate) locked_m: AtomicPtr<()>,
+    /// Its `LockOSThread` nesting count (Go's external count): touched by
+    /// the goroutine itself only.
+    pub(crate) lock_count: Cell<u32>,
 }
 
 /// Bytes a goroutine's header takes at the top of its slot.
@@ -187,6 +194,8 @@ impl G {
                 args: UnsafeCell::new([0; INLINE_ARGS / 8]),
                 schedlink: Cell::new(std::ptr::null()),
                 is_main: Cell::new(false),
+                locked_m: AtomicPtr::new(std::ptr::null_mut()),
+                lock_count: Cell::new(0),
             })
         };
         // SAFETY: just written; lives until the slot is given back.

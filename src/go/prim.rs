@@ -1,6 +1,7 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
 //! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
-//! (`park.rs`): the waiter's done flag and a
+//! (`park.rs`) and of the stop-the-world handshake (`stw.rs`: its lock
+//! and condition variable): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!
@@ -14,9 +15,13 @@
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 #[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(loom)]
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 

@@ -5,6 +5,21 @@
 //! with them is `idle.rs` (finding work, spinning, parking, waking) and
 //! `sched.rs` (running goroutines). The scheduler's policy is in
 //! `sched.rs`'s docs.
+//!
+//! # The processor array
+//!
+//! Processors are made on demand up to [`MAX_PROCS`] and never freed
+//! (workers, idle lists and stealers hold them by raw pointer): `allp`
+//! is a fixed array of pointers, filled in order, and `nprocs` (Go's
+//! `gomaxprocs`) says how many of them are in use. `GOMAXPROCS` changes
+//! only while the world is stopped (`stw.rs`): the processors beyond the
+//! new count are emptied into the global queue and retired
+//! ([`P_DEAD`]), new ones are made or retired ones taken back. A reader
+//! that holds a processor sees a count that cannot change under it (a
+//! change waits for every processor); one that holds none (the deadlock
+//! check, a worker that gave its processor back) may see either count,
+//! and every processor it can reach through either is valid: a retired
+//! one is empty.
 
 use super::g::{self, G};
 use super::park::Parker;
@@ -27,10 +42,24 @@ pub(crate) struct GRef(pub(crate) *const G);
 // that takes it from a queue.
 unsafe impl Send for GRef {}
 
-/// Processor status.
+/// Processor status: in the idle list.
 pub(super) const P_IDLE: u32 = 0;
-
+/// Held by a worker.
 pub(super) const P_RUNNING: u32 = 1;
+/// Its worker is in a system call. No processor has this status yet:
+/// today a worker gives its processor away when it enters a call
+/// (`syscall.rs`). When system calls become a status change (Go's
+/// `_Psyscall`, retaken by the monitor thread), a stop of the world
+/// claims such a processor with a compare-and-swap from this status
+/// ([`P_GCSTOP`]), without waiting for the call (`stw.rs`).
+pub(super) const P_SYSCALL: u32 = 2;
+/// Stopped for a stop of the world: held by the stopper (Go's `_Pgcstop`).
+pub(super) const P_GCSTOP: u32 = 3;
+/// Beyond `GOMAXPROCS`: empty and unused until the count grows again.
+pub(super) const P_DEAD: u32 = 4;
+
+/// The most processors (`GOMAXPROCS`) the scheduler can have.
+pub(crate) const MAX_PROCS: usize = 1024;
 
 /// A processor (Go's `P`): the right to run goroutines, and a run queue.
 pub(crate) struct P {
@@ -77,6 +106,13 @@ pub(crate) struct M {
     pub(crate) scan: &'static WorkerScan,
     pub(super) p: Cell<*const P>,
     pub(super) spinning: Cell<bool>,
+    /// The goroutine locked to this worker (Go's `lockedg`): while set,
+    /// the worker runs no other goroutine. Written by the worker's own
+    /// thread (the goroutine, while it runs here).
+    pub(super) locked_g: Cell<*const G>,
+    /// Whether the worker waits for its locked goroutine to be handed to
+    /// it (`idle.rs`'s `stoplockedm`); changed under the scheduler lock.
+    pub(super) locked_wait: AtomicBool,
     /// While the worker, idle, polls the network: how many goroutines the
     /// poll queued. They go to the global queue without waking a worker
     /// each; the poller takes a processor itself and wakes one other
@@ -98,13 +134,23 @@ pub(super) struct Idle {
     pub(super) workers: usize,
     /// Workers in a system call (without a processor).
     pub(super) in_syscall: usize,
+    /// Workers that wait for their locked goroutine (`stoplockedm`): they
+    /// count as parked for the deadlock check.
+    pub(super) locked_parked: usize,
 }
 
 // SAFETY: the pointers are to never-freed processors and workers.
 unsafe impl Send for Idle {}
 
 pub(crate) struct Sched {
-    pub(super) ps: Box<[P]>,
+    /// Every processor made so far, in id order (see the module docs);
+    /// null past the last one made.
+    allp: Box<[AtomicPtr<P>]>,
+    /// `GOMAXPROCS`: the processors in use, `allp[..nprocs]`. Changed
+    /// only while the world is stopped.
+    nprocs: AtomicUsize,
+    /// The stop-the-world handshake (`stw.rs`).
+    pub(super) world: super::stw::World,
     /// The global queue: replaced by an empty one in a forked child (see
     /// the module docs), never otherwise.
     pub(super) global: UnsafeCell<Injector<GRef>>,
@@ -117,8 +163,9 @@ pub(crate) struct Sched {
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
     pub(super) deadlock_check: DeadlockCheck,
-    /// What a new worker thread runs (`sched.rs`'s loop).
-    pub(super) worker_loop: fn(&'static M) -> !,
+    /// What a new worker thread runs (`sched.rs`'s loop); it returns when
+    /// the thread is to end (a locked goroutine exited).
+    pub(super) worker_loop: fn(&'static M),
 }
 
 static SCHED: OnceLock<Sched> = OnceLock::new();
@@ -152,38 +199,39 @@ pub(super) fn start(
     settings: impl FnOnce() -> Settings,
     fork_hooks: fn(),
     deadlock_check: DeadlockCheck,
-    worker_loop: fn(&'static M) -> !,
+    worker_loop: fn(&'static M),
 ) -> &'static Sched {
     SCHED.get_or_init(|| {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
         fork_hooks();
-        let ps: Box<[P]> = (0..s.procs.max(1))
+        let n = s.procs.clamp(1, MAX_PROCS);
+        let allp: Box<[AtomicPtr<P>]> = (0..MAX_PROCS)
             .map(|id| {
-                let local = Worker::new_fifo();
-                let stealer = local.stealer();
-                P {
-                    id,
-                    local: UnsafeCell::new(local),
-                    stealer,
-                    runnext: AtomicPtr::new(ptr::null_mut()),
-                    status: AtomicU32::new(P_IDLE),
-                    schedtick: Cell::new(0),
-                }
+                AtomicPtr::new(if id < n {
+                    new_p(id, P_IDLE).cast_mut()
+                } else {
+                    ptr::null_mut()
+                })
             })
             .collect();
-        let n = ps.len();
-        // Every processor starts idle (the boxed slice never moves).
-        let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
+        // Every processor starts idle.
+        let idle_ps = (0..n)
+            .rev()
+            .map(|id| allp[id].load(Ordering::Relaxed).cast_const())
+            .collect();
         Sched {
-            ps,
+            allp,
+            nprocs: AtomicUsize::new(n),
+            world: super::stw::World::new(),
             global: UnsafeCell::new(Injector::new()),
             idle: Mutex::new(Idle {
                 ps: idle_ps,
                 ms: Vec::new(),
                 workers: 0,
                 in_syscall: 0,
+                locked_parked: 0,
             }),
             npidle: AtomicUsize::new(n),
             nmspinning: AtomicUsize::new(0),
@@ -193,6 +241,20 @@ pub(super) fn start(
             worker_loop,
         }
     })
+}
+
+/// A new processor `id` with empty queues and `status` (never freed).
+pub(super) fn new_p(id: usize, status: u32) -> *const P {
+    let local = Worker::new_fifo();
+    let stealer = local.stealer();
+    Box::leak(Box::new(P {
+        id,
+        local: UnsafeCell::new(local),
+        stealer,
+        runnext: AtomicPtr::new(ptr::null_mut()),
+        status: AtomicU32::new(status),
+        schedtick: Cell::new(0),
+    }))
 }
 
 /// The scheduler, if started.
@@ -229,7 +291,40 @@ impl Sched {
 
     /// The number of processors (GOMAXPROCS).
     pub(crate) fn procs(&self) -> usize {
-        self.ps.len()
+        self.nprocs.load(Ordering::Acquire)
+    }
+
+    /// Processor `id`, if it was ever made (it may be retired).
+    pub(super) fn p(&self, id: usize) -> Option<&'static P> {
+        // SAFETY: processors are never freed; a non-null entry was
+        // published (Release) after it was written.
+        self.allp
+            .get(id)
+            .and_then(|a| unsafe { a.load(Ordering::Acquire).as_ref() })
+    }
+
+    /// The processors in use (`GOMAXPROCS` of them; see the module docs
+    /// for a reader that holds no processor).
+    pub(super) fn ps(&self) -> impl Iterator<Item = &'static P> + '_ {
+        (0..self.procs()).filter_map(|id| self.p(id))
+    }
+
+    /// Makes processor `id` if it does not exist yet (world stopped),
+    /// with status `status`; returns it.
+    pub(super) fn make_p(&self, id: usize, status: u32) -> &'static P {
+        if let Some(p) = self.p(id) {
+            p.status.store(status, Ordering::Release);
+            return p;
+        }
+        let p = new_p(id, status);
+        self.allp[id].store(p.cast_mut(), Ordering::Release);
+        // SAFETY: just made, never freed.
+        unsafe { &*p }
+    }
+
+    /// Sets `GOMAXPROCS` (world stopped, `stw.rs`).
+    pub(super) fn set_procs(&self, n: usize) {
+        self.nprocs.store(n, Ordering::Release);
     }
 }
 
@@ -306,11 +401,13 @@ pub(super) fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
 
 /// Steals half of another processor's queue (or its runnext).
 pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
-    let n = s.ps.len();
+    let n = s.procs();
     for _ in 0..4 {
         let start = super::rand::below(n);
         for i in 0..n {
-            let victim = &s.ps[(start + i) % n];
+            let Some(victim) = s.p((start + i) % n) else {
+                continue;
+            };
             if victim.id == p.id {
                 continue;
             }
@@ -329,7 +426,7 @@ pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
         }
     }
     // Last, a sleeping victim's runnext (its owner may be in a syscall).
-    for victim in s.ps.iter() {
+    for victim in s.ps() {
         if victim.id != p.id && victim.status.load(Ordering::Acquire) == P_IDLE {
             let g = victim.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
             if !g.is_null() {
@@ -351,7 +448,7 @@ pub(crate) fn any_queued() -> bool {
 /// an idle processor (a running one's runnext is its owner's to run).
 pub(super) fn any_work(s: &Sched) -> bool {
     !s.global().is_empty()
-        || s.ps.iter().any(|p| {
+        || s.ps().any(|p| {
             !p.stealer.is_empty()
                 || (p.status.load(Ordering::Acquire) == P_IDLE
                     && !p.runnext.load(Ordering::Acquire).is_null())
