@@ -11,6 +11,17 @@ use serial_test::serial;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// `go::run`, with the main goroutine's panic report in the failure.
+fn run<F: FnOnce() + Send + 'static>(main: F) {
+    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| go::run(main))) {
+        let report = e
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "(no report)".into());
+        panic!("the main goroutine panicked:\n{report}");
+    }
+}
+
 fn gettid() -> i64 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::syscall(libc::SYS_gettid) }
@@ -48,7 +59,7 @@ impl Busy {
 #[test]
 #[serial]
 fn gomaxprocs_returns_the_previous_value_and_zero_only_reads() {
-    go::run(|| {
+    run(|| {
         let start = go::set_gomaxprocs(0);
         assert_eq!(start, go::gomaxprocs());
         assert_eq!(go::set_gomaxprocs(3), start);
@@ -74,7 +85,7 @@ fn the_c_abi_reads_and_sets_from_any_thread() {
     assert_eq!(defergc_gomaxprocs(0), 2);
     assert_eq!(defergc_lock_os_thread(), ENOTGOROUTINE);
     assert_eq!(defergc_unlock_os_thread(), ENOTGOROUTINE);
-    go::run(move || {
+    run(move || {
         assert_eq!(defergc_lock_os_thread(), 0);
         assert_eq!(defergc_gomaxprocs(4), 2);
         assert_eq!(defergc_unlock_os_thread(), 0);
@@ -95,7 +106,7 @@ fn the_c_abi_reads_and_sets_from_any_thread() {
 #[test]
 #[serial]
 fn resizing_while_channels_carry_traffic_loses_nothing_and_limits_parallelism() {
-    go::run(|| {
+    run(|| {
         let start = go::set_gomaxprocs(4);
         const PRODUCERS: u64 = 8;
         const PER: u64 = 3000;
@@ -190,7 +201,7 @@ fn resizing_while_channels_carry_traffic_loses_nothing_and_limits_parallelism() 
 #[test]
 #[serial]
 fn ten_thousand_goroutines_run_through_4_then_1_then_8() {
-    go::run(|| {
+    run(|| {
         let start = go::set_gomaxprocs(4);
         let done = Arc::new(AtomicUsize::new(0));
         let wg = Arc::new(WaitGroup::default());
@@ -213,6 +224,45 @@ fn ten_thousand_goroutines_run_through_4_then_1_then_8() {
         assert_eq!(go::set_gomaxprocs(8), 1);
         wg.wait();
         assert_eq!(done.load(Ordering::SeqCst), 10_000);
+        go::set_gomaxprocs(start);
+    });
+}
+
+/// Goroutines entering and leaving system calls while the count
+/// changes: a processor given up at a system call's entry goes to the
+/// stopper (else the stop would wait for it forever), and every call
+/// completes.
+#[test]
+#[serial]
+fn resizes_while_goroutines_enter_and_leave_system_calls() {
+    run(|| {
+        let start = go::set_gomaxprocs(4);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let wg = Arc::new(WaitGroup::default());
+        // Fewer goroutines than processors: each has its processor to
+        // itself, so a system call gives it up to no one.
+        for _ in 0..2 {
+            let (calls, stop, wg) = (calls.clone(), stop.clone(), wg.clone());
+            wg.add(1).unwrap();
+            go::go(move || {
+                // Until every resize is done: a stop that missed a
+                // processor given up here would wait for good.
+                while !stop.load(Ordering::SeqCst) {
+                    go::syscall(|| std::hint::black_box(0));
+                    calls.fetch_add(1, Ordering::SeqCst);
+                }
+                wg.done().unwrap();
+            });
+        }
+        while calls.load(Ordering::SeqCst) < 100 {
+            go::gosched();
+        }
+        for i in 0..200 {
+            go::set_gomaxprocs(3 + i % 4);
+        }
+        stop.store(true, Ordering::SeqCst);
+        wg.wait();
         go::set_gomaxprocs(start);
     });
 }
@@ -256,7 +306,7 @@ fn seed() -> u64 {
 fn seeded_stress_of_resizes_locked_goroutines_and_channels() {
     let seed = seed();
     println!("go_procs stress seed: {seed} (rerun: DEFERGC_PROCS_SEED={seed})");
-    go::run(move || {
+    run(move || {
         let start = go::gomaxprocs();
         let mut rng = Rng(seed);
         let busy = Arc::new(Busy::new());
@@ -284,6 +334,9 @@ fn seeded_stress_of_resizes_locked_goroutines_and_channels() {
                 go::go(move || {
                     for i in 0..msgs {
                         busy1.section();
+                        if i % 7 == 0 {
+                            go::syscall(|| std::hint::black_box(i));
+                        }
                         let v = round * 1_000_000 + k * 1000 + i + 1;
                         tx.send(v);
                         sent.fetch_add(1, Ordering::SeqCst);

@@ -38,6 +38,13 @@
 //! [`enter_syscall`] / [`exit_syscall`] (or [`syscall`]): its worker's
 //! processor goes to another thread meanwhile, so nothing starves.
 //!
+//! Run-time controls: [`set_gomaxprocs`] changes the number of
+//! processors while goroutines run (Go's `runtime.GOMAXPROCS`, stopping
+//! the world: a goroutine that loops without runtime calls delays the
+//! change until it makes one); [`lock_os_thread`] / [`unlock_os_thread`]
+//! keep a goroutine on its worker thread (Go's `LockOSThread`: nested,
+//! and a goroutine that exits locked ends its thread).
+//!
 //! Layout: `config.rs` (`GOMAXPROCS`, the stack size, the scheduler's
 //! start), `spawn.rs` (starting goroutines: `go`, the main goroutine,
 //! compiled code's), `program.rs` (the main goroutine's life: waiting for

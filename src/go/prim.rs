@@ -186,3 +186,10 @@ impl<T> Lock<T> {
     /// None needed; the signature is the real one's.
     pub(crate) unsafe fn release_after_fork(&self) {}
 }
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/stw_loom.rs`: a stopper that does not wait for another
+    /// stopper to finish (two stops of the world at once).
+    TWO_STOPPERS, set_two_stoppers, two_stoppers
+);

@@ -360,7 +360,10 @@ pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
 }
 
 pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
-    p.status.store(P_IDLE, Ordering::Release);
+    // A processor in the list twice would run on two workers at once.
+    if p.status.swap(P_IDLE, Ordering::AcqRel) == P_IDLE {
+        crate::abort("defergc: a processor was put in the idle list twice");
+    }
     idle.ps.push(p);
     s.npidle.fetch_add(1, Ordering::SeqCst);
 }

@@ -98,6 +98,11 @@ impl World {
     /// Becomes the stopper, waiting for the current one to finish.
     pub(crate) fn acquire(&self) {
         let mut st = self.lock();
+        #[cfg(loom)]
+        if super::prim::two_stoppers() {
+            st.busy = true;
+            return;
+        }
         while st.busy {
             st = self.free.wait(st).unwrap_or_else(|e| e.into_inner());
         }
@@ -122,9 +127,13 @@ impl World {
     /// scheduler lock, or claimed by the stopper).
     pub(crate) fn stopped_one(&self) {
         let mut st = self.lock();
-        st.stopwait = st.stopwait.checked_sub(1).unwrap_or_else(|| {
-            crate::abort("defergc: a processor stopped twice for one stop of the world")
-        });
+        st.stopwait = match st.stopwait.checked_sub(1) {
+            Some(n) => n,
+            #[cfg(loom)]
+            None => panic!("defergc: a processor stopped twice for one stop of the world"),
+            #[cfg(not(loom))]
+            None => crate::abort("defergc: a processor stopped twice for one stop of the world"),
+        };
         if st.stopwait == 0 {
             self.all_stopped.notify_one();
         }

@@ -27,14 +27,18 @@ pub(crate) fn enter_syscall(g: &G) {
     // A pending notification stays: a park after the call still sees it.
     sched::set_state(g, g::SYSCALL);
     m.p.set(ptr::null());
-    let handoff = p.has_work() || !s.global().is_empty();
-    {
+    // While the world is being stopped the processor goes to the stopper
+    // (Go's `entersyscall_gcwait`), under the lock that orders it with
+    // the stop's start.
+    let handoff = {
         let mut idle = s.lock();
         idle.in_syscall += 1;
+        let handoff = !s.world.waiting() && (p.has_work() || !s.global().is_empty());
         if !handoff {
-            procs::pidleput(s, &mut idle, p);
+            idle::release_p(s, &mut idle, p);
         }
-    }
+        handoff
+    };
     if handoff {
         idle::startm(Some(p), false);
     }
