@@ -230,3 +230,40 @@ fn outside_a_goroutine_locking_does_nothing() {
     go::unlock_os_thread();
     go::unlock_os_thread();
 }
+
+const DEADLOCK_CHILD: &str = "DEFERGC_LOCK_DEADLOCK_CHILD";
+
+/// Every goroutine asleep, one of them locked (its thread waits for it):
+/// still Go's deadlock report, status 2 (a locked worker that waits
+/// counts as parked).
+#[test]
+fn a_locked_goroutine_asleep_for_good_is_a_deadlock() {
+    if std::env::var_os(DEADLOCK_CHILD).is_some() {
+        go::run(|| {
+            go::set_gomaxprocs(2);
+            let c = Chan::<u8>::new(0);
+            let d = c.clone();
+            go::go(move || {
+                go::lock_os_thread();
+                d.recv();
+            });
+            c.recv();
+        });
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_locked_goroutine_asleep_for_good_is_a_deadlock",
+            "--nocapture",
+        ])
+        .env(DEADLOCK_CHILD, "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fatal error: all goroutines are asleep - deadlock!"),
+        "{stderr}"
+    );
+}
