@@ -337,7 +337,7 @@ pub(crate) mod real {
     }
 
     /// Go's `runtime.GOMAXPROCS(n)`: sets the number of processors to `n`
-    /// (at most [`MAX_PROCS`]) and returns the previous number; `n == 0`
+    /// (at most 1024) and returns the previous number; `n == 0`
     /// only reads it. A change stops the world (see the module docs).
     pub fn set_gomaxprocs(n: usize) -> usize {
         let s = super::super::config::scheduler();
