@@ -430,7 +430,8 @@ int defergc_record_free(void *record);
 
 /* Goroutines run on coroutine stacks (256 KiB of address space each by
  * default: DEFERGC_STACK_SIZE, e.g. "1MiB"), scheduled over GOMAXPROCS
- * worker threads (the GOMAXPROCS environment variable, else the cores).
+ * worker threads (the GOMAXPROCS environment variable, else the cores;
+ * defergc_gomaxprocs changes it while goroutines run).
  * Each has its own defer chain, panics and recover tokens; frames of the
  * C protocol work inside goroutines. Scheduling is cooperative: a
  * goroutine switches only in runtime calls (gosched, park, and what is
@@ -597,6 +598,28 @@ int defergc_ready(defergc_goroutine g);
  * nothing. */
 void defergc_enter_syscall(void);
 void defergc_exit_syscall(void);
+
+/* runtime.GOMAXPROCS(n): sets the number of processors (goroutines
+ * running at once) to n and returns the previous number; n < 1 only reads
+ * it, and n above 1024 sets 1024. Callable from any thread, inside a
+ * goroutine or not (it starts the scheduler if needed). A change stops
+ * every processor at its worker's next scheduling point (a runtime call
+ * that can switch: a goroutine that loops without one delays it), moves
+ * the goroutines queued on processors beyond n to the global queue, and
+ * starts the world again; the caller waits meanwhile. */
+int defergc_gomaxprocs(int n);
+
+/* runtime.LockOSThread() / runtime.UnlockOSThread(), Go 1.10's semantics:
+ * the running goroutine keeps its worker thread, and that thread runs no
+ * other goroutine, until as many unlocks as locks (calls nest). C
+ * thread-locals and per-thread state (signal masks, namespaces) then stay
+ * the goroutine's across every switch. A goroutine that returns while
+ * locked ends its thread (it is not reused). An unlock with no lock to
+ * undo does nothing. The main goroutine (defergc_main) runs on a worker
+ * thread, not on the thread that called defergc_main. Each returns 0, or
+ * DEFERGC_ENOTGOROUTINE outside a goroutine (and does nothing). */
+int defergc_lock_os_thread(void);
+int defergc_unlock_os_thread(void);
 
 /* The running goroutine's DEFERGC_GO_LOCALS words: zero at its start,
  * scanned by the collectors (an object stored there stays alive while the

@@ -269,6 +269,43 @@ pub extern "C" fn defergc_exit_syscall() {
     entry("defergc_exit_syscall", go::exit_syscall)
 }
 
+/// Go's `runtime.GOMAXPROCS(n)`: sets the number of processors to `n`
+/// (at most 1024) and returns the previous number; `n < 1` only reads
+/// it. From any thread; starts the scheduler if needed.
+#[no_mangle]
+pub extern "C" fn defergc_gomaxprocs(n: c_int) -> c_int {
+    entry("defergc_gomaxprocs", || {
+        let n = usize::try_from(n).unwrap_or(0);
+        c_int::try_from(go::set_gomaxprocs(n)).unwrap_or(c_int::MAX)
+    })
+}
+
+/// Go's `runtime.LockOSThread()`: 0, or `DEFERGC_ENOTGOROUTINE` outside
+/// a goroutine (nothing is done).
+#[no_mangle]
+pub extern "C" fn defergc_lock_os_thread() -> c_int {
+    entry("defergc_lock_os_thread", || {
+        if go::goid() == 0 {
+            return errors::ENOTGOROUTINE;
+        }
+        go::lock_os_thread();
+        0
+    })
+}
+
+/// Go's `runtime.UnlockOSThread()`: 0 (also with no lock to undo), or
+/// `DEFERGC_ENOTGOROUTINE` outside a goroutine (nothing is done).
+#[no_mangle]
+pub extern "C" fn defergc_unlock_os_thread() -> c_int {
+    entry("defergc_unlock_os_thread", || {
+        if go::goid() == 0 {
+            return errors::ENOTGOROUTINE;
+        }
+        go::unlock_os_thread();
+        0
+    })
+}
+
 /// The running goroutine's `DEFERGC_GO_LOCALS` local words (zero when it
 /// starts, scanned by the collectors), or NULL outside a goroutine. Valid
 /// while the goroutine lives.

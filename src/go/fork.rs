@@ -21,6 +21,9 @@
 //! system call keeps no processor in the child (each is idle there, and
 //! its worker counts in `in_syscall`): its exit takes the slow path.
 //! sysmon did not come along: a new one starts in the child.
+//! A stop of the world in progress
+//! in the parent is forgotten in the child (its stopper is gone), and
+//! the handshake's lock is taken before the fork with the scheduler's.
 
 use super::g::{self, G};
 use super::{procs, stack};
@@ -45,6 +48,7 @@ fn fork_prepare() {
     super::netpoll::lock_for_fork();
     stack::lock_for_fork();
     crate::gc::fork::held::keep(s.lock());
+    s.world.lock_for_fork();
 }
 
 /// In the child (see the module docs): only the forking thread exists.
@@ -62,7 +66,9 @@ fn fork_child() {
         // A goroutine that forked between entering and leaving a system
         // call (as Go's ForkExec does) holds no processor.
         idle.in_syscall = usize::from(m.is_some() && mine.is_none() && forking.is_some());
-        for p in s.ps.iter().rev() {
+        idle.locked_parked = 0;
+        let ps: Vec<&procs::P> = s.ps().collect();
+        for p in ps.into_iter().rev() {
             p.runnext.store(ptr::null_mut(), Ordering::Release);
             // SAFETY: the child has one thread: no other holder, no
             // stealer is left.
@@ -76,6 +82,9 @@ fn fork_child() {
         }
         s.npidle.store(idle.ps.len(), Ordering::SeqCst);
     }
+    // A stop of the world the parent had begun waited for threads that
+    // are gone; the child's processors are idle or the forking worker's.
+    s.world.reset_after_fork();
     s.nmspinning.store(0, Ordering::SeqCst);
     if let Some(m) = m {
         m.spinning.set(false);

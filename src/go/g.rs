@@ -30,7 +30,7 @@ use crate::context::Context;
 use corosensei::stack::{Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) const RUNNABLE: u64 = 1;
 pub(crate) const RUNNING: u64 = 2;
@@ -138,6 +138,13 @@ pub(crate) struct G {
     pub(crate) is_main: Cell<bool>,
     /// A preemption request for its current time slice (`preempt.rs`).
     pub(crate) preempt: AtomicBool,
+    /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
+    /// set and cleared by the goroutine itself, read by the worker that
+    /// takes it from a run queue (the queue orders the two).
+    pub(crate) locked_m: AtomicPtr<()>,
+    /// Its `LockOSThread` nesting count (Go's external count): touched by
+    /// the goroutine itself only.
+    pub(crate) lock_count: Cell<u32>,
 }
 
 /// Bytes a goroutine's header takes at the top of its slot.
@@ -193,6 +200,8 @@ impl G {
                 schedlink: Cell::new(std::ptr::null()),
                 is_main: Cell::new(false),
                 preempt: AtomicBool::new(false),
+                locked_m: AtomicPtr::new(std::ptr::null_mut()),
+                lock_count: Cell::new(0),
             })
         };
         // SAFETY: just written; lives until the slot is given back.

@@ -44,6 +44,13 @@
 //! sysmon hands its worker's processor to another thread, so nothing
 //! starves ([`sched_stats`] counts what sysmon did).
 //!
+//! Run-time controls: [`set_gomaxprocs`] changes the number of
+//! processors while goroutines run (Go's `runtime.GOMAXPROCS`, stopping
+//! the world: a goroutine that loops without runtime calls delays the
+//! change until it makes one); [`lock_os_thread`] / [`unlock_os_thread`]
+//! keep a goroutine on its worker thread (Go's `LockOSThread`: nested,
+//! and a goroutine that exits locked ends its thread).
+//!
 //! Layout: `config.rs` (`GOMAXPROCS`, the stack size, the scheduler's
 //! start), `spawn.rs` (starting goroutines: `go`, the main goroutine,
 //! compiled code's), `program.rs` (the main goroutine's life: waiting for
@@ -63,6 +70,7 @@
 //! and `wait.rs` (channels, select, and the wait records and queues under
 //! them), `prim.rs` (the waiting protocol's primitives, loom's under
 //! `cfg(loom)`), `model.rs` (the loom model's API), `sync.rs` and
+//! `stw.rs` (stopping the world: `GOMAXPROCS` at run time),
 //! `sema.rs` (mutexes, wait groups, the semaphore), `timer.rs` (the timer
 //! heap under sleeps and timers), `rand.rs` (select and steal orders),
 //! `deadlock.rs` (Go's deadlock report, the goroutine list of a fatal
@@ -96,6 +104,7 @@ mod select;
 mod sema;
 mod spawn;
 mod stack;
+mod stw;
 mod sync;
 mod syscall;
 mod sysmon;
@@ -116,8 +125,8 @@ pub use self::config::{
 pub(crate) use self::deadlock::release_external as release_external_hold;
 pub use self::deadlock::ExternalWaker;
 pub use self::goroutine::{
-    enter_syscall, exit_syscall, goid, gosched, local, num_goroutine, park, set_local, stack_usage,
-    syscall, Goroutine, LOCAL_WORDS,
+    enter_syscall, exit_syscall, goid, gosched, local, lock_os_thread, num_goroutine, park,
+    set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,
 };
 pub(crate) use self::goroutine::{locals_ptr, park_unlock};
 pub(crate) use self::preempt::check_slow as preempt_check;
@@ -127,6 +136,7 @@ pub use self::select::Select;
 pub(crate) use self::select::{select as select_raw, Case as SelectCase, Chosen, Dir};
 pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
+pub use self::stw::set_gomaxprocs;
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
 pub use self::sysmon::{sched_stats, SchedStats};
 pub(crate) use self::time::sleep_ns;

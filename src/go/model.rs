@@ -15,6 +15,10 @@
 //! (`tests/netpoll_loom.rs`); [`set_lost_wakeup`] brings back a readiness
 //! that overwrites the parked waiter instead of readying it.
 //!
+//! [`World`] is the scheduler's stop-the-world handshake
+//! (`tests/stw_loom.rs`); [`set_two_stoppers`] brings back a stopper
+//! that does not wait for another to finish.
+//!
 //! [`Parker`] is an idle worker's real parker (`park.rs`), blocking in a
 //! poller with no descriptors behind it ([`install_poller`],
 //! [`poll_event`]) for `tests/park_loom.rs`; [`set_unchecked_poll`] brings
@@ -34,8 +38,57 @@ use super::select::{self, Case as RawCase, Chosen, Dir};
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_bug1, set_late_announce, set_lost_wakeup, set_retake_store, set_unchecked_poll,
+    set_bug1, set_late_announce, set_lost_wakeup, set_retake_store, set_two_stoppers,
+    set_unchecked_poll,
 };
+
+/// The scheduler's real stop-the-world handshake (`stw.rs`) for
+/// `tests/stw_loom.rs`: the model plays the scheduler lock and the
+/// processors around it.
+pub struct World(super::stw::World);
+
+impl World {
+    /// A world that runs.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> World {
+        World(super::stw::World::new())
+    }
+
+    /// Whether a stop is asked (a scheduling point's check).
+    pub fn waiting(&self) -> bool {
+        self.0.waiting()
+    }
+
+    /// Becomes the one stopper, waiting for another to finish.
+    pub fn acquire(&self) {
+        self.0.acquire()
+    }
+
+    /// The stopper is done.
+    pub fn release(&self) {
+        self.0.release()
+    }
+
+    /// A stop begins: `running` processors to wait for.
+    pub fn begin(&self, running: usize) {
+        self.0.begin(running)
+    }
+
+    /// A processor stopped for the stopper.
+    pub fn stopped_one(&self) {
+        self.0.stopped_one()
+    }
+
+    /// The stopper waits for every processor.
+    pub fn wait(&self) {
+        self.0.wait()
+    }
+
+    /// The world runs again.
+    pub fn end(&self) {
+        self.0.end()
+    }
+}
 
 /// A send found the channel closed (Go's `send on closed channel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -81,6 +81,21 @@ pub(crate) fn request(m: &M) {
     signal_async(m);
 }
 
+/// Asks every goroutine running on a processor to yield (Go's
+/// `preemptall`): what a stop of the world does once it has claimed the
+/// rest (`stw.rs`).
+pub(crate) fn request_all() {
+    let Some(s) = super::procs::get() else { return };
+    for p in s.ps() {
+        if p.status.load(Ordering::Acquire) == super::procs::P_RUNNING {
+            // SAFETY: workers are never freed.
+            if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
+                request(m);
+            }
+        }
+    }
+}
+
 /// The asynchronous half: interrupt `m`'s goroutine with a signal so that
 /// it yields at once; whether a signal was sent. Not built yet: the
 /// request waits for the goroutine's next preemption point.

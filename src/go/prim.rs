@@ -1,7 +1,8 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
 //! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
-//! (`park.rs`), of a processor's system-call handshake (`syscall.rs`) and
-//! of sysmon's wait (`sysmon.rs`): the waiter's done flag and a
+//! (`park.rs`), of a processor's system-call handshake (`syscall.rs`), of
+//! sysmon's wait (`sysmon.rs`) and of the stop-the-world handshake
+//! (`stw.rs`: its lock and condition variable): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!
@@ -17,11 +18,15 @@ pub(crate) use loom::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
 };
 #[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(loom)]
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
 };
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
@@ -200,3 +205,10 @@ impl<T> Lock<T> {
     /// None needed; the signature is the real one's.
     pub(crate) unsafe fn release_after_fork(&self) {}
 }
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/stw_loom.rs`: a stopper that does not wait for another
+    /// stopper to finish (two stops of the world at once).
+    TWO_STOPPERS, set_two_stoppers, two_stoppers
+);

@@ -32,6 +32,15 @@
 //!   starves while the call blocks; an `exit_syscall` that finds its
 //!   processor taken takes an idle one, else queues the goroutine
 //!   globally and parks the worker.
+//! - `LockOSThread`: a goroutine locked to its worker thread runs only
+//!   there, and that worker runs nothing else. When the goroutine switches
+//!   out, its worker gives its processor away and waits for it; the
+//!   worker that later takes it from a run queue hands that worker its
+//!   processor and parks (`idle.rs`: Go's `stoplockedm`,
+//!   `startlockedm`). A goroutine that exits locked ends its thread.
+//! - `GOMAXPROCS` changes while goroutines run, with the world stopped
+//!   (`stw.rs`): every worker stops its processor at its next scheduling
+//!   point (looking for work, giving its processor away).
 //! - Preemption (`preempt.rs`): a goroutine that has run one time slice
 //!   for 10 ms is asked by sysmon to yield, and does at its next
 //!   preemption point (the API's blocking channel and select entries,
@@ -44,7 +53,7 @@
 //! every goroutine is asleep: the program ends with Go's report.
 
 use super::g::{self, Switch, G};
-use super::idle::{find_runnable, stopm, wakep};
+use super::idle::{exit_locked_m, find_runnable, startlockedm, stoplockedm, stopm, wakep};
 use super::procs::{
     current_g, current_m, current_p, sched, DeadlockCheck, GRef, Sched, Settings, M, P,
 };
@@ -138,15 +147,39 @@ pub(crate) fn start(
 ) -> &'static Sched {
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
+    super::stw::real::set_preempt_all(super::preempt::request_all);
     super::sysmon::start();
     s
 }
 
-/// The worker loop: find a goroutine, run it, repeat. Never returns.
-fn schedule(m: &'static M) -> ! {
+/// The worker loop: find a goroutine, run it, repeat. Returns only when
+/// a goroutine locked to this worker exited: the thread ends.
+fn schedule(m: &'static M) {
     loop {
-        let g = find_runnable(m);
-        execute(m, g);
+        // SAFETY: a locked goroutine lives until it exits, which unlocks
+        // it (below).
+        let g = match unsafe { m.locked_g.get().as_ref() } {
+            Some(g) => {
+                stoplockedm(m);
+                g
+            }
+            None => {
+                let g = find_runnable(m);
+                let l = g.locked_m.load(Ordering::Acquire).cast::<M>().cast_const();
+                // SAFETY: workers are never freed.
+                if let Some(l) = unsafe { l.as_ref() } {
+                    if !ptr::eq(l, m) {
+                        startlockedm(m, l);
+                        continue;
+                    }
+                }
+                g
+            }
+        };
+        if !execute(m, g) {
+            exit_locked_m(m);
+            return;
+        }
     }
 }
 
@@ -160,7 +193,8 @@ pub(super) fn set_state(g: &G, state: u64) {
 }
 
 /// Runs `g` until it switches out, then does what its switch asks.
-fn execute(m: &'static M, g: &'static G) {
+/// Returns false when `g` exited locked to this worker.
+fn execute(m: &'static M, g: &'static G) -> bool {
     let geometry = stack::geometry();
     set_state(g, g::RUNNING);
     // A new time slice: no request made for an earlier one holds, and
@@ -186,7 +220,11 @@ fn execute(m: &'static M, g: &'static G) {
     super::preempt::clear(g);
     m.current.set(ptr::null());
     match switched {
-        None => finish(g, &geometry),
+        None => {
+            let locked = ptr::eq(m.locked_g.get(), g);
+            finish(g, &geometry);
+            return !locked;
+        }
         Some(why) => {
             if !g.stack_intact(&geometry) {
                 super::fault::stack_overflow(g.id());
@@ -207,12 +245,16 @@ fn execute(m: &'static M, g: &'static G) {
                     set_state(g, g::RUNNABLE);
                     sched().global().push(GRef(g));
                     wakep();
-                    // This worker has no processor: it parks until given one.
-                    stopm(m);
+                    // This worker has no processor: it parks until given
+                    // one (a locked worker waits for its goroutine).
+                    if m.locked_g.get().is_null() {
+                        stopm(m);
+                    }
                 }
             }
         }
     }
+    true
 }
 
 /// After a goroutine switched out to park: `WAITING`, unless a wakeup came

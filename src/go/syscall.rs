@@ -27,7 +27,7 @@
 
 use super::g::{self, Switch, G};
 use super::prim::AtomicU32;
-use super::procs::{self, P_IDLE, P_RUNNING, P_SYSCALL};
+use super::procs::{self, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
 use super::sched;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -92,6 +92,11 @@ pub(crate) fn enter_syscall(g: &G) {
         // In a system call already.
         return;
     };
+    if p.status.load(Ordering::Relaxed) != P_RUNNING {
+        // The stopper's own processor while the world is stopped
+        // (`stw.rs`): no one else runs, no one needs it.
+        return;
+    }
     // Blocked in the call, it cannot answer a collector.
     crate::context::block_enter();
     // A pending notification stays: a park after the call still sees it.
@@ -99,6 +104,25 @@ pub(crate) fn enter_syscall(g: &G) {
     m.p.set(ptr::null());
     m.oldp.set(p);
     publish_enter(&p.status, &p.syscalltick);
+    // A stop of the world that began after this processor was counted as
+    // running, but before it was published in the call, waits for it: it
+    // goes to the stopper now (Go's `entersyscall_gcwait`), or the stop
+    // would wait for the call to return. The fence pairs with the one
+    // after the stop's start: either this sees the stop, or the stop's
+    // claim sees `P_SYSCALL`.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let s = procs::sched();
+    if s.world.waiting() {
+        let mut idle = s.lock();
+        if p.status
+            .compare_exchange(P_SYSCALL, P_GCSTOP, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            // Its exit takes the slow path, which counts it out.
+            idle.in_syscall += 1;
+            s.world.stopped_one();
+        }
+    }
 }
 
 /// The running goroutine is back from a system call: it takes its

@@ -218,7 +218,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
         }
         let now = Instant::now();
         seen.resize(
-            s.ps.len(),
+            s.procs(),
             Seen {
                 schedtick: 0,
                 schedwhen: start,
@@ -227,7 +227,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
             },
         );
         let mut busy = false;
-        for (p, seen) in s.ps.iter().zip(seen.iter_mut()) {
+        for (p, seen) in s.ps().zip(seen.iter_mut()) {
             match p.status.load(Ordering::Acquire) {
                 P_SYSCALL => {
                     // A goroutine that loops on system calls keeps its
@@ -263,6 +263,10 @@ fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> boo
         return false;
     }
     let mut idle = s.lock();
+    if s.world.waiting() {
+        // A stop of the world claims processors in calls itself.
+        return false;
+    }
     if !super::syscall::retake(&p.status, &p.syscalltick, tick) {
         return false;
     }
