@@ -126,6 +126,49 @@ fn a_goroutine_blocked_in_a_system_call_does_not_stop_the_others() {
     println!("\nok");
 }
 
+/// A long system call with nothing else to run and another processor
+/// idle: sysmon retakes the processor once the call has lasted 10 ms and
+/// puts it in the idle list; the call's return then takes an idle one.
+/// (A retake left the processor `P_IDLE` before putting it in the list,
+/// which the list's double-put check took for a second put: the program
+/// aborted.)
+#[test]
+fn a_processor_retaken_with_nothing_to_run_goes_idle_and_comes_back() {
+    if !is_child() {
+        in_child(
+            "a_processor_retaken_with_nothing_to_run_goes_idle_and_comes_back",
+            "2",
+            &[],
+            Duration::from_secs(120),
+        );
+        return;
+    }
+    let before = go::sched_stats();
+    let status = go::run(|| {
+        for _ in 0..5 {
+            let before = go::sched_stats().syscall_retakes;
+            go::syscall(|| {
+                block_until(
+                    || go::sched_stats().syscall_retakes > before,
+                    Duration::from_secs(10),
+                )
+            });
+            // Back with a processor: goroutines run.
+            let c = Chan::<u64>::new(1);
+            let c2 = c.clone();
+            go::go(move || c2.send(7));
+            assert_eq!(c.recv(), Some(7));
+        }
+    });
+    assert_eq!(status, 0);
+    let after = go::sched_stats();
+    assert!(
+        after.syscall_retakes >= before.syscall_retakes + 5,
+        "{before:?} {after:?}"
+    );
+    println!("\nok");
+}
+
 /// 10,000 short system calls (getpid) with one processor: most of them
 /// take the processor back with the CAS (the fast path). A call that sysmon
 /// sees in two rounds (the thread was descheduled in it for 20 µs or more:

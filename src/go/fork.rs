@@ -74,10 +74,12 @@ fn fork_child() {
             // stealer is left.
             let local = unsafe { p.local() };
             while local.pop().is_some() {}
+            p.listed.store(false, Ordering::Relaxed);
             if mine.is_some_and(|q| q.id == p.id) {
                 continue;
             }
             p.status.store(procs::P_IDLE, Ordering::Release);
+            p.listed.store(true, Ordering::Relaxed);
             idle.ps.push(p);
         }
         s.npidle.store(idle.ps.len(), Ordering::SeqCst);

@@ -90,6 +90,10 @@ pub(crate) struct P {
     /// The worker that started the current time slice (`sched::execute`),
     /// for sysmon's preemption request.
     pub(super) m: AtomicPtr<M>,
+    /// Whether it is in the idle list (changed under the scheduler lock):
+    /// the status cannot say, as `P_IDLE` also means "retaken by sysmon
+    /// and being handed over".
+    pub(super) listed: AtomicBool,
 }
 
 // SAFETY: see the field docs: `local` belongs to the holder.
@@ -241,7 +245,12 @@ pub(super) fn start(
         // Every processor starts idle.
         let idle_ps = (0..n)
             .rev()
-            .map(|id| allp[id].load(Ordering::Relaxed).cast_const())
+            .map(|id| {
+                let p = allp[id].load(Ordering::Relaxed).cast_const();
+                // SAFETY: just made, never freed.
+                unsafe { &*p }.listed.store(true, Ordering::Relaxed);
+                p
+            })
             .collect();
         Sched {
             allp,
@@ -278,6 +287,7 @@ pub(super) fn new_p(id: usize, status: u32) -> *const P {
         schedtick: AtomicU32::new(0),
         syscalltick: prim::AtomicU32::new(0),
         m: AtomicPtr::new(ptr::null_mut()),
+        listed: AtomicBool::new(false),
     }))
 }
 
@@ -378,6 +388,8 @@ pub(super) fn current_p() -> Option<&'static P> {
 
 pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
     let p = idle.ps.pop()?;
+    // SAFETY: processors are never freed (the scheduler is static).
+    unsafe { &*p }.listed.store(false, Ordering::Relaxed);
     if s.npidle.fetch_sub(1, Ordering::SeqCst) == s.procs() {
         // The first busy processor: sysmon may be waiting for one.
         super::sysmon::wake();
@@ -388,9 +400,10 @@ pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
 
 pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
     // A processor in the list twice would run on two workers at once.
-    if p.status.swap(P_IDLE, Ordering::AcqRel) == P_IDLE {
+    if p.listed.swap(true, Ordering::Relaxed) {
         crate::abort("defergc: a processor was put in the idle list twice");
     }
+    p.status.store(P_IDLE, Ordering::Release);
     idle.ps.push(p);
     s.npidle.fetch_add(1, Ordering::SeqCst);
 }
