@@ -430,25 +430,28 @@ int defergc_record_free(void *record);
 
 /* Goroutines run on coroutine stacks (256 KiB of address space each by
  * default: DEFERGC_STACK_SIZE, e.g. "1MiB"), scheduled over GOMAXPROCS
- * worker threads (the GOMAXPROCS environment variable, else the cores).
+ * worker threads (the GOMAXPROCS environment variable, else the cores;
+ * defergc_gomaxprocs changes it while goroutines run).
  * Each has its own defer chain, panics and recover tokens; frames of the
  * C protocol work inside goroutines. A goroutine switches in runtime
  * calls (gosched, park, and what is built on them), at
- * defergc_exit_syscall, and, on x86-64 Linux, when it is preempted
- * asynchronously: a SIGURG makes it yield between two instructions of
- * compiled code (never inside the runtime, bdwgc, libc or the loader;
- * every register and the vector state are restored exactly). Compiled
- * code is the executable's functions that are not the runtime's, and the
- * ranges given to defergc_preempt_text. GODEBUG=asyncpreemptoff=1 turns it
- * off. A SIGURG handler the program installed before the runtime keeps
- * being called, and may see SIGURGs it did not send. System calls may
- * return EINTR (the handler has SA_RESTART; some calls fail regardless).
+ * defergc_exit_syscall, at preemption points (below defergc_gosched),
+ * and, on x86-64 Linux, when it is preempted asynchronously: a SIGURG
+ * makes it yield between two instructions of compiled code (never inside
+ * the runtime, bdwgc, libc or the loader; every register and the vector
+ * state are restored exactly). Compiled code is the executable's
+ * functions that are not the runtime's, and the ranges given to
+ * defergc_preempt_text. GODEBUG=asyncpreemptoff=1 turns it off. A SIGURG
+ * handler the program installed before the runtime keeps being called,
+ * and may see SIGURGs it did not send. System calls may return EINTR (the
+ * handler has SA_RESTART; some calls fail regardless).
  * Code that blocks its thread
  * goes between defergc_enter_syscall and defergc_exit_syscall. A stack
  * overflow ends the process: "defergc: goroutine N stack overflow",
  * status 2.
  * A goroutine may resume on another worker thread after any call that can
- * switch (every blocking operation, gosched, park, exit_syscall): a C
+ * switch (every blocking operation, gosched, park, exit_syscall, the
+ * preemption points): a C
  * thread-local (_Thread_local, __thread, pthread keys) read before such a
  * call and after it may name two threads' variables, and a C compiler may
  * even reuse the first address for the second read. Keep per-goroutine
@@ -509,6 +512,54 @@ int defergc_go(defergc_go_fn fn, const void *args, size_t size);
 /* runtime.Gosched(): lets other goroutines run (outside one: yields). */
 void defergc_gosched(void);
 
+/* Preemption requests and the poll point.
+ *
+ * The runtime's monitor thread (sysmon) asks a goroutine that has run one
+ * time slice for 10 ms without switching to yield. A goroutine honours the
+ * request at its next preemption point: a blocking channel operation or
+ * select, a mutex, rwmutex or wait-group wait, defergc_alloc and
+ * defergc_alloc_atomic, and DEFERGC_PREEMPT_POINT(). There it yields to
+ * the back of the global run queue (Go's gopreempt_m), and may resume on
+ * another worker thread (see the note on C thread-locals above).
+ *
+ * DEFERGC_PREEMPT_POINT() is the poll point for a compiler to put at loop
+ * back-edges (and function prologues if it likes) in code where a signal
+ * cannot be used to interrupt it: one relaxed load of
+ * defergc_preempt_pending and a branch not taken while it is zero (no
+ * request pending anywhere: almost always); only then the out-of-line
+ * defergc_preempt_check(), which yields if this goroutine was asked and
+ * returns at once otherwise. Go before 1.14 had only such cooperative
+ * checks, at function prologues (the stack-bound check with the bound
+ * poisoned): a loop without calls was never preempted (Go issue 10958);
+ * Go 1.14 added the signal. With GOMAXPROCS=1 a goroutine that loops
+ * without any preemption point keeps its worker, and every other
+ * goroutine waits.
+ *
+ * defergc_preempt_pending: how many requests are pending (read it only
+ * through the macro; its exact value is a hint). */
+extern uint32_t defergc_preempt_pending;
+
+/* Yields if sysmon asked the running goroutine to; else returns. Nothing
+ * outside a goroutine, or between defergc_enter_syscall and
+ * defergc_exit_syscall. */
+void defergc_preempt_check(void);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DEFERGC_PREEMPT_POINT()                                              \
+    do {                                                                     \
+        if (__builtin_expect(                                                \
+                __atomic_load_n(&defergc_preempt_pending, __ATOMIC_RELAXED), \
+                0))                                                          \
+            defergc_preempt_check();                                         \
+    } while (0)
+#else
+#define DEFERGC_PREEMPT_POINT()                                              \
+    do {                                                                     \
+        if (*(volatile uint32_t *)&defergc_preempt_pending)                  \
+            defergc_preempt_check();                                         \
+    } while (0)
+#endif
+
 /* The running goroutine's id (1 for the main goroutine of a program whose
  * first call was defergc_main), 0 outside a goroutine. */
 uint64_t defergc_goid(void);
@@ -546,11 +597,38 @@ int defergc_park_unlock(const char *reason, void (*unlock)(void *arg), void *arg
  * same way. */
 int defergc_ready(defergc_goroutine g);
 
-/* Around code that blocks the thread (a system call, native code): the
- * worker's processor goes to another thread meanwhile. Nothing outside a
- * goroutine; an exit without an enter, or a second enter, does nothing. */
+/* Around code that blocks the thread (a system call, native code). The
+ * enter only marks the worker's processor as in a system call (two stores,
+ * no lock); the exit takes it back with one compare-and-swap. If the call
+ * lasts (sysmon sees it in two rounds, 20 us or more), sysmon hands the
+ * processor to another thread meanwhile, so other goroutines keep running;
+ * the exit then takes an idle processor or waits for one. Nothing outside
+ * a goroutine; an exit without an enter, or a second enter, does
+ * nothing. */
 void defergc_enter_syscall(void);
 void defergc_exit_syscall(void);
+
+/* runtime.GOMAXPROCS(n): sets the number of processors (goroutines
+ * running at once) to n and returns the previous number; n < 1 only reads
+ * it, and n above 1024 sets 1024. Callable from any thread, inside a
+ * goroutine or not (it starts the scheduler if needed). A change stops
+ * every processor at its worker's next scheduling point (a runtime call
+ * that can switch: a goroutine that loops without one delays it), moves
+ * the goroutines queued on processors beyond n to the global queue, and
+ * starts the world again; the caller waits meanwhile. */
+int defergc_gomaxprocs(int n);
+
+/* runtime.LockOSThread() / runtime.UnlockOSThread(), Go 1.10's semantics:
+ * the running goroutine keeps its worker thread, and that thread runs no
+ * other goroutine, until as many unlocks as locks (calls nest). C
+ * thread-locals and per-thread state (signal masks, namespaces) then stay
+ * the goroutine's across every switch. A goroutine that returns while
+ * locked ends its thread (it is not reused). An unlock with no lock to
+ * undo does nothing. The main goroutine (defergc_main) runs on a worker
+ * thread, not on the thread that called defergc_main. Each returns 0, or
+ * DEFERGC_ENOTGOROUTINE outside a goroutine (and does nothing). */
+int defergc_lock_os_thread(void);
+int defergc_unlock_os_thread(void);
 
 /* The running goroutine's DEFERGC_GO_LOCALS words: zero at its start,
  * scanned by the collectors (an object stored there stays alive while the

@@ -40,6 +40,20 @@ fn a_goroutine_in_a_system_call_does_not_stop_the_others() {
     );
 }
 
+/// With one processor, a C goroutine looping on `DEFERGC_PREEMPT_POINT()`
+/// yields once sysmon asks it to (after 10 ms), and the goroutine queued
+/// behind it ends the loop. Without the request or the poll point the
+/// loop keeps the processor for ever: the program is killed.
+#[test]
+fn a_c_loop_on_the_poll_point_lets_another_goroutine_end_it() {
+    let exe = cprog::compile("go", &["tests/c/go.c"], &["-D_GNU_SOURCE"]);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("preempt").env("GOMAXPROCS", "1");
+    let out = cprog::run_with_deadline(&mut cmd, std::time::Duration::from_secs(60))
+        .unwrap_or_else(|text| panic!("the loop was never preempted: {text}"));
+    assert_ok(&out, "preempt ok");
+}
+
 /// Stderr of a process that must end with status 2.
 fn ends_with_status_2(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(2), "{}", cprog::text(out));

@@ -18,7 +18,8 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Removes /* */ and // comments and preprocessor lines.
+/// Removes /* */ and // comments and preprocessor lines (with their
+/// backslash-continued lines: a macro's body).
 fn strip_c(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
@@ -29,8 +30,13 @@ fn strip_c(text: &str) -> String {
         rest = &rest[end + 2..];
     }
     out.push_str(rest);
+    let mut continued = false;
     out.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter(|l| {
+            let directive = continued || l.trim_start().starts_with('#');
+            continued = directive && l.trim_end().ends_with('\\');
+            !directive
+        })
         .map(|l| l.split("//").next().unwrap())
         .collect::<Vec<_>>()
         .join(" ")

@@ -29,6 +29,9 @@ pub extern "C" fn defergc_init() {
 
 fn alloc(name: &str, kind: Kind, size: usize) -> *mut c_void {
     entry(name, || {
+        // A preemption point (one load while no request is pending), as
+        // Go's mallocgc is.
+        crate::go::preempt_point();
         gc::try_alloc(kind, size).map_or(std::ptr::null_mut(), |p| p.as_ptr().cast())
     })
 }

@@ -115,6 +115,15 @@ pub extern "C" fn defergc_gosched() {
     entry("defergc_gosched", go::gosched)
 }
 
+/// The out-of-line half of `DEFERGC_PREEMPT_POINT()`: yields (to the back
+/// of the global queue) if sysmon asked the running goroutine to, after it
+/// ran one time slice for 10 ms. Does nothing otherwise, outside a
+/// goroutine, or inside `defergc_enter_syscall`/`defergc_exit_syscall`.
+#[no_mangle]
+pub extern "C" fn defergc_preempt_check() {
+    entry("defergc_preempt_check", go::preempt_check)
+}
+
 /// The running goroutine's id (Go's goid), or 0 outside a goroutine.
 #[no_mangle]
 pub extern "C" fn defergc_goid() -> u64 {
@@ -258,6 +267,43 @@ pub extern "C" fn defergc_enter_syscall() {
 #[no_mangle]
 pub extern "C" fn defergc_exit_syscall() {
     entry("defergc_exit_syscall", go::exit_syscall)
+}
+
+/// Go's `runtime.GOMAXPROCS(n)`: sets the number of processors to `n`
+/// (at most 1024) and returns the previous number; `n < 1` only reads
+/// it. From any thread; starts the scheduler if needed.
+#[no_mangle]
+pub extern "C" fn defergc_gomaxprocs(n: c_int) -> c_int {
+    entry("defergc_gomaxprocs", || {
+        let n = usize::try_from(n).unwrap_or(0);
+        c_int::try_from(go::set_gomaxprocs(n)).unwrap_or(c_int::MAX)
+    })
+}
+
+/// Go's `runtime.LockOSThread()`: 0, or `DEFERGC_ENOTGOROUTINE` outside
+/// a goroutine (nothing is done).
+#[no_mangle]
+pub extern "C" fn defergc_lock_os_thread() -> c_int {
+    entry("defergc_lock_os_thread", || {
+        if go::goid() == 0 {
+            return errors::ENOTGOROUTINE;
+        }
+        go::lock_os_thread();
+        0
+    })
+}
+
+/// Go's `runtime.UnlockOSThread()`: 0 (also with no lock to undo), or
+/// `DEFERGC_ENOTGOROUTINE` outside a goroutine (nothing is done).
+#[no_mangle]
+pub extern "C" fn defergc_unlock_os_thread() -> c_int {
+    entry("defergc_unlock_os_thread", || {
+        if go::goid() == 0 {
+            return errors::ENOTGOROUTINE;
+        }
+        go::unlock_os_thread();
+        0
+    })
 }
 
 /// The running goroutine's `DEFERGC_GO_LOCALS` local words (zero when it

@@ -137,6 +137,12 @@ impl WorkerPreempt {
             tid: unsafe { libc::gettid() },
         }
     }
+
+    /// Drops a pending request (its time slice ended: the worker runs
+    /// another goroutine next).
+    pub(crate) fn forget(&self) {
+        self.pending.take();
+    }
 }
 
 /// Why a SIGURG did not preempt.
@@ -237,9 +243,7 @@ pub(crate) fn enabled() -> bool {
 /// Asks `m`'s goroutine to yield: records the request, and sends SIGURG
 /// to `m`'s thread. False when no signal was sent (preemption is off or
 /// absent here): the request stays recorded for the cooperative checks.
-// sysmon (go/sysmon.rs) calls it through `preempt::request`; until that
-// is merged, only the tests' hook does.
-#[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+/// sysmon calls it through `preempt::request`.
 pub(crate) fn signal(m: &M) -> bool {
     m.preempt.pending.make();
     if !enabled() {

@@ -386,6 +386,10 @@ impl RawChan {
     /// `elem` points to `elem_size` readable bytes, valid until this
     /// returns.
     pub(crate) unsafe fn send(&self, elem: *const u8, block: bool) -> Result<bool, ChanError> {
+        if block {
+            // A preemption point (preempt.rs): a blocking send may switch.
+            super::preempt::check();
+        }
         // A full buffer has no waiting receiver (they wait only while it
         // is empty): without blocking, nothing to do.
         if !block
@@ -426,6 +430,10 @@ impl RawChan {
     /// `elem` is null or has `elem_size` writable bytes, valid until this
     /// returns.
     pub(crate) unsafe fn recv(&self, elem: *mut u8, block: bool) -> Received {
+        if block {
+            // A preemption point (preempt.rs): a blocking receive may switch.
+            super::preempt::check();
+        }
         // An empty buffer has no waiting sender (they wait only while it
         // is full): without blocking, nothing to do unless it is closed.
         if !block

@@ -163,7 +163,10 @@ fn install_panic_hook() {
 }
 
 /// The number of processors (Go's `runtime.GOMAXPROCS(0)`); starts the
-/// scheduler if needed.
+/// scheduler if needed. [`set_gomaxprocs`](super::set_gomaxprocs)
+/// changes it while goroutines run; the setting here (or the
+/// `GOMAXPROCS` environment variable) is the count the scheduler starts
+/// with.
 pub fn gomaxprocs() -> usize {
     scheduler().procs()
 }

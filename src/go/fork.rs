@@ -17,7 +17,13 @@
 //! channels and locks it made there; anything another goroutine may have
 //! held at the fork (a channel shared with it, a mutex) may stay held. As
 //! in Go, whose child of `syscall.ForkExec` only execs, the safe use is
-//! exec or `_exit` soon after the fork.
+//! exec or `_exit` soon after the fork. A goroutine that forks inside a
+//! system call keeps no processor in the child (each is idle there, and
+//! its worker counts in `in_syscall`): its exit takes the slow path.
+//! sysmon did not come along: a new one starts in the child.
+//! A stop of the world in progress
+//! in the parent is forgotten in the child (its stopper is gone), and
+//! the handshake's lock is taken before the fork with the scheduler's.
 
 use super::g::{self, G};
 use super::{procs, stack};
@@ -42,6 +48,7 @@ fn fork_prepare() {
     super::netpoll::lock_for_fork();
     stack::lock_for_fork();
     crate::gc::fork::held::keep(s.lock());
+    s.world.lock_for_fork();
 }
 
 /// In the child (see the module docs): only the forking thread exists.
@@ -59,20 +66,27 @@ fn fork_child() {
         // A goroutine that forked between entering and leaving a system
         // call (as Go's ForkExec does) holds no processor.
         idle.in_syscall = usize::from(m.is_some() && mine.is_none() && forking.is_some());
-        for p in s.ps.iter().rev() {
+        idle.locked_parked = 0;
+        let ps: Vec<&procs::P> = s.ps().collect();
+        for p in ps.into_iter().rev() {
             p.runnext.store(ptr::null_mut(), Ordering::Release);
             // SAFETY: the child has one thread: no other holder, no
             // stealer is left.
             let local = unsafe { p.local() };
             while local.pop().is_some() {}
+            p.listed.store(false, Ordering::Relaxed);
             if mine.is_some_and(|q| q.id == p.id) {
                 continue;
             }
             p.status.store(procs::P_IDLE, Ordering::Release);
+            p.listed.store(true, Ordering::Relaxed);
             idle.ps.push(p);
         }
         s.npidle.store(idle.ps.len(), Ordering::SeqCst);
     }
+    // A stop of the world the parent had begun waited for threads that
+    // are gone; the child's processors are idle or the forking worker's.
+    s.world.reset_after_fork();
     s.nmspinning.store(0, Ordering::SeqCst);
     if let Some(m) = m {
         m.spinning.set(false);
@@ -100,4 +114,5 @@ fn fork_child() {
     // SAFETY: the child half of a fork; the poller's locks were released.
     unsafe { super::netpoll::restart_after_fork() };
     super::timer::restart_after_fork();
+    super::sysmon::restart_after_fork();
 }

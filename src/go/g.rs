@@ -30,7 +30,7 @@ use crate::context::Context;
 use corosensei::stack::{Stack, StackPointer};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) const RUNNABLE: u64 = 1;
 pub(crate) const RUNNING: u64 = 2;
@@ -60,15 +60,16 @@ pub(crate) const INLINE_ARGS: usize = 128;
 pub(crate) enum Switch {
     /// `gosched`: runnable again at once.
     Yield,
-    /// Preempted (async_preempt.rs): runnable again, behind every
-    /// goroutine queued anywhere (the global queue, as Go's
-    /// `gopreempt_m`), so that a processor's own queue runs first.
-    Preempted,
     /// Parking: the worker moves it to `WAITING` (unless notified), then
     /// runs its unlock action.
     Park,
     /// Leaving for a system call's slow return: queue it, stop the worker.
     SyscallExit,
+    /// Honouring a preemption request (`preempt.rs`, or a signal's:
+    /// `async_preempt.rs`): runnable again, at the back of the global
+    /// queue (Go's `gopreempt_m`), so that a processor's own queue runs
+    /// first.
+    Preempt,
 }
 
 /// Something the worker runs right after a goroutine parked (Go's unlockf):
@@ -137,6 +138,15 @@ pub(crate) struct G {
     pub(crate) schedlink: Cell<*const G>,
     /// Whether this is the main goroutine of `go::run`.
     pub(crate) is_main: Cell<bool>,
+    /// A preemption request for its current time slice (`preempt.rs`).
+    pub(crate) preempt: AtomicBool,
+    /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
+    /// set and cleared by the goroutine itself, read by the worker that
+    /// takes it from a run queue (the queue orders the two).
+    pub(crate) locked_m: AtomicPtr<()>,
+    /// Its `LockOSThread` nesting count (Go's external count): touched by
+    /// the goroutine itself only.
+    pub(crate) lock_count: Cell<u32>,
 }
 
 /// Bytes a goroutine's header takes at the top of its slot.
@@ -191,6 +201,9 @@ impl G {
                 args: UnsafeCell::new([0; INLINE_ARGS / 8]),
                 schedlink: Cell::new(std::ptr::null()),
                 is_main: Cell::new(false),
+                preempt: AtomicBool::new(false),
+                locked_m: AtomicPtr::new(std::ptr::null_mut()),
+                lock_count: Cell::new(0),
             })
         };
         // SAFETY: just written; lives until the slot is given back.

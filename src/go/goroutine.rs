@@ -150,6 +150,48 @@ pub fn syscall<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Go's `runtime.LockOSThread()`: the running goroutine keeps its worker
+/// thread, and that thread runs no other goroutine, until as many
+/// [`unlock_os_thread`] calls as lock calls (calls nest, as Go's do
+/// since 1.10). While the goroutine is parked its thread waits for it
+/// (the thread's processor runs other goroutines on other threads). A
+/// goroutine that exits locked ends its thread, as in Go: code that
+/// changed the thread's state (a namespace, a signal mask, a C
+/// library's thread-local) leaves it with the thread. The main goroutine
+/// runs on a worker thread like any other (the thread that called
+/// [`run`](super::run) only waits), so locking it keeps a worker, not
+/// the process's first thread. Does nothing outside a goroutine.
+pub fn lock_os_thread() {
+    let (Some(g), Some(m)) = (procs::current_g(), procs::current_m()) else {
+        return;
+    };
+    let Some(n) = g.lock_count.get().checked_add(1) else {
+        fatal_plain("LockOSThread nesting overflow")
+    };
+    g.lock_count.set(n);
+    g.locked_m
+        .store((m as *const procs::M).cast_mut().cast(), Ordering::Release);
+    m.locked_g.set(g);
+}
+
+/// Go's `runtime.UnlockOSThread()`: undoes one [`lock_os_thread`]; the
+/// last one lets the goroutine move between threads again. With no lock
+/// to undo it does nothing (as in Go), and outside a goroutine too.
+pub fn unlock_os_thread() {
+    let (Some(g), Some(m)) = (procs::current_g(), procs::current_m()) else {
+        return;
+    };
+    let n = g.lock_count.get();
+    if n == 0 {
+        return;
+    }
+    g.lock_count.set(n - 1);
+    if n == 1 {
+        g.locked_m.store(std::ptr::null_mut(), Ordering::Release);
+        m.locked_g.set(std::ptr::null());
+    }
+}
+
 /// Goroutine-local words: each goroutine has [`LOCAL_WORDS`] of them,
 /// zero at start, scanned by the collectors (a pointer stored there keeps
 /// its object alive while the goroutine lives).

@@ -2,11 +2,21 @@
 //! stealing), spinning, and parking and waking workers (Go's
 //! `findRunnable`, `wakep`, `startm`, `stopm`). A worker blocks in
 //! `park.rs`'s one primitive; the queues it searches are `procs.rs`'s.
+//!
+//! Two kinds of worker are not idle workers: one whose locked goroutine
+//! (`LockOSThread`) switched out gives its processor away and waits for
+//! that goroutine alone ([`stoplockedm`]); a worker that finds a
+//! goroutine locked to another worker hands that worker its processor
+//! and parks ([`startlockedm`]). While the world is being stopped
+//! (`stw.rs`), a processor given away goes to the stopper
+//! ([`release_p`]) and a worker about to look for work stops its
+//! processor first.
 
 use super::g::{self, G};
 use super::park::{Parker, Wake};
 use super::procs::{
-    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, M, P, P_RUNNING,
+    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, Idle, Sched, M, P,
+    P_GCSTOP, P_RUNNING,
 };
 use std::cell::Cell;
 use std::ptr;
@@ -71,6 +81,9 @@ const WORKER_STACK: usize = 256 << 10;
 
 pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
     let p = p as *const P as usize;
+    // Worker names stay unique when workers end (locked goroutines).
+    static NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let id = id.max(NAMES.fetch_add(1, Ordering::Relaxed) + 1);
     let spawned = std::thread::Builder::new()
         .name(format!("defergc-go-{id}"))
         .stack_size(WORKER_STACK)
@@ -83,7 +96,10 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 parker: Parker::for_current(),
                 scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
+                oldp: Cell::new(ptr::null()),
                 spinning: Cell::new(spinning),
+                locked_g: Cell::new(ptr::null()),
+                locked_wait: AtomicBool::new(false),
                 polled: Cell::new(None),
                 current: Cell::new(ptr::null()),
                 preempt: super::async_preempt::WorkerPreempt::for_current_thread(),
@@ -92,7 +108,12 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
             super::async_preempt::register_worker(m);
             m.p.set(p as *const P);
             m.scan.set_g0_sp(g::approximate_sp().saturating_sub(4096));
-            (sched().worker_loop)(m)
+            (sched().worker_loop)(m);
+            // The loop returned: a goroutine locked to this thread exited
+            // (Go terminates such a thread). What the thread kept for
+            // itself goes back; the worker's records stay (never freed).
+            m.scan.retire();
+            super::stack::release_local();
         });
     if let Err(e) = spawned {
         crate::abort(&format!(
@@ -112,6 +133,11 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
             stopm(m);
             continue;
         };
+        if s.world.waiting() {
+            // A scheduling point: the processor stops for the stopper.
+            gcstopm(m, p);
+            continue;
+        }
         // Timers that are due first: what they ready is queued here.
         if super::park::timers_due() {
             super::park::run_timers();
@@ -125,7 +151,8 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
             continue;
         }
         if !m.spinning.get()
-            && 2 * s.nmspinning.load(Ordering::SeqCst) < s.procs() - s.npidle.load(Ordering::SeqCst)
+            && 2 * s.nmspinning.load(Ordering::SeqCst)
+                < s.procs().saturating_sub(s.npidle.load(Ordering::SeqCst))
         {
             m.spinning.set(true);
             s.nmspinning.fetch_add(1, Ordering::SeqCst);
@@ -153,7 +180,7 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
         let was_spinning = m.spinning.replace(false);
         {
             let mut idle = s.lock();
-            pidleput(s, &mut idle, p);
+            release_p(s, &mut idle, p);
         }
         m.p.set(ptr::null());
         if was_spinning {
@@ -196,13 +223,7 @@ pub(super) fn stopm(m: &'static M) {
     {
         let mut idle = s.lock();
         idle.ms.push(m);
-        (s.deadlock_check)(
-            idle.workers,
-            idle.ms.len(),
-            idle.in_syscall,
-            &s.goroutines,
-            &s.launching,
-        );
+        deadlock_check(s, &idle);
     }
     loop {
         // No deadline: only a processor handed over, a poll that readied
@@ -258,6 +279,144 @@ pub(super) fn stopm(m: &'static M) {
             None => wakep(),
         }
     }
+}
+
+/// The deadlock check as a worker parks (under the scheduler lock); not
+/// while the world is stopped, when every worker may be parked.
+pub(super) fn deadlock_check(s: &Sched, idle: &Idle) {
+    if s.world.waiting() {
+        return;
+    }
+    (s.deadlock_check)(
+        idle.workers,
+        idle.ms.len() + idle.locked_parked,
+        idle.in_syscall,
+        &s.goroutines,
+        &s.launching,
+    );
+}
+
+/// A processor its worker gives up (under the scheduler lock): to the
+/// stopper while the world is being stopped, else to the idle list.
+pub(super) fn release_p(s: &Sched, idle: &mut Idle, p: &P) {
+    if s.world.waiting() {
+        p.status.store(P_GCSTOP, Ordering::Release);
+        s.world.stopped_one();
+    } else {
+        pidleput(s, idle, p);
+    }
+}
+
+/// Go's `gcstopm`: at a scheduling point while the world is being
+/// stopped, the worker stops its processor and parks.
+fn gcstopm(m: &'static M, p: &'static P) {
+    let s = sched();
+    if m.spinning.replace(false) {
+        s.nmspinning.fetch_sub(1, Ordering::SeqCst);
+    }
+    m.p.set(ptr::null());
+    release_p(s, &mut s.lock(), p);
+    stopm(m);
+}
+
+/// Go's `handoffp`: a worker that stops running goroutines gives `p` to
+/// another worker if there is work for it, else back (idle, or to the
+/// stopper).
+pub(super) fn handoffp(p: &'static P) {
+    let s = sched();
+    let mut idle = s.lock();
+    if !s.world.waiting() && (p.has_work() || !s.global().is_empty()) {
+        drop(idle);
+        startm(Some(p), false);
+    } else {
+        release_p(s, &mut idle, p);
+    }
+}
+
+/// Go's `stoplockedm`: the goroutine locked to this worker switched out
+/// (parked, yielded, back from a system call without a processor). The
+/// worker gives its processor away and waits until the goroutine is
+/// handed to it with a processor ([`startlockedm`]); it runs nothing
+/// else meanwhile. Returns holding the processor it was handed.
+pub(super) fn stoplockedm(m: &'static M) {
+    let s = sched();
+    // SAFETY: processors are never freed.
+    if let Some(p) = unsafe { m.p.replace(ptr::null()).as_ref() } {
+        handoffp(p);
+    }
+    if m.spinning.replace(false) {
+        s.nmspinning.fetch_sub(1, Ordering::SeqCst);
+    }
+    {
+        let mut idle = s.lock();
+        // Handed over already (the goroutine was readied and found before
+        // this worker got here).
+        let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
+        if !p.is_null() {
+            m.p.set(p);
+            return;
+        }
+        m.locked_wait.store(true, Ordering::Relaxed);
+        idle.locked_parked += 1;
+        deadlock_check(s, &idle);
+    }
+    loop {
+        // Timers due and what a poll readied run elsewhere: readied
+        // goroutines go to the global queue, each with a wakep.
+        match m.parker.block() {
+            Wake::Woken => {
+                let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
+                if !p.is_null() {
+                    m.p.set(p);
+                    return;
+                }
+            }
+            Wake::Timers => {
+                super::park::run_timers();
+            }
+            Wake::Polled => {}
+        }
+    }
+}
+
+/// Go's `startlockedm`: the goroutine this worker found is locked to
+/// worker `l`: this worker's processor goes to `l`, which runs it, and
+/// this worker parks as an idle one.
+pub(super) fn startlockedm(m: &'static M, l: &'static M) {
+    let s = sched();
+    stop_spinning(m);
+    let p = m.p.replace(ptr::null());
+    let wake = {
+        let mut idle = s.lock();
+        l.next_p.store(p.cast_mut(), Ordering::Release);
+        let waiting = l.locked_wait.swap(false, Ordering::Relaxed);
+        if waiting {
+            idle.locked_parked -= 1;
+        }
+        waiting
+    };
+    if wake {
+        l.parker.wake();
+    }
+    stopm(m);
+}
+
+/// The worker ends: its locked goroutine exited (Go: "the thread will be
+/// terminated"). Its processor goes to another worker or back, and it no
+/// longer counts as a worker.
+pub(super) fn exit_locked_m(m: &'static M) {
+    let s = sched();
+    m.locked_g.set(ptr::null());
+    if m.spinning.replace(false) {
+        s.nmspinning.fetch_sub(1, Ordering::SeqCst);
+    }
+    // SAFETY: processors are never freed.
+    if let Some(p) = unsafe { m.p.replace(ptr::null()).as_ref() } {
+        handoffp(p);
+    }
+    let mut idle = s.lock();
+    idle.workers -= 1;
+    deadlock_check(s, &idle);
 }
 
 /// A timer needs watching and no idle worker watches: a parked worker is

@@ -29,14 +29,27 @@
 //! may move between threads at every switch); goroutine-local words that
 //! the collectors scan are [`local`] and [`set_local`].
 //!
-//! What is and is not preempted: scheduling is cooperative. A goroutine
-//! switches out only in runtime calls: [`gosched`], [`park`], the channel,
-//! lock and sleep operations built on them, and [`exit_syscall`]. A
-//! goroutine that loops without such calls keeps its worker (the others
-//! keep running the rest). A goroutine about to block its thread (a system
-//! call, native code, a lock of another library) says so with
-//! [`enter_syscall`] / [`exit_syscall`] (or [`syscall`]): its worker's
-//! processor goes to another thread meanwhile, so nothing starves.
+//! What is and is not preempted: a goroutine switches out only in runtime
+//! calls: [`gosched`], [`park`], the channel, lock and sleep operations
+//! built on them, and [`exit_syscall`]. A monitor thread (sysmon) asks a
+//! goroutine that has run for 10 ms without switching to yield, and it
+//! does at its next *preemption point*: a blocking channel or select
+//! operation, a sync lock or wait, `defergc_alloc`, [`exit_syscall`], or
+//! [`preempt_point`], the poll point a compiler puts at loop back-edges.
+//! A goroutine that loops without any of them keeps
+//! its worker (the others keep running the rest). A goroutine about to
+//! block its thread (a system call, native code, a lock of another
+//! library) says so with [`enter_syscall`] / [`exit_syscall`] (or
+//! [`syscall`]): that costs two stores and a CAS; if the call lasts,
+//! sysmon hands its worker's processor to another thread, so nothing
+//! starves ([`sched_stats`] counts what sysmon did).
+//!
+//! Run-time controls: [`set_gomaxprocs`] changes the number of
+//! processors while goroutines run (Go's `runtime.GOMAXPROCS`, stopping
+//! the world: a goroutine that loops without runtime calls delays the
+//! change until it makes one); [`lock_os_thread`] / [`unlock_os_thread`]
+//! keep a goroutine on its worker thread (Go's `LockOSThread`: nested,
+//! and a goroutine that exits locked ends its thread).
 //!
 //! Layout: `config.rs` (`GOMAXPROCS`, the stack size, the scheduler's
 //! start), `spawn.rs` (starting goroutines: `go`, the main goroutine,
@@ -49,13 +62,17 @@
 //! (processors, workers, run queues), `idle.rs` (finding work, spinning,
 //! parking and waking workers), `sched.rs` (`schedule()`, readying, the
 //! policy), `syscall.rs` (system
-//! calls: handing the processor over), `async_preempt.rs` (asynchronous
-//! preemption's policy: requests, the safe-point decision, the yield;
-//! `signal/preempt.rs` is the mechanism), `fork.rs` (the fork hooks),
+//! calls: the processor's `P_SYSCALL` state and its handshake),
+//! `sysmon.rs` (the monitor thread: retaking processors from system
+//! calls, preemption requests), `preempt.rs` (requests and the poll
+//! point), `async_preempt.rs` (asynchronous preemption's policy: the
+//! safe-point decision, the yield; `signal/preempt.rs` is the mechanism),
+//! `fork.rs` (the fork hooks),
 //! `scan.rs` (how bdwgc scans goroutine stacks), `chan.rs`, `select.rs`
 //! and `wait.rs` (channels, select, and the wait records and queues under
 //! them), `prim.rs` (the waiting protocol's primitives, loom's under
 //! `cfg(loom)`), `model.rs` (the loom model's API), `sync.rs` and
+//! `stw.rs` (stopping the world: `GOMAXPROCS` at run time),
 //! `sema.rs` (mutexes, wait groups, the semaphore), `timer.rs` (the timer
 //! heap under sleeps and timers), `rand.rs` (select and steal orders),
 //! `deadlock.rs` (Go's deadlock report, the goroutine list of a fatal
@@ -79,6 +96,7 @@ pub mod net;
 pub(crate) mod netpoll;
 mod park;
 pub(crate) mod pollfd;
+mod preempt;
 mod prim;
 mod procs;
 mod program;
@@ -89,8 +107,10 @@ mod select;
 mod sema;
 mod spawn;
 mod stack;
+mod stw;
 mod sync;
 mod syscall;
+mod sysmon;
 mod time;
 mod timer;
 mod wait;
@@ -112,16 +132,20 @@ pub use self::config::{
 pub(crate) use self::deadlock::release_external as release_external_hold;
 pub use self::deadlock::ExternalWaker;
 pub use self::goroutine::{
-    enter_syscall, exit_syscall, goid, gosched, local, num_goroutine, park, set_local, stack_usage,
-    syscall, Goroutine, LOCAL_WORDS,
+    enter_syscall, exit_syscall, goid, gosched, local, lock_os_thread, num_goroutine, park,
+    set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,
 };
 pub(crate) use self::goroutine::{locals_ptr, park_unlock};
+pub(crate) use self::preempt::check_slow as preempt_check;
+pub use self::preempt::preempt_point;
 pub(crate) use self::program::run_main;
 pub use self::select::Select;
 pub(crate) use self::select::{select as select_raw, Case as SelectCase, Chosen, Dir};
 pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
+pub use self::stw::set_gomaxprocs;
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
+pub use self::sysmon::{sched_stats, SchedStats};
 pub(crate) use self::time::sleep_ns;
 pub(crate) use self::time::timer_reset;
 pub use self::time::{after, sleep, Timer};

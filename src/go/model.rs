@@ -15,11 +15,22 @@
 //! (`tests/netpoll_loom.rs`); [`set_lost_wakeup`] brings back a readiness
 //! that overwrites the parked waiter instead of readying it.
 //!
+//! [`World`] is the scheduler's stop-the-world handshake
+//! (`tests/stw_loom.rs`); [`set_two_stoppers`] brings back a stopper
+//! that does not wait for another to finish.
+//!
 //! [`Parker`] is an idle worker's real parker (`park.rs`), blocking in a
 //! poller with no descriptors behind it ([`install_poller`],
 //! [`poll_event`]) for `tests/park_loom.rs`; [`set_unchecked_poll`] brings
 //! back a parker that claims the poll without looking at its wake flag
 //! again.
+//!
+//! [`SyscallP`] is a processor's status and system-call tick with the real
+//! transitions of `syscall.rs` (enter, the worker's reacquire, sysmon's
+//! retake), and [`Sleeper`] sysmon's real wait (`sysmon.rs`), for
+//! `tests/syscall_loom.rs`; [`set_retake_store`] brings back a retake by
+//! a plain store, [`set_late_announce`] a sysmon that looks before it
+//! announces its wait.
 //!
 //! [`PreemptRequest`] is a worker's real preemption request
 //! (`async_preempt.rs`) for `tests/preempt_loom.rs`.
@@ -29,7 +40,58 @@ use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 use std::sync::atomic::Ordering;
 
-pub use super::prim::{set_bug1, set_lost_wakeup, set_unchecked_poll};
+pub use super::prim::{
+    set_bug1, set_late_announce, set_lost_wakeup, set_retake_store, set_two_stoppers,
+    set_unchecked_poll,
+};
+
+/// The scheduler's real stop-the-world handshake (`stw.rs`) for
+/// `tests/stw_loom.rs`: the model plays the scheduler lock and the
+/// processors around it.
+pub struct World(super::stw::World);
+
+impl World {
+    /// A world that runs.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> World {
+        World(super::stw::World::new())
+    }
+
+    /// Whether a stop is asked (a scheduling point's check).
+    pub fn waiting(&self) -> bool {
+        self.0.waiting()
+    }
+
+    /// Becomes the one stopper, waiting for another to finish.
+    pub fn acquire(&self) {
+        self.0.acquire()
+    }
+
+    /// The stopper is done.
+    pub fn release(&self) {
+        self.0.release()
+    }
+
+    /// A stop begins: `running` processors to wait for.
+    pub fn begin(&self, running: usize) {
+        self.0.begin(running)
+    }
+
+    /// A processor stopped for the stopper.
+    pub fn stopped_one(&self) {
+        self.0.stopped_one()
+    }
+
+    /// The stopper waits for every processor.
+    pub fn wait(&self) {
+        self.0.wait()
+    }
+
+    /// The world runs again.
+    pub fn end(&self) {
+        self.0.end()
+    }
+}
 
 /// A send found the channel closed (Go's `send on closed channel`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,5 +444,65 @@ impl PreemptRequest {
     /// Whether one is pending.
     pub fn pending(&self) -> bool {
         self.0.pending()
+    }
+}
+
+/// A processor's status word and system-call tick (`procs::P`'s), with
+/// `syscall.rs`'s transitions on them. It starts `P_RUNNING`, held by the
+/// thread that made it.
+pub struct SyscallP {
+    status: super::prim::AtomicU32,
+    tick: super::prim::AtomicU32,
+}
+
+impl SyscallP {
+    /// A running processor.
+    pub fn new_running() -> SyscallP {
+        SyscallP {
+            status: super::prim::AtomicU32::new(super::procs::P_RUNNING),
+            tick: super::prim::AtomicU32::new(0),
+        }
+    }
+
+    /// The holder enters a system call (`syscall::publish_enter`).
+    pub fn enter(&self) {
+        super::syscall::publish_enter(&self.status, &self.tick);
+    }
+
+    /// The holder is back: whether it took the processor back.
+    pub fn reacquire(&self) -> bool {
+        super::syscall::reacquire(&self.status)
+    }
+
+    /// sysmon's look: the tick of the call the processor is in, if it is
+    /// in one.
+    pub fn in_syscall(&self) -> Option<u32> {
+        (self.status.load(Ordering::Acquire) == super::procs::P_SYSCALL)
+            .then(|| self.tick.load(Ordering::Relaxed))
+    }
+
+    /// sysmon takes it if it is still in the call of tick `seen`.
+    pub fn retake(&self, seen: u32) -> bool {
+        super::syscall::retake(&self.status, &self.tick, seen)
+    }
+}
+
+/// sysmon's wait for a busy processor (`sysmon::Sleeper`).
+pub struct Sleeper(super::sysmon::Sleeper);
+
+impl Sleeper {
+    /// The calling thread's.
+    pub fn for_current() -> Sleeper {
+        Sleeper(super::sysmon::Sleeper::for_current())
+    }
+
+    /// Blocks while `idle()` holds until woken; whether it blocked.
+    pub fn wait_while(&self, idle: impl Fn() -> bool) -> bool {
+        self.0.wait_while(idle)
+    }
+
+    /// Wakes it if it waits (after making its `idle()` false).
+    pub fn wake(&self) {
+        self.0.wake();
     }
 }

@@ -1,7 +1,9 @@
 //! The synchronisation primitives of the waiting protocol (`wait.rs`,
 //! `chan.rs`, `select.rs`, `netpoll.rs`) and of the idle worker's parker
-//! (`park.rs`), and of a worker's preemption request
-//! (`async_preempt.rs`, `tests/preempt_loom.rs`): the waiter's done flag and a
+//! (`park.rs`), of a processor's system-call handshake (`syscall.rs`), of
+//! sysmon's wait (`sysmon.rs`) and of the stop-the-world handshake
+//! (`stw.rs`: its lock and condition variable), and of a worker's
+//! preemption request (`async_preempt.rs`, `tests/preempt_loom.rs`): the waiter's done flag and a
 //! select's selection word, a channel's lock, a poller descriptor's lock,
 //! and how a plain thread blocks and is woken.
 //!
@@ -13,11 +15,19 @@
 //! test may run: loom's types work only inside `loom::model`.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize,
+};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
@@ -134,6 +144,20 @@ bug_switch!(
     UNCHECKED_POLL, set_unchecked_poll, unchecked_poll
 );
 
+#[cfg(loom)]
+bug_switch!(
+    /// sysmon's lost wake, for `tests/syscall_loom.rs`: sysmon looks at the
+    /// idle count before it announces that it waits.
+    LATE_ANNOUNCE, set_late_announce, late_announce
+);
+
+#[cfg(loom)]
+bug_switch!(
+    /// The double owner, for `tests/syscall_loom.rs`: sysmon retakes a
+    /// processor in a system call with a plain store, not a CAS.
+    RETAKE_STORE, set_retake_store, retake_store
+);
+
 /// A lock with a guard, for state changed only under it (a poller
 /// descriptor's): parking_lot's mutex, or loom's under `cfg(loom)`.
 #[cfg(not(loom))]
@@ -182,3 +206,10 @@ impl<T> Lock<T> {
     /// None needed; the signature is the real one's.
     pub(crate) unsafe fn release_after_fork(&self) {}
 }
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/stw_loom.rs`: a stopper that does not wait for another
+    /// stopper to finish (two stops of the world at once).
+    TWO_STOPPERS, set_two_stoppers, two_stoppers
+);

@@ -5,9 +5,32 @@
 //! with them is `idle.rs` (finding work, spinning, parking, waking) and
 //! `sched.rs` (running goroutines). The scheduler's policy is in
 //! `sched.rs`'s docs.
+//!
+//! A processor's status says who may use it: `P_IDLE` (on the idle list,
+//! or being handed over under the scheduler lock), `P_RUNNING` (its worker
+//! runs goroutines on it), `P_SYSCALL` (its worker's goroutine is in a
+//! system call: the worker keeps it, and takes it back with one CAS, unless
+//! sysmon took it first; see `syscall.rs`). Its ticks (`schedtick`,
+//! `syscalltick`) are what sysmon compares across its rounds.
+//!
+//! # The processor array
+//!
+//! Processors are made on demand up to [`MAX_PROCS`] and never freed
+//! (workers, idle lists and stealers hold them by raw pointer): `allp`
+//! is a fixed array of pointers, filled in order, and `nprocs` (Go's
+//! `gomaxprocs`) says how many of them are in use. `GOMAXPROCS` changes
+//! only while the world is stopped (`stw.rs`): the processors beyond the
+//! new count are emptied into the global queue and retired
+//! ([`P_DEAD`]), new ones are made or retired ones taken back. A reader
+//! that holds a processor sees a count that cannot change under it (a
+//! change waits for every processor); one that holds none (the deadlock
+//! check, a worker that gave its processor back) may see either count,
+//! and every processor it can reach through either is valid: a retired
+//! one is empty.
 
 use super::g::{self, G};
 use super::park::Parker;
+use super::prim;
 use super::scan::WorkerScan;
 use super::stack;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
@@ -27,10 +50,22 @@ pub(crate) struct GRef(pub(crate) *const G);
 // that takes it from a queue.
 unsafe impl Send for GRef {}
 
-/// Processor status.
-pub(super) const P_IDLE: u32 = 0;
+/// Processor status: in the idle list, or being handed to a worker.
+pub(crate) const P_IDLE: u32 = 0;
+/// Held by a worker that runs goroutines on it.
+pub(crate) const P_RUNNING: u32 = 1;
+/// Its worker's goroutine is in a system call: the worker keeps it and
+/// takes it back with one CAS (`syscall.rs`), unless sysmon retook it
+/// (to [`P_IDLE`]) or a stop of the world claimed it (to [`P_GCSTOP`],
+/// `stw.rs`) first.
+pub(crate) const P_SYSCALL: u32 = 2;
+/// Stopped for a stop of the world: held by the stopper (Go's `_Pgcstop`).
+pub(crate) const P_GCSTOP: u32 = 3;
+/// Beyond `GOMAXPROCS`: empty and unused until the count grows again.
+pub(crate) const P_DEAD: u32 = 4;
 
-pub(super) const P_RUNNING: u32 = 1;
+/// The most processors (`GOMAXPROCS`) the scheduler can have.
+pub(crate) const MAX_PROCS: usize = 1024;
 
 /// A processor (Go's `P`): the right to run goroutines, and a run queue.
 pub(crate) struct P {
@@ -41,11 +76,27 @@ pub(crate) struct P {
     pub(super) local: UnsafeCell<Worker<GRef>>,
     pub(super) stealer: Stealer<GRef>,
     pub(super) runnext: AtomicPtr<G>,
-    pub(super) status: AtomicU32,
-    schedtick: Cell<u32>,
+    /// `P_IDLE`, `P_RUNNING`, `P_SYSCALL`, `P_GCSTOP` or `P_DEAD` (see
+    /// the constants); a loom atomic under `cfg(loom)` (`syscall.rs`'s
+    /// handshake).
+    pub(super) status: prim::AtomicU32,
+    /// Schedules on this processor: written by the holder only, read by
+    /// sysmon (a goroutine that runs while it stays the same runs one
+    /// time slice).
+    pub(super) schedtick: AtomicU32,
+    /// System calls entered on this processor: written by the holder
+    /// only, read by sysmon (a call that lasts while it stays the same).
+    pub(super) syscalltick: prim::AtomicU32,
+    /// The worker that started the current time slice (`sched::execute`),
+    /// for sysmon's preemption request.
+    pub(super) m: AtomicPtr<M>,
+    /// Whether it is in the idle list (changed under the scheduler lock):
+    /// the status cannot say, as `P_IDLE` also means "retaken by sysmon
+    /// and being handed over".
+    pub(super) listed: AtomicBool,
 }
 
-// SAFETY: see the field docs: `local`, `schedtick` belong to the holder.
+// SAFETY: see the field docs: `local` belongs to the holder.
 unsafe impl Sync for P {}
 
 impl P {
@@ -76,7 +127,17 @@ pub(crate) struct M {
     /// What the collector reads of this worker (scan.rs).
     pub(crate) scan: &'static WorkerScan,
     pub(super) p: Cell<*const P>,
+    /// The processor it keeps while its goroutine is in a system call
+    /// (`p` is null meanwhile), or null (Go's `oldp`).
+    pub(super) oldp: Cell<*const P>,
     pub(super) spinning: Cell<bool>,
+    /// The goroutine locked to this worker (Go's `lockedg`): while set,
+    /// the worker runs no other goroutine. Written by the worker's own
+    /// thread (the goroutine, while it runs here).
+    pub(super) locked_g: Cell<*const G>,
+    /// Whether the worker waits for its locked goroutine to be handed to
+    /// it (`idle.rs`'s `stoplockedm`); changed under the scheduler lock.
+    pub(super) locked_wait: AtomicBool,
     /// While the worker, idle, polls the network: how many goroutines the
     /// poll queued. They go to the global queue without waking a worker
     /// each; the poller takes a processor itself and wakes one other
@@ -99,15 +160,26 @@ pub(super) struct Idle {
     pub(super) ms: Vec<*const M>,
     /// Workers created.
     pub(super) workers: usize,
-    /// Workers in a system call (without a processor).
+    /// Workers in a system call whose processor sysmon took back (the
+    /// others keep theirs, `P_SYSCALL`, and are not parked either).
     pub(super) in_syscall: usize,
+    /// Workers that wait for their locked goroutine (`stoplockedm`): they
+    /// count as parked for the deadlock check.
+    pub(super) locked_parked: usize,
 }
 
 // SAFETY: the pointers are to never-freed processors and workers.
 unsafe impl Send for Idle {}
 
 pub(crate) struct Sched {
-    pub(super) ps: Box<[P]>,
+    /// Every processor made so far, in id order (see the module docs);
+    /// null past the last one made.
+    allp: Box<[AtomicPtr<P>]>,
+    /// `GOMAXPROCS`: the processors in use, `allp[..nprocs]`. Changed
+    /// only while the world is stopped.
+    nprocs: AtomicUsize,
+    /// The stop-the-world handshake (`stw.rs`).
+    pub(super) world: super::stw::World,
     /// The global queue: replaced by an empty one in a forked child (see
     /// the module docs), never otherwise.
     pub(super) global: UnsafeCell<Injector<GRef>>,
@@ -120,8 +192,9 @@ pub(crate) struct Sched {
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
     pub(super) deadlock_check: DeadlockCheck,
-    /// What a new worker thread runs (`sched.rs`'s loop).
-    pub(super) worker_loop: fn(&'static M) -> !,
+    /// What a new worker thread runs (`sched.rs`'s loop); it returns when
+    /// the thread is to end (a locked goroutine exited).
+    pub(super) worker_loop: fn(&'static M),
 }
 
 static SCHED: OnceLock<Sched> = OnceLock::new();
@@ -155,38 +228,44 @@ pub(super) fn start(
     settings: impl FnOnce() -> Settings,
     fork_hooks: fn(),
     deadlock_check: DeadlockCheck,
-    worker_loop: fn(&'static M) -> !,
+    worker_loop: fn(&'static M),
 ) -> &'static Sched {
     SCHED.get_or_init(|| {
         let s = settings();
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
         fork_hooks();
-        let ps: Box<[P]> = (0..s.procs.max(1))
+        let n = s.procs.clamp(1, MAX_PROCS);
+        let allp: Box<[AtomicPtr<P>]> = (0..MAX_PROCS)
             .map(|id| {
-                let local = Worker::new_fifo();
-                let stealer = local.stealer();
-                P {
-                    id,
-                    local: UnsafeCell::new(local),
-                    stealer,
-                    runnext: AtomicPtr::new(ptr::null_mut()),
-                    status: AtomicU32::new(P_IDLE),
-                    schedtick: Cell::new(0),
-                }
+                AtomicPtr::new(if id < n {
+                    new_p(id, P_IDLE).cast_mut()
+                } else {
+                    ptr::null_mut()
+                })
             })
             .collect();
-        let n = ps.len();
-        // Every processor starts idle (the boxed slice never moves).
-        let idle_ps = ps.iter().rev().map(|p| p as *const P).collect();
+        // Every processor starts idle.
+        let idle_ps = (0..n)
+            .rev()
+            .map(|id| {
+                let p = allp[id].load(Ordering::Relaxed).cast_const();
+                // SAFETY: just made, never freed.
+                unsafe { &*p }.listed.store(true, Ordering::Relaxed);
+                p
+            })
+            .collect();
         Sched {
-            ps,
+            allp,
+            nprocs: AtomicUsize::new(n),
+            world: super::stw::World::new(),
             global: UnsafeCell::new(Injector::new()),
             idle: Mutex::new(Idle {
                 ps: idle_ps,
                 ms: Vec::new(),
                 workers: 0,
                 in_syscall: 0,
+                locked_parked: 0,
             }),
             npidle: AtomicUsize::new(n),
             nmspinning: AtomicUsize::new(0),
@@ -196,6 +275,23 @@ pub(super) fn start(
             worker_loop,
         }
     })
+}
+
+/// A new processor `id` with empty queues and `status` (never freed).
+pub(super) fn new_p(id: usize, status: u32) -> *const P {
+    let local = Worker::new_fifo();
+    let stealer = local.stealer();
+    Box::leak(Box::new(P {
+        id,
+        local: UnsafeCell::new(local),
+        stealer,
+        runnext: AtomicPtr::new(ptr::null_mut()),
+        status: prim::AtomicU32::new(status),
+        schedtick: AtomicU32::new(0),
+        syscalltick: prim::AtomicU32::new(0),
+        m: AtomicPtr::new(ptr::null_mut()),
+        listed: AtomicBool::new(false),
+    }))
 }
 
 /// The scheduler, if started.
@@ -232,7 +328,40 @@ impl Sched {
 
     /// The number of processors (GOMAXPROCS).
     pub(crate) fn procs(&self) -> usize {
-        self.ps.len()
+        self.nprocs.load(Ordering::Acquire)
+    }
+
+    /// Processor `id`, if it was ever made (it may be retired).
+    pub(super) fn p(&self, id: usize) -> Option<&'static P> {
+        // SAFETY: processors are never freed; a non-null entry was
+        // published (Release) after it was written.
+        self.allp
+            .get(id)
+            .and_then(|a| unsafe { a.load(Ordering::Acquire).as_ref() })
+    }
+
+    /// The processors in use (`GOMAXPROCS` of them; see the module docs
+    /// for a reader that holds no processor).
+    pub(super) fn ps(&self) -> impl Iterator<Item = &'static P> + '_ {
+        (0..self.procs()).filter_map(|id| self.p(id))
+    }
+
+    /// Makes processor `id` if it does not exist yet (world stopped),
+    /// with status `status`; returns it.
+    pub(super) fn make_p(&self, id: usize, status: u32) -> &'static P {
+        if let Some(p) = self.p(id) {
+            p.status.store(status, Ordering::Release);
+            return p;
+        }
+        let p = new_p(id, status);
+        self.allp[id].store(p.cast_mut(), Ordering::Release);
+        // SAFETY: just made, never freed.
+        unsafe { &*p }
+    }
+
+    /// Sets `GOMAXPROCS` (world stopped, `stw.rs`).
+    pub(super) fn set_procs(&self, n: usize) {
+        self.nprocs.store(n, Ordering::Release);
     }
 }
 
@@ -262,12 +391,21 @@ pub(super) fn current_p() -> Option<&'static P> {
 
 pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
     let p = idle.ps.pop()?;
-    s.npidle.fetch_sub(1, Ordering::SeqCst);
+    // SAFETY: processors are never freed (the scheduler is static).
+    unsafe { &*p }.listed.store(false, Ordering::Relaxed);
+    if s.npidle.fetch_sub(1, Ordering::SeqCst) == s.procs() {
+        // The first busy processor: sysmon may be waiting for one.
+        super::sysmon::wake();
+    }
     // SAFETY: processors are never freed (the scheduler is static).
     Some(unsafe { &*p })
 }
 
 pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
+    // A processor in the list twice would run on two workers at once.
+    if p.listed.swap(true, Ordering::Relaxed) {
+        crate::abort("defergc: a processor was put in the idle list twice");
+    }
     p.status.store(P_IDLE, Ordering::Release);
     idle.ps.push(p);
     s.npidle.fetch_add(1, Ordering::SeqCst);
@@ -275,8 +413,8 @@ pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
 
 /// The next goroutine from `p`'s queues or the global queue.
 pub(super) fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
-    let tick = p.schedtick.get().wrapping_add(1);
-    p.schedtick.set(tick);
+    let tick = p.schedtick.load(Ordering::Relaxed).wrapping_add(1);
+    p.schedtick.store(tick, Ordering::Relaxed);
     if tick.is_multiple_of(GLOBAL_TICK) {
         if let Some(g) = from_global(s, p) {
             return Some(g);
@@ -309,11 +447,13 @@ pub(super) fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
 
 /// Steals half of another processor's queue (or its runnext).
 pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
-    let n = s.ps.len();
+    let n = s.procs();
     for _ in 0..4 {
         let start = super::rand::below(n);
         for i in 0..n {
-            let victim = &s.ps[(start + i) % n];
+            let Some(victim) = s.p((start + i) % n) else {
+                continue;
+            };
             if victim.id == p.id {
                 continue;
             }
@@ -331,9 +471,10 @@ pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
             return Some(g);
         }
     }
-    // Last, a sleeping victim's runnext (its owner may be in a syscall).
-    for victim in s.ps.iter() {
-        if victim.id != p.id && victim.status.load(Ordering::Acquire) == P_IDLE {
+    // Last, the runnext of a victim that does not run (idle, or its
+    // owner is in a system call).
+    for victim in s.ps() {
+        if victim.id != p.id && victim.status.load(Ordering::Acquire) != P_RUNNING {
             let g = victim.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
             if !g.is_null() {
                 // SAFETY: as above.
@@ -351,12 +492,13 @@ pub(crate) fn any_queued() -> bool {
 
 /// Whether any queue holds a goroutine that a worker without one could
 /// take (racy: a hint): the global queue, a local queue, or the runnext of
-/// an idle processor (a running one's runnext is its owner's to run).
+/// a processor that does not run (a running one's runnext is its owner's
+/// to run).
 pub(super) fn any_work(s: &Sched) -> bool {
     !s.global().is_empty()
-        || s.ps.iter().any(|p| {
+        || s.ps().any(|p| {
             !p.stealer.is_empty()
-                || (p.status.load(Ordering::Acquire) == P_IDLE
+                || (p.status.load(Ordering::Acquire) != P_RUNNING
                     && !p.runnext.load(Ordering::Acquire).is_null())
         })
 }

@@ -41,7 +41,8 @@
 //! stack and the worker's whole stack are scanned then.
 //!
 //! Everything here is read with the world stopped, without locks: workers
-//! are an append-only list, live goroutines a bitmap of stack slots
+//! are an append-only list (a worker that ends stays in it, matching no
+//! thread), live goroutines a bitmap of stack slots
 //! (`stack.rs`).
 
 use super::g::G;
@@ -76,8 +77,9 @@ fn prefetch(addr: usize) {
 
 /// What the collector reads of one worker thread.
 pub(crate) struct WorkerScan {
-    /// The worker's `pthread_t`.
-    thread: usize,
+    /// The worker's `pthread_t`; 0 once the worker ended (its id may be
+    /// reused by another thread, which this record must not match).
+    thread: AtomicUsize,
     /// Where bdwgc scans the worker's own stack from while it runs a
     /// goroutine.
     g0_sp: AtomicUsize,
@@ -109,6 +111,12 @@ impl WorkerScan {
     /// goroutine (below every frame of its scheduler loop).
     pub(crate) fn set_g0_sp(&self, sp: usize) {
         self.g0_sp.store(sp, Ordering::Release);
+    }
+
+    /// The worker thread ends (its locked goroutine exited): the record
+    /// stays in the list, matching no thread.
+    pub(crate) fn retire(&self) {
+        self.thread.store(0, Ordering::Release);
     }
 }
 
@@ -158,7 +166,7 @@ pub(crate) fn register_worker(alt_lo: usize, alt_hi: usize) -> &'static WorkerSc
     // SAFETY: pthread_self has no preconditions.
     let thread = unsafe { libc::pthread_self() } as usize;
     let w = Box::leak(Box::new(WorkerScan {
-        thread,
+        thread: AtomicUsize::new(thread),
         g0_sp: AtomicUsize::new(0),
         running: AtomicPtr::new(ptr::null_mut()),
         stack_lo: own_stack_lo(),
@@ -200,7 +208,7 @@ fn correct(thread: usize, sp: &mut usize) {
     let mut w = WORKERS.load(Ordering::Acquire);
     // SAFETY: workers are leaked: every node stays valid.
     while let Some(worker) = unsafe { w.as_ref() } {
-        if worker.thread == thread {
+        if worker.thread.load(Ordering::Acquire) == thread {
             *sp = worker.correct(*sp, EPOCH.load(Ordering::Relaxed));
             return;
         }

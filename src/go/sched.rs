@@ -24,23 +24,37 @@
 //!   spins ([`wakep`](super::idle::wakep)); a spinning worker that gives up looks everywhere
 //!   once more after announcing it, so no wakeup is lost (either it sees
 //!   the new work or the submitter sees no spinner and wakes one).
-//! - System calls and native code (`syscall.rs`): `enter_syscall` hands the worker's
-//!   processor to another worker (started if needed) when there is work
-//!   for it, so nothing starves while the call blocks; `exit_syscall`
-//!   takes a processor back if one is idle, else queues the goroutine
+//! - System calls and native code (`syscall.rs`): `enter_syscall` only
+//!   marks the worker's processor `P_SYSCALL`; `exit_syscall` takes it
+//!   back with one CAS. A call that lasts is noticed by sysmon
+//!   (`sysmon.rs`), which takes the processor and hands it to another
+//!   worker (started if needed) when there is work for it, so nothing
+//!   starves while the call blocks; an `exit_syscall` that finds its
+//!   processor taken takes an idle one, else queues the goroutine
 //!   globally and parks the worker.
-//! - A goroutine switches out in runtime calls (gosched, park, channel
-//!   and lock operations, sleeps, system call exits), and where it is
-//!   preempted asynchronously (`async_preempt.rs`: x86-64 Linux, at an
-//!   instruction of compiled code). A preempted goroutine goes to the
-//!   global queue (Go's `gopreempt_m`), behind what its processor queued.
+//! - `LockOSThread`: a goroutine locked to its worker thread runs only
+//!   there, and that worker runs nothing else. When the goroutine switches
+//!   out, its worker gives its processor away and waits for it; the
+//!   worker that later takes it from a run queue hands that worker its
+//!   processor and parks (`idle.rs`: Go's `stoplockedm`,
+//!   `startlockedm`). A goroutine that exits locked ends its thread.
+//! - `GOMAXPROCS` changes while goroutines run, with the world stopped
+//!   (`stw.rs`): every worker stops its processor at its next scheduling
+//!   point (looking for work, giving its processor away).
+//! - Preemption (`preempt.rs`): a goroutine that has run one time slice
+//!   for 10 ms is asked by sysmon to yield, and does at its next
+//!   preemption point (the API's blocking channel and select entries,
+//!   sync locks and waits, `defergc_alloc`, `exit_syscall`, and compiled
+//!   code's poll point), to the back of the global queue. On x86-64
+//!   Linux sysmon also sends a signal (`async_preempt.rs`): the goroutine
+//!   yields at an instruction of compiled code, to the global queue too.
 //!
 //! Deadlock: when the last worker goes idle while goroutines exist, none
 //! in a system call and nothing else can wake one (see `deadlock.rs`),
 //! every goroutine is asleep: the program ends with Go's report.
 
 use super::g::{self, Switch, G};
-use super::idle::{find_runnable, stopm, wakep};
+use super::idle::{exit_locked_m, find_runnable, startlockedm, stoplockedm, stopm, wakep};
 use super::procs::{
     current_g, current_m, current_p, sched, DeadlockCheck, GRef, Sched, Settings, M, P,
 };
@@ -134,14 +148,39 @@ pub(crate) fn start(
 ) -> &'static Sched {
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
+    super::stw::real::set_preempt_all(super::preempt::request_all);
+    super::sysmon::start();
     s
 }
 
-/// The worker loop: find a goroutine, run it, repeat. Never returns.
-fn schedule(m: &'static M) -> ! {
+/// The worker loop: find a goroutine, run it, repeat. Returns only when
+/// a goroutine locked to this worker exited: the thread ends.
+fn schedule(m: &'static M) {
     loop {
-        let g = find_runnable(m);
-        execute(m, g);
+        // SAFETY: a locked goroutine lives until it exits, which unlocks
+        // it (below).
+        let g = match unsafe { m.locked_g.get().as_ref() } {
+            Some(g) => {
+                stoplockedm(m);
+                g
+            }
+            None => {
+                let g = find_runnable(m);
+                let l = g.locked_m.load(Ordering::Acquire).cast::<M>().cast_const();
+                // SAFETY: workers are never freed.
+                if let Some(l) = unsafe { l.as_ref() } {
+                    if !ptr::eq(l, m) {
+                        startlockedm(m, l);
+                        continue;
+                    }
+                }
+                g
+            }
+        };
+        if !execute(m, g) {
+            exit_locked_m(m);
+            return;
+        }
     }
 }
 
@@ -155,9 +194,17 @@ pub(super) fn set_state(g: &G, state: u64) {
 }
 
 /// Runs `g` until it switches out, then does what its switch asks.
-fn execute(m: &'static M, g: &'static G) {
+/// Returns false when `g` exited locked to this worker.
+fn execute(m: &'static M, g: &'static G) -> bool {
     let geometry = stack::geometry();
     set_state(g, g::RUNNING);
+    // A new time slice: no request made for an earlier one holds, and
+    // sysmon asks this worker about it.
+    super::preempt::clear(g);
+    // SAFETY: processors are never freed.
+    if let Some(p) = unsafe { m.p.get().as_ref() } {
+        p.m.store((m as *const M).cast_mut(), Ordering::Relaxed);
+    }
     m.current.set(g);
     m.scan
         .running
@@ -169,10 +216,18 @@ fn execute(m: &'static M, g: &'static G) {
     // SAFETY: back on the worker's own stack; `previous` is what ran here.
     // A goroutine that is not running never holds up a collection.
     unsafe { crate::context::stop(&g.ctx, previous) };
-    m.scan.running.store(ptr::null_mut(), Ordering::Release);
+    // SeqCst, then the request's flag: see `preempt::request`.
+    m.scan.running.store(ptr::null_mut(), Ordering::SeqCst);
+    super::preempt::clear(g);
+    // A signal request for the slice that ended holds no more.
+    m.preempt.forget();
     m.current.set(ptr::null());
     match switched {
-        None => finish(g, &geometry),
+        None => {
+            let locked = ptr::eq(m.locked_g.get(), g);
+            finish(g, &geometry);
+            return !locked;
+        }
         Some(why) => {
             if !g.stack_intact(&geometry) {
                 super::fault::stack_overflow(g.id());
@@ -183,7 +238,7 @@ fn execute(m: &'static M, g: &'static G) {
                     // SAFETY: processors are never freed.
                     runqput_on(unsafe { m.p.get().as_ref() }, g, false);
                 }
-                Switch::Preempted => {
+                Switch::Preempt => {
                     set_state(g, g::RUNNABLE);
                     sched().global().push(GRef(g));
                     wakep();
@@ -193,12 +248,16 @@ fn execute(m: &'static M, g: &'static G) {
                     set_state(g, g::RUNNABLE);
                     sched().global().push(GRef(g));
                     wakep();
-                    // This worker has no processor: it parks until given one.
-                    stopm(m);
+                    // This worker has no processor: it parks until given
+                    // one (a locked worker waits for its goroutine).
+                    if m.locked_g.get().is_null() {
+                        stopm(m);
+                    }
                 }
             }
         }
     }
+    true
 }
 
 /// After a goroutine switched out to park: `WAITING`, unless a wakeup came
@@ -253,7 +312,7 @@ pub(crate) fn gosched(g: &G) {
 /// The running goroutine `g` was preempted (async_preempt.rs): it goes
 /// to the global queue and its worker runs another.
 pub(crate) fn preempted(g: &G) {
-    g.switch_out(Switch::Preempted);
+    g.switch_out(Switch::Preempt);
 }
 
 /// Goroutines a spawning goroutine may leave queued on its processor

@@ -130,6 +130,10 @@ unsafe fn unlock_all(chans: &[*const RawChan]) {
 /// Every non-null channel and element pointer is valid until this
 /// returns; each element has the size of its channel's elements.
 pub(crate) unsafe fn select(cases: &[Case], block: bool) -> Result<Chosen, ChanError> {
+    if block {
+        // A preemption point (preempt.rs): a blocking select may switch.
+        super::preempt::check();
+    }
     // The live cases, in a random order (Go's fairness): an inside-out
     // Fisher-Yates shuffle as they are collected.
     let mut order: SmallVec<[usize; INLINE]> = SmallVec::new();

@@ -388,6 +388,15 @@ pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     }
 }
 
+/// A worker thread that ends (its locked goroutine exited) gives its own
+/// free slots back to the pool; they would be lost with the thread.
+pub(crate) fn release_local() {
+    let slots: Vec<Slot> = crate::fresh::with(&LOCAL, |l| std::mem::take(&mut *l.borrow_mut()));
+    if !slots.is_empty() {
+        to_pool(&slots, &geometry());
+    }
+}
+
 /// The lowest address of the dirty part of the slot that adjoins `low`:
 /// read downwards a cache line at a time until [`CLEAN_RUN`] bytes in a
 /// row are zero. Reading a clean stretch costs less than clearing it, and

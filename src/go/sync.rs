@@ -41,9 +41,11 @@ impl Mutex {
         }
     }
 
-    /// Locks it, waiting (parked) while another holds it.
+    /// Locks it, waiting (parked) while another holds it. A preemption
+    /// point (`preempt.rs`).
     #[inline]
     pub fn lock(&self) {
+        super::preempt::check();
         if self
             .state
             .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -169,8 +171,9 @@ impl RwMutex {
         }
     }
 
-    /// Locks for reading.
+    /// Locks for reading. A preemption point (`preempt.rs`).
     pub fn rlock(&self) {
+        super::preempt::check();
         if self.reader_count.fetch_add(1, Ordering::AcqRel) + 1 < 0 {
             // A writer is pending: wait for it.
             sema::acquire(&self.reader_sem, "sync.RWMutex.RLock");
@@ -266,8 +269,9 @@ impl WaitGroup {
         self.add(-1)
     }
 
-    /// Waits until the counter is zero.
+    /// Waits until the counter is zero. A preemption point (`preempt.rs`).
     pub fn wait(&self) {
+        super::preempt::check();
         loop {
             let s = self.state.load(Ordering::Acquire);
             if s >> 32 == 0 {

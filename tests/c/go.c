@@ -10,6 +10,9 @@
  *   go stale      a handle kept past its goroutine's end wakes nothing
  *   go syscall    with GOMAXPROCS=1, a goroutine blocked in a system call
  *                 does not stop the others
+ *   go preempt    with GOMAXPROCS=1, a goroutine looping on
+ *                 DEFERGC_PREEMPT_POINT() lets the goroutine run that ends
+ *                 its loop
  *   go panic      an unrecovered panic in a goroutine: Go's report, 2
  *   go deadlock   every goroutine blocked: Go's deadlock report, 2
  *   go goexit     main calls Goexit while another goroutine runs
@@ -330,6 +333,36 @@ static void main_syscall(void *arg) {
     printf("syscall ok: %d ticks while a goroutine blocked\n", ticks);
 }
 
+/* ---- go preempt --------------------------------------------------------- */
+
+static volatile int stop_spinning, spinner_done;
+
+static void stopper(void *args) {
+    (void)args;
+    stop_spinning = 1;
+}
+
+static void spinner(void *args) {
+    (void)args;
+    /* Queued behind this goroutine on the one processor: it runs only if
+     * the loop below yields. */
+    CHECK(defergc_go(stopper, NULL, 0) == 0);
+    unsigned long spins = 0;
+    while (!stop_spinning) {
+        spins++;
+        DEFERGC_PREEMPT_POINT();
+    }
+    spinner_done = 1;
+}
+
+static void main_preempt(void *arg) {
+    (void)arg;
+    CHECK(defergc_go(spinner, NULL, 0) == 0);
+    while (!spinner_done)
+        defergc_gosched();
+    printf("preempt ok\n");
+}
+
 /* ---- the process-ending cases --------------------------------------------- */
 
 static void panicker(void *args) {
@@ -400,7 +433,7 @@ int main(int argc, char **argv) {
     } modes[] = {
         {"basic", main_basic},     {"defer", main_defer},       {"stale", main_stale},
         {"syscall", main_syscall}, {"panic", main_panic},       {"deadlock", main_deadlock},
-        {"goexit", main_goexit},   {"overflow", main_overflow},
+        {"goexit", main_goexit},   {"overflow", main_overflow}, {"preempt", main_preempt},
     };
     void (*entry)(void *) = NULL;
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)

@@ -1,0 +1,177 @@
+//! Preemption requests, the cooperative half: sysmon asks a goroutine
+//! that has run one time slice too long to yield ([`request`]); the
+//! goroutine honours the request at its next *preemption point* (its next
+//! runtime call that can switch goroutines, or a poll point compiled code
+//! put in a loop), by yielding to the back of the global queue as Go's
+//! `gopreempt_m` does.
+//!
+//! A request is the goroutine's `preempt` flag (Go's `gp.preempt`), and
+//! [`PENDING`] counts the flags set: a preemption point costs one load of
+//! that word and a branch not taken while it is zero (almost always), and
+//! only then looks at its own goroutine ([`check_slow`]). A request lives
+//! for the time slice it was made for: the worker clears the flag when the
+//! goroutine switches out, and again when it starts running (a request
+//! that came too late, after the slice ended), so no request outlives its
+//! slice and [`PENDING`] returns to zero. [`request`] also calls
+//! [`signal_async`], the asynchronous half's entry (a signal that makes
+//! the goroutine yield between two instructions), which does nothing yet
+//! and says so.
+//!
+//! The points (besides [`check`] itself, the poll point, through
+//! `defergc::go::preempt_point` and the C ABI's `DEFERGC_PREEMPT_POINT()`):
+//! the blocking channel operations and select, the sync primitives' locks
+//! and waits, `defergc_alloc` and `defergc_alloc_atomic`, `gosched` (a
+//! yield anyway), and `exit_syscall`'s fast path (a goroutine that loops
+//! on short system calls keeps its processor through them, so its time
+//! slice grows as a computing one's does; Go asks it too). They are
+//! entries of the public API (Rust and C) or places that may switch
+//! anyway, never the runtime's internal uses, which may hold a lock. Go before 1.14 checked the same
+//! request at every function prologue (the stack-bound check, with the
+//! bound poisoned); a loop without calls never yielded. Go 1.14 added the
+//! signal. Where signals cannot be used (or code is not known to be safe
+//! to interrupt), a compiler puts the poll point at loop back-edges.
+
+use super::g::{Switch, G};
+use super::procs::{self, M};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Preemption requests pending (goroutines whose `preempt` flag is set):
+/// the word compiled code's poll point loads. Non-zero while any request
+/// is pending; it may read non-zero for a moment after the last one was
+/// honoured, or wrap below zero for a moment while a request races its
+/// clearing (either only sends a poll point to [`check_slow`] once more).
+/// Exported for `DEFERGC_PREEMPT_POINT()` in `include/defergc.h`.
+#[no_mangle]
+#[allow(non_upper_case_globals)]
+pub static defergc_preempt_pending: AtomicU32 = AtomicU32::new(0);
+
+use defergc_preempt_pending as PENDING;
+
+/// Requests made, and honoured (the goroutine yielded for one).
+static REQUESTS: AtomicU64 = AtomicU64::new(0);
+static HONOURED: AtomicU64 = AtomicU64::new(0);
+
+/// Requests made and honoured since the process started.
+pub(crate) fn counts() -> (u64, u64) {
+    (
+        REQUESTS.load(Ordering::Relaxed),
+        HONOURED.load(Ordering::Relaxed),
+    )
+}
+
+/// sysmon asks the goroutine `m` runs to yield (see the module docs).
+pub(crate) fn request(m: &M) {
+    let g = m.scan.running.load(Ordering::SeqCst);
+    // SAFETY: a running goroutine's header lives in its stack slot, which
+    // stays mapped for the life of the process (a stale one is harmless:
+    // the flag is cleared when it next runs).
+    let Some(g) = (unsafe { g.as_ref() }) else {
+        return;
+    };
+    if !g.preempt.swap(true, Ordering::SeqCst) {
+        PENDING.fetch_add(1, Ordering::SeqCst);
+        REQUESTS.fetch_add(1, Ordering::Relaxed);
+    }
+    // The slice may have ended before the flag was set: the worker cleared
+    // after it stopped running the goroutine (it stores `running`, then
+    // loads the flag; this stored the flag, then loads `running`).
+    if !std::ptr::eq(m.scan.running.load(Ordering::SeqCst), g) {
+        clear(g);
+    }
+    signal_async(m);
+}
+
+/// Asks every goroutine running on a processor to yield (Go's
+/// `preemptall`): what a stop of the world does once it has claimed the
+/// rest (`stw.rs`).
+pub(crate) fn request_all() {
+    let Some(s) = super::procs::get() else { return };
+    for p in s.ps() {
+        if p.status.load(Ordering::Acquire) == super::procs::P_RUNNING {
+            // SAFETY: workers are never freed.
+            if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
+                request(m);
+            }
+        }
+    }
+}
+
+/// The asynchronous half: interrupts `m`'s goroutine with a signal so that
+/// it yields at once where that is safe (`async_preempt.rs`); whether a
+/// signal was sent. Elsewhere the request waits for the goroutine's next
+/// preemption point.
+pub(crate) fn signal_async(m: &M) -> bool {
+    super::async_preempt::signal(m)
+}
+
+/// Clears a request for `g` (its slice ended, or it is honoured); whether
+/// there was one.
+#[inline]
+pub(crate) fn clear(g: &G) -> bool {
+    if g.preempt.load(Ordering::SeqCst) && g.preempt.swap(false, Ordering::SeqCst) {
+        PENDING.fetch_sub(1, Ordering::SeqCst);
+        return true;
+    }
+    false
+}
+
+/// A preemption point: yields if the running goroutine was asked to.
+/// One relaxed load and a branch while no request is pending.
+#[inline(always)]
+pub(crate) fn check() {
+    if PENDING.load(Ordering::Relaxed) != 0 {
+        check_slow();
+    }
+}
+
+/// A request is pending somewhere: yields (to the global queue) if it is
+/// this goroutine's and it holds a processor (not inside a system call).
+#[cold]
+#[inline(never)]
+pub(crate) fn check_slow() {
+    let Some(m) = procs::current_m() else { return };
+    if m.p.get().is_null() {
+        return;
+    }
+    // SAFETY: a worker's current goroutine lives while it runs.
+    let Some(g) = (unsafe { m.current.get().as_ref() }) else {
+        return;
+    };
+    honour(g);
+}
+
+/// If `g` (running, holding a processor) was asked to yield, it yields
+/// now; whether it did.
+pub(crate) fn honour(g: &G) -> bool {
+    if !clear(g) {
+        return false;
+    }
+    HONOURED.fetch_add(1, Ordering::Relaxed);
+    g.switch_out(Switch::Preempt);
+    true
+}
+
+/// A preemption point for loops that make no runtime call (Go's
+/// cooperative check; see `DEFERGC_PREEMPT_POINT()` in the C header): if
+/// sysmon asked the running goroutine to yield (it ran one time slice for
+/// 10 ms), it yields here, to the back of the global queue. One load of a
+/// shared word and a branch not taken while no request is pending
+/// anywhere. Does nothing outside a goroutine, or between
+/// [`enter_syscall`](super::enter_syscall) and
+/// [`exit_syscall`](super::exit_syscall).
+///
+/// ```
+/// use defergc::go;
+/// # go::run(|| {
+/// let mut x = 0u64;
+/// for i in 0..1_000_000u64 {
+///     x = x.wrapping_mul(31).wrapping_add(i);
+///     go::preempt_point();
+/// }
+/// # std::hint::black_box(x);
+/// # });
+/// ```
+#[inline(always)]
+pub fn preempt_point() {
+    check();
+}

@@ -1,0 +1,340 @@
+//! sysmon: the scheduler's monitor thread (Go's `sysmon` in
+//! `runtime/proc.go`). It holds no processor and runs no goroutine; it
+//! looks at every processor each round and does two things:
+//!
+//! - **Retakes processors from system calls** (Go's `retake`): a
+//!   processor `P_SYSCALL` with the same `syscalltick` as in the round
+//!   before is in a call that has lasted at least a round. Sysmon takes
+//!   it (the CAS of `syscall.rs`, under the scheduler lock, counting its
+//!   worker in `in_syscall`) when the processor has goroutines queued, or
+//!   no processor is idle and no worker spins (nobody else would run new
+//!   work), or the call has lasted 10 ms; then hands it over as Go's
+//!   `handoffp` does: to a worker if there is work for it (or to a
+//!   spinning one if no one else looks for work), else to the idle list.
+//!   So `enter_syscall` is a state change with no lock, and a short call
+//!   never loses its processor.
+//! - **Asks goroutines that run too long to yield**: a processor
+//!   `P_RUNNING` or `P_SYSCALL` with the same `schedtick` for
+//!   [`FORCE_PREEMPT`] (10 ms, Go's `forcePreemptNS`) runs one goroutine
+//!   all that time (computing, or looping on system calls short enough to
+//!   keep the processor); sysmon calls `preempt::request` for the
+//!   goroutine its worker runs, every round until the time slice ends
+//!   (see `preempt.rs`; `exit_syscall` honours it too).
+//!
+//! Rounds: sysmon sleeps 20 µs between rounds, and once 50 rounds in a
+//! row found nothing to retake, twice as long after each further round,
+//! up to 10 ms (Go's delays). Unlike Go, a round that finds a new system
+//! call while goroutines wait to run (in the processor's queue or the
+//! global one) counts as busy too: at 10 ms rounds a call of a
+//! millisecond is never seen twice, and a goroutine that loops on such
+//! calls would keep its processor for its whole time slice while the
+//! waiting goroutines wait (`examples/syscall_bench.rs`'s blocking half
+//! computed half as much that way). When every processor is idle (none runs a
+//! goroutine or is in a system call: `npidle == GOMAXPROCS`) there is
+//! nothing to watch: sysmon blocks (Go's `sysmonwait`) until a processor
+//! leaves the idle list (`procs::pidleget` calls [`wake`] when the count
+//! drops from `GOMAXPROCS`). An idle program, every goroutine parked or
+//! asleep on a timer, wakes sysmon only when a goroutine runs again. The
+//! wait is [`Sleeper`]: sysmon announces it waits, then looks at the
+//! count once more; a waker changes the count, then looks at the
+//! announcement (a SeqCst fence between each store and load), so either
+//! sysmon sees the busy processor or the waker sees it waiting and wakes
+//! it (`tests/syscall_loom.rs`).
+//!
+//! What this trades: a short call no longer pays for a handover, and a
+//! call that lasts gives its processor away a round or two late. A
+//! goroutine whose call was retaken comes back to the global queue, behind
+//! goroutines that may each run a 10 ms time slice (as in Go); one that
+//! computes with no preemption point keeps its processor for good, so
+//! until the asynchronous half exists, goroutines back from retaken calls
+//! can wait for ever behind such loops when they hold every processor
+//! (the old handover at every enter happened to give them a chance).
+//!
+//! sysmon starts with the scheduler (`sched::start`) and again in a forked
+//! child ([`restart_after_fork`]: design.md invariant 9). It allocates no
+//! collected memory and is not registered with a collector (a collection
+//! never waits for it); it names no collector. It takes the scheduler
+//! lock only to retake a processor.
+
+use super::prim::{fence, thread, AtomicBool};
+use super::procs::{self, Sched, P, P_RUNNING, P_SYSCALL};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a goroutine runs before sysmon asks it to yield (Go's
+/// `forcePreemptNS`).
+pub(crate) const FORCE_PREEMPT: Duration = Duration::from_millis(10);
+/// A system call that lasted this long loses its processor even when
+/// other processors are idle (Go's 10 ms in `retake`).
+const LONG_SYSCALL: Duration = Duration::from_millis(10);
+/// The shortest and longest sleep between rounds, in microseconds.
+const MIN_DELAY_US: u64 = 20;
+const MAX_DELAY_US: u64 = 10_000;
+/// Rounds that found nothing to retake before the sleep starts doubling.
+const IDLE_ROUNDS: u32 = 50;
+
+/// sysmon's wait for a busy processor (see the module docs): the thread
+/// that waits and its announcement. Under `cfg(loom)` its primitives are
+/// loom's (`model.rs` exposes it to `tests/syscall_loom.rs`).
+pub(crate) struct Sleeper {
+    thread: thread::Thread,
+    /// Set by the waiting thread, cleared by the waker that wakes it.
+    waiting: AtomicBool,
+}
+
+impl Sleeper {
+    /// The sleeper of the calling thread (the only one that may wait on it).
+    pub(crate) fn for_current() -> Sleeper {
+        Sleeper {
+            thread: thread::current(),
+            waiting: AtomicBool::new(false),
+        }
+    }
+
+    /// Blocks the calling thread (the sleeper's own) while `idle()` holds,
+    /// until [`Sleeper::wake`] is called after it stopped holding; whether
+    /// it blocked.
+    pub(crate) fn wait_while(&self, idle: impl Fn() -> bool) -> bool {
+        #[cfg(loom)]
+        if super::prim::late_announce() {
+            // The bug loom must find: a wake between the look and the
+            // announcement sees no waiter.
+            if !idle() {
+                return false;
+            }
+            self.waiting.store(true, Ordering::SeqCst);
+            while self.waiting.load(Ordering::SeqCst) {
+                thread::park();
+            }
+            return true;
+        }
+        self.waiting.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if !idle() {
+            // A waker may clear it too, and unpark: the next wait's park
+            // then returns at once and looks at `waiting` again.
+            self.waiting.store(false, Ordering::SeqCst);
+            return false;
+        }
+        while self.waiting.load(Ordering::SeqCst) {
+            thread::park();
+        }
+        true
+    }
+
+    /// Wakes the thread if it waits; call after making its `idle()` false.
+    pub(crate) fn wake(&self) {
+        fence(Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) && self.waiting.swap(false, Ordering::SeqCst) {
+            self.thread.unpark();
+        }
+    }
+}
+
+/// The running sysmon's sleeper (a new one in a forked child), or null.
+static SLEEPER: AtomicPtr<Sleeper> = AtomicPtr::new(ptr::null_mut());
+/// Rounds sysmon has woken for (from its sleep or its wait).
+static WAKEUPS: AtomicU64 = AtomicU64::new(0);
+/// Processors retaken from system calls.
+static RETAKES: AtomicU64 = AtomicU64::new(0);
+/// Whether sysmon was started in this process.
+static STARTED: std::sync::Once = std::sync::Once::new();
+
+/// sysmon's counts since the process started: rounds it woke for, and
+/// processors it retook from system calls.
+pub(crate) fn counts() -> (u64, u64) {
+    (
+        WAKEUPS.load(Ordering::Relaxed),
+        RETAKES.load(Ordering::Relaxed),
+    )
+}
+
+/// Starts sysmon for the scheduler (once per process).
+pub(crate) fn start() {
+    STARTED.call_once(spawn);
+}
+
+/// In a forked child (its fork hook, after the scheduler's state was
+/// repaired): the parent's sysmon did not come along; a new one starts.
+pub(crate) fn restart_after_fork() {
+    if STARTED.is_completed() {
+        SLEEPER.store(ptr::null_mut(), Ordering::SeqCst);
+        spawn();
+    }
+}
+
+/// A processor left the idle list: sysmon, if it waits, watches again.
+pub(crate) fn wake() {
+    // SAFETY: sleepers are leaked: a published one stays valid.
+    if let Some(s) = unsafe { SLEEPER.load(Ordering::SeqCst).as_ref() } {
+        s.wake();
+    }
+}
+
+fn spawn() {
+    let spawned = std::thread::Builder::new()
+        .name("defergc-sysmon".into())
+        .stack_size(64 << 10)
+        .spawn(|| {
+            let me: &'static Sleeper = Box::leak(Box::new(Sleeper::for_current()));
+            SLEEPER.store((me as *const Sleeper).cast_mut(), Ordering::SeqCst);
+            run(procs::sched(), me)
+        });
+    if let Err(e) = spawned {
+        crate::abort(&format!("defergc: cannot start the sysmon thread: {e}"));
+    }
+}
+
+/// What sysmon saw of one processor (Go's `sysmontick`).
+#[derive(Clone, Copy)]
+struct Seen {
+    schedtick: u32,
+    schedwhen: Instant,
+    syscalltick: u32,
+    syscallwhen: Instant,
+}
+
+fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
+    let start = Instant::now();
+    let mut seen: Vec<Seen> = Vec::new();
+    let mut idle_rounds = 0u32;
+    let mut delay = MIN_DELAY_US;
+    loop {
+        delay = if idle_rounds == 0 {
+            MIN_DELAY_US
+        } else if idle_rounds > IDLE_ROUNDS {
+            (delay * 2).min(MAX_DELAY_US)
+        } else {
+            delay
+        };
+        std::thread::sleep(Duration::from_micros(delay));
+        WAKEUPS.fetch_add(1, Ordering::Relaxed);
+        let all_idle = || s.npidle.load(Ordering::SeqCst) == s.procs();
+        if all_idle() && me.wait_while(all_idle) {
+            WAKEUPS.fetch_add(1, Ordering::Relaxed);
+            idle_rounds = 0;
+            continue;
+        }
+        let now = Instant::now();
+        seen.resize(
+            s.procs(),
+            Seen {
+                schedtick: 0,
+                schedwhen: start,
+                syscalltick: 0,
+                syscallwhen: start,
+            },
+        );
+        let mut busy = false;
+        for (p, seen) in s.ps().zip(seen.iter_mut()) {
+            match p.status.load(Ordering::Acquire) {
+                P_SYSCALL => {
+                    // A goroutine that loops on system calls keeps its
+                    // time slice through them (Go checks both states).
+                    running_round(p, seen, now);
+                    busy |= syscall_round(s, p, seen, now);
+                }
+                P_RUNNING => running_round(p, seen, now),
+                _ => {}
+            }
+        }
+        if busy {
+            idle_rounds = 0;
+        } else {
+            idle_rounds = idle_rounds.saturating_add(1);
+        }
+    }
+}
+
+/// A processor in a system call: retaken (and handed over) if its call is
+/// the one of the round before and it should be (see the module docs).
+/// Whether sysmon should look again soon: it retook the processor, or the
+/// call is new while goroutines wait to run (retaken if it lasts a round).
+fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> bool {
+    let tick = p.syscalltick.load(Ordering::Relaxed);
+    if tick != seen.syscalltick {
+        seen.syscalltick = tick;
+        seen.syscallwhen = now;
+        return p.has_work() || !s.global().is_empty();
+    }
+    let others_look = s.nmspinning.load(Ordering::SeqCst) + s.npidle.load(Ordering::SeqCst) > 0;
+    if !p.has_work() && others_look && now.duration_since(seen.syscallwhen) < LONG_SYSCALL {
+        return false;
+    }
+    let mut idle = s.lock();
+    if s.world.waiting() {
+        // A stop of the world claims processors in calls itself.
+        return false;
+    }
+    if !super::syscall::retake(&p.status, &p.syscalltick, tick) {
+        return false;
+    }
+    idle.in_syscall += 1;
+    RETAKES.fetch_add(1, Ordering::Relaxed);
+    // Go's handoffp.
+    if p.has_work() || !s.global().is_empty() {
+        drop(idle);
+        super::idle::startm(Some(p), false);
+    } else if s.nmspinning.load(Ordering::SeqCst) + s.npidle.load(Ordering::SeqCst) == 0
+        && s.nmspinning
+            .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    {
+        // No one else looks for work: a spinning worker does.
+        drop(idle);
+        super::idle::startm(Some(p), true);
+    } else {
+        procs::pidleput(s, &mut idle, p);
+    }
+    true
+}
+
+/// A processor running goroutines: if its time slice is the one of
+/// [`FORCE_PREEMPT`] ago, its goroutine is asked to yield.
+fn running_round(p: &P, seen: &mut Seen, now: Instant) {
+    let tick = p.schedtick.load(Ordering::Relaxed);
+    if tick != seen.schedtick {
+        seen.schedtick = tick;
+        seen.schedwhen = now;
+        return;
+    }
+    if now.duration_since(seen.schedwhen) < FORCE_PREEMPT {
+        return;
+    }
+    // SAFETY: workers are never freed.
+    if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
+        super::preempt::request(m);
+    }
+}
+
+/// Counts of the monitor's work since the process started ([`sched_stats`]),
+/// for tests and diagnostics: each only grows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedStats {
+    /// Rounds sysmon woke for (from its sleep between rounds or its wait
+    /// for a busy processor).
+    pub sysmon_wakeups: u64,
+    /// Processors sysmon took back from goroutines in system calls.
+    pub syscall_retakes: u64,
+    /// `exit_syscall`s that found their processor taken (the slow path);
+    /// every other exit took it back with one CAS.
+    pub syscall_slow_exits: u64,
+    /// Preemption requests sysmon made (a goroutine ran 10 ms).
+    pub preempt_requests: u64,
+    /// Requests honoured: the goroutine yielded at a preemption point.
+    pub preempts_honoured: u64,
+}
+
+/// The monitor's counts (see [`SchedStats`]).
+pub fn sched_stats() -> SchedStats {
+    let (sysmon_wakeups, syscall_retakes) = counts();
+    let (preempt_requests, preempts_honoured) = super::preempt::counts();
+    SchedStats {
+        sysmon_wakeups,
+        syscall_retakes,
+        syscall_slow_exits: super::syscall::slow_exits(),
+        preempt_requests,
+        preempts_honoured,
+    }
+}
