@@ -284,6 +284,50 @@ fn a_spinning_goroutine_is_preempted_and_another_ends_its_spin() {
     println!("spin ok: {c:?}");
 }
 
+/// The same with no requester of the test's: sysmon sees the spinner run
+/// its slice for 10 ms and asks for the signal itself.
+#[test]
+fn sysmon_alone_preempts_a_spinning_c_loop() {
+    if !is_child() {
+        in_child(
+            "sysmon_alone_preempts_a_spinning_c_loop",
+            &[("GOMAXPROCS", "1")],
+            "spin ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled(), "asynchronous preemption is off");
+    go::run(|| {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(2);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            s.store(true, Ordering::SeqCst);
+            // SAFETY: the flag lives until the spin ends (this closure
+            // holds it).
+            let loads = unsafe { preempt_spin_until(f.as_ptr()) };
+            d.send(loads);
+        });
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            // Let the spinner start: from then on only a preemption lets
+            // this goroutine run again.
+            while !s.load(Ordering::SeqCst) {
+                go::gosched();
+            }
+            f.store(1, Ordering::SeqCst);
+            d.send(0u64);
+        });
+        let a = done.recv().unwrap();
+        let b = done.recv().unwrap();
+        assert!(a.max(b) > 0);
+    });
+    let c = go::preempt_counts();
+    assert!(c.preempted >= 1, "{c:?}");
+    println!("spin ok: {c:?}");
+}
+
 /// Prints `line` and ends the process at once with status 0 (a spinner
 /// that nothing preempts still holds a worker: no orderly exit).
 fn exit_now(line: &str) -> ! {
