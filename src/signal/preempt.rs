@@ -36,14 +36,14 @@
 //! (`/proc/self/exe`, mapped and parsed once, not in a handler):
 //!
 //! - a function symbol of the executable is compiled code unless it is
-//!   the runtime's or one of its dependencies': Rust symbols whose path
-//!   names `defergc` or a crate the runtime uses (std, core, alloc,
-//!   corosensei, crossbeam, parking_lot, ...; see [`RUNTIME_CRATES`]),
+//!   the runtime's: every Rust function, of any crate (the runtime, what
+//!   it links, and a program's own Rust: Rust code keeps per-thread state
+//!   a move between workers would break; see [`is_runtime_symbol`]),
 //!   bdwgc's (`GC_*`, and every local function of a source file that has
 //!   a local `GC_*` or `defergc_*` one: bdwgc's single translation unit,
 //!   whose static helpers have names of any kind), the C ABI's
-//!   (`defergc_*`), and every name that starts with `_` but is not a
-//!   mangled one (the C library's start files, compiler helpers);
+//!   (`defergc_*`), and every other name that starts with `_` (the C
+//!   library's start files, compiler helpers);
 //! - every other loaded object (libc, the loader, the vDSO, a shared
 //!   `libdefergc`) is not compiled code, unless a compiler registers a
 //!   range of its code with [`register_text`] (`defergc_preempt_text`),
@@ -51,11 +51,12 @@
 //! - anything not covered (PLT stubs, gaps between symbols, a stripped
 //!   executable) is refused.
 //!
-//! Rust code run as goroutines is mostly not compiled code by this rule:
-//! a closure inlined into one of the runtime's generic functions carries
-//! the runtime's name (`defergc::go::spawn::...`). The target is the code
-//! a compiler of the Go-like language emits (C, assembly, LLVM), whose
-//! names are its own.
+//! So Rust goroutines are preempted at their runtime calls and poll
+//! points only (`go::preempt_point()`). The target is the code a compiler
+//! of the Go-like language emits (C, assembly, LLVM), whose names are its
+//! own. Compiled code that calls the runtime may already move to another
+//! worker at that call; preempting it between two instructions moves it
+//! no differently.
 //!
 //! # The entry ([`preempt_entry`])
 //!
@@ -365,66 +366,23 @@ pub(crate) fn in_compiled_code(pc: usize) -> bool {
     i > 0 && pc < table[i - 1].1
 }
 
-/// Crates whose code is the runtime's: the runtime and what it links.
-/// A Rust symbol that names one of them (as a path component: its length
-/// and name, as both manglings write it) is never compiled code.
-const RUNTIME_CRATES: &[&str] = &[
-    "defergc",
-    "defergc_sys",
-    "std",
-    "core",
-    "alloc",
-    "corosensei",
-    "crossbeam_deque",
-    "crossbeam_epoch",
-    "crossbeam_utils",
-    "parking_lot",
-    "parking_lot_core",
-    "lock_api",
-    "libc",
-    "socket2",
-    "smallvec",
-    "backtrace",
-    "prost",
-    "bytes",
-    "object",
-    "gimli",
-    "addr2line",
-    "miniz_oxide",
-    "adler2",
-    "rustc_demangle",
-    "hashbrown",
-    "memchr",
-    "cfg_if",
-    "scopeguard",
-    "compiler_builtins",
-    "panic_unwind",
-    "std_detect",
-    // The allocator and panic shims rustc generates (`__rdl_alloc`).
-    "___rustc",
-];
-
-/// [`RUNTIME_CRATES`] as mangled names spell them: `7defergc` (a path
-/// component), and `$defergc..` (a path inside a legacy-mangled
-/// `<T as Trait>` or generic argument, written with `..` after `$LT$`,
-/// `$u20$` or `$C$`).
-fn crate_tokens() -> Vec<String> {
-    RUNTIME_CRATES
-        .iter()
-        .flat_map(|c| [format!("{}{c}", c.len()), format!("${c}..")])
-        .collect()
-}
-
 /// Whether the function `name` (a local symbol of source file `file`, if
-/// known) is the runtime's, not compiled code. `tokens`: [`crate_tokens`].
-fn is_runtime_symbol(name: &str, file: Option<&str>, tokens: &[String]) -> bool {
+/// known) is the runtime's, not compiled code.
+///
+/// Every Rust function is the runtime's, whatever its crate: Rust code
+/// keeps state per thread (`thread_local!` in std and in crates, such as
+/// a lock's "held by this thread" flag), which a goroutine moved to
+/// another worker between two of its instructions would find wrong, and
+/// the runtime links crates no list could name for good (and rustc's own
+/// shims, `__rustc::__rdl_alloc`). Compiled code of the Go-like language
+/// is C, assembly or LLVM output, with its own names.
+fn is_runtime_symbol(name: &str, file: Option<&str>) -> bool {
     if file.is_some_and(|f| f == "gc.c" || f.ends_with("/gc.c")) {
         // bdwgc's one translation unit (defergc-sys builds extra/gc.c).
         return true;
     }
-    if name.starts_with("_ZN") || name.starts_with("_R") {
-        return tokens.iter().any(|t| name.contains(t.as_str()));
-    }
+    // Rust's manglings (legacy `_ZN`, v0 `_R`) start with `_`, as do the
+    // C library's start files and the compilers' helpers.
     name.starts_with('_') || name.starts_with("GC_") || name.starts_with("defergc_")
 }
 
@@ -478,7 +436,6 @@ fn compiled_ranges(image: &[u8]) -> Vec<(usize, usize)> {
             _ => {}
         }
     }
-    let tokens = crate_tokens();
     let mut out = Vec::new();
     let mut files = 0usize;
     let mut source: Option<&str> = None;
@@ -495,7 +452,7 @@ fn compiled_ranges(image: &[u8]) -> Vec<(usize, usize)> {
                     continue;
                 }
                 let file = if local { source } else { None };
-                if !is_runtime_symbol(name, file, &tokens) {
+                if !is_runtime_symbol(name, file) {
                     let start = sym.address() as usize;
                     out.push((start, start + sym.size() as usize));
                 }
@@ -570,44 +527,67 @@ impl Drop for Mapped {
 
 #[cfg(test)]
 mod tests {
-    use super::{crate_tokens, is_runtime_symbol};
+    use super::{compiled_ranges, is_runtime_symbol, Mapped};
 
     #[test]
-    fn the_runtime_and_its_dependencies_are_never_compiled_code() {
+    fn the_runtime_its_dependencies_and_every_rust_function_are_never_compiled_code() {
         for name in [
             "_ZN7defergc2go5sched8gosched17h0123456789abcdefE",
             "_ZN4core3ptr13drop_in_place17h0123456789abcdefE",
             "_ZN10corosensei9coroutine17h0123456789abcdefE",
             "_RNvCs1234_7defergc3foo",
             "_ZN72_$LT$alloc..boxed..Box$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h1bc4adac370bb1a6E",
-            "_ZN79_$LT$std..sync..poison..mutex..MutexGuard$LT$T$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h0123456789abcdefE",
+            // A crate no list names, and a program's own Rust: Rust code
+            // keeps per-thread state a move between workers would break.
+            "_ZN9once_cell4race8OnceBox3get17h0123456789abcdefE",
+            "_ZN10go_preempt4spin17h0123456789abcdefE",
+            // rustc's allocator shim (v0: `7___rustc` is `__rustc`).
+            "_RNvCsfLfy6EI15iL_7___rustc12___rdl_alloc",
             "GC_malloc",
             "defergc_chan_send",
             "_start",
             "__libc_csu_init",
         ] {
-            assert!(is_runtime_symbol(name, None, &crate_tokens()), "{name}");
+            assert!(is_runtime_symbol(name, None), "{name}");
         }
-        assert!(is_runtime_symbol(
-            "push_roots",
-            Some("gc.c"),
-            &crate_tokens()
-        ));
+        assert!(is_runtime_symbol("push_roots", Some("gc.c")));
     }
 
     #[test]
     fn other_functions_of_the_executable_are_compiled_code() {
-        for name in [
-            "spin_on_flag",
-            "main",
-            "_ZN10go_preempt4spin17h0123456789abcdefE",
-        ] {
-            assert!(!is_runtime_symbol(name, None, &crate_tokens()), "{name}");
+        for name in ["spin_on_flag", "main", "go_main"] {
+            assert!(!is_runtime_symbol(name, None), "{name}");
         }
-        assert!(!is_runtime_symbol(
-            "helper",
-            Some("prog.c"),
-            &crate_tokens()
-        ));
+        assert!(!is_runtime_symbol("helper", Some("prog.c")));
+    }
+
+    /// On this test's own executable: no function rustc compiled lies in
+    /// a compiled-code range (rustc's `__rdl_alloc` once did, and a
+    /// goroutine preempted in it while the backtrace crate held its
+    /// per-thread lock flag resumed on another worker, failing that
+    /// crate's assertion or hanging on its lock).
+    #[test]
+    fn no_rust_function_of_a_real_executable_is_compiled_code() {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let map = Mapped::open("/proc/self/exe").expect("the test's executable maps");
+        let ranges = compiled_ranges(map.bytes());
+        let file = object::File::parse(map.bytes()).expect("the executable parses");
+        let mut rust = 0;
+        for sym in file.symbols() {
+            let Ok(name) = sym.name() else { continue };
+            if sym.kind() != SymbolKind::Text || sym.size() == 0 {
+                continue;
+            }
+            if !(name.starts_with("_ZN") || name.starts_with("_R")) {
+                continue;
+            }
+            rust += 1;
+            let at = sym.address() as usize;
+            assert!(
+                !ranges.iter().any(|&(s, e)| (s..e).contains(&at)),
+                "{name} is classified as compiled code"
+            );
+        }
+        assert!(rust > 1000, "only {rust} Rust functions found");
     }
 }
