@@ -6,6 +6,8 @@
 #include "defergc.h"
 
 #include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct counter {
     defergc_wg *wg;
@@ -137,4 +139,30 @@ uint64_t defergc_bench_panic_recover(uint64_t n) {
         if (panic_and_recover(i) != i + 1)
             bad++;
     return bad;
+}
+
+/* A loop without calls that only another goroutine ends (by setting
+ * *flag): what asynchronous preemption must interrupt. Its name is the
+ * program's own, not the runtime's, so the runtime's table of compiled
+ * code covers it. Returns how many loads it made. */
+uint64_t bench_spin_until(const volatile uint32_t *flag) {
+    uint64_t loads = 0;
+    while (!*flag)
+        loads++;
+    return loads;
+}
+
+/* n getpid system calls; with `through`, each inside
+ * defergc_enter_syscall / defergc_exit_syscall, as compiled code wraps a
+ * call that may block. Returns the sum of the pids. */
+uint64_t bench_getpid_calls(uint64_t n, int through) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (through)
+            defergc_enter_syscall();
+        sum += (uint64_t)syscall(SYS_getpid);
+        if (through)
+            defergc_exit_syscall();
+    }
+    return sum;
 }

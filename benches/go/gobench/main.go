@@ -21,8 +21,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
+
+// extra holds a run's figures beside its main one (printed as JSON
+// fields of the same name).
+var extra = map[string]float64{}
 
 type node struct{ value int }
 
@@ -432,6 +437,73 @@ func finalizers1m() float64 {
 	return ms(t)
 }
 
+// syscall: a million getpid calls through the runtime's system-call
+// entry and exit (syscall.Syscall), and the same bare (RawSyscall); ns a
+// call through the entry, the bare figure and the ratio beside it.
+func syscallBench() float64 {
+	const n = million
+	pid := uintptr(os.Getpid())
+	t := time.Now()
+	for i := 0; i < n; i++ {
+		if r, _, _ := syscall.Syscall(syscall.SYS_GETPID, 0, 0, 0); r != pid {
+			fail("getpid through Syscall returned another pid")
+		}
+	}
+	through := nsPer(t, n)
+	t = time.Now()
+	for i := 0; i < n; i++ {
+		if r, _, _ := syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0); r != pid {
+			fail("getpid through RawSyscall returned another pid")
+		}
+	}
+	bare := nsPer(t, n)
+	extra["bare_ns"] = bare
+	extra["ratio"] = through / bare
+	return through
+}
+
+// spinUntil loads *flag until it is set: a loop without calls (the load
+// is an intrinsic), which only asynchronous preemption interrupts.
+//
+//go:noinline
+func spinUntil(flag *uint32) uint64 {
+	var loads uint64
+	for atomic.LoadUint32(flag) == 0 {
+		loads++
+	}
+	return loads
+}
+
+// preempt: one processor; a goroutine spins in a loop without calls
+// while another sleeps 1 ms at a time for 1 s. How late each wake-up is
+// (ms): the largest is the figure, the 99th percentile beside it.
+func preemptBench() float64 {
+	var flag, spinning uint32
+	done := make(chan uint64)
+	go func() {
+		atomic.StoreUint32(&spinning, 1)
+		done <- spinUntil(&flag)
+	}()
+	for atomic.LoadUint32(&spinning) == 0 {
+		runtime.Gosched()
+	}
+	var delays []float64
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		t := time.Now()
+		time.Sleep(time.Millisecond)
+		delays = append(delays, float64(time.Since(t)-time.Millisecond)/1e6)
+	}
+	atomic.StoreUint32(&flag, 1)
+	if loads := <-done; loads == 0 {
+		fail("the spinner never spun")
+	}
+	sort.Float64s(delays)
+	extra["p99_ms"] = delays[len(delays)*99/100]
+	extra["wakeups"] = float64(len(delays))
+	return delays[len(delays)-1]
+}
+
 var benches = map[string]struct {
 	unit string
 	run  func() float64
@@ -451,6 +523,8 @@ var benches = map[string]struct {
 	"timers":                 {"ms", timers},
 	"skynet":                 {"ms", skynet},
 	"wg-fanout":              {"ms", wgFanout},
+	"syscall":                {"ns/op", syscallBench},
+	"preempt":                {"ms", preemptBench},
 }
 
 func ms(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
@@ -506,7 +580,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gobench: -bench one of %s, -runs 1 to 1000\n", strings.Join(names, ", "))
 		os.Exit(2)
 	}
-	if *name == "yield-pingpong" {
+	if *name == "yield-pingpong" || *name == "preempt" {
 		runtime.GOMAXPROCS(1)
 	}
 	baseRSS := rssKB("VmRSS") * 1024
@@ -532,10 +606,18 @@ func main() {
 	for i, v := range values {
 		items[i] = fmt.Sprintf("%.3f", v)
 	}
-	extra := ""
+	fields := ""
 	if *name == "million" {
-		extra = fmt.Sprintf(",\"bytes_per_goroutine\":%.0f", float64(peak-baseRSS)/million)
+		fields = fmt.Sprintf(",\"bytes_per_goroutine\":%.0f", float64(peak-baseRSS)/million)
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fields += fmt.Sprintf(",%q:%.3f", k, extra[k])
 	}
 	fmt.Printf("{\"bench\":%q,\"impl\":\"go\",\"go_version\":%q,\"unit\":%q,\"runs\":[%s],\"median\":%.3f,\"peak_rss_bytes\":%d,\"gomaxprocs\":%d%s}\n",
-		*name, runtime.Version(), b.unit, strings.Join(items, ","), median, peak, runtime.GOMAXPROCS(0), extra)
+		*name, runtime.Version(), b.unit, strings.Join(items, ","), median, peak, runtime.GOMAXPROCS(0), fields)
 }

@@ -31,6 +31,12 @@ extern "C" {
     /// `n` panics of compiled code, each recovered by a deferred call into
     /// a named result; returns how many came back wrong.
     fn defergc_bench_panic_recover(n: u64) -> u64;
+    /// Loads `*flag` until it is set, with no call in the loop; returns
+    /// how many loads it made.
+    fn bench_spin_until(flag: *const u32) -> u64;
+    /// `n` getpid system calls, each inside enter_syscall / exit_syscall
+    /// when `through` is 1; returns the sum of the pids.
+    fn bench_getpid_calls(n: u64, through: i32) -> u64;
 }
 
 /// The benchmarks (their command-line names are Go's: `id`).
@@ -99,6 +105,14 @@ pub enum Name {
     /// that every goroutine of it marks done (ms).
     #[value(name = "wg-fanout")]
     WgFanout,
+    /// A million getpid calls of compiled code, each inside
+    /// enter_syscall / exit_syscall (ns a call; the bare call and the
+    /// ratio beside it).
+    Syscall,
+    /// One processor: a goroutine spins in compiled code without calls
+    /// while another sleeps 1 ms at a time for 1 s; how late its wake-ups
+    /// are (ms: the largest, and the 99th percentile beside it).
+    Preempt,
     /// A TCP echo server, `--conns` connections ping-ponging 64 bytes
     /// from a client process of ours (req/s, latency, RSS per idle
     /// connection; not in `--all`).
@@ -131,6 +145,8 @@ impl Name {
             Name::Timers => "timers",
             Name::Skynet => "skynet",
             Name::WgFanout => "wg-fanout",
+            Name::Syscall => "syscall",
+            Name::Preempt => "preempt",
             Name::Echo => "echo",
             Name::Http => "http",
         }
@@ -152,7 +168,8 @@ impl Name {
             | Name::Finalizers1m
             | Name::Timers
             | Name::Skynet
-            | Name::WgFanout => "ms",
+            | Name::WgFanout
+            | Name::Preempt => "ms",
             Name::Million | Name::MillionHeap => "s",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
@@ -225,9 +242,10 @@ pub fn run(args: &Args) -> i32 {
             run_cold(name, args)
         };
     }
-    if name == Name::YieldPingpong {
+    if name == Name::YieldPingpong || name == Name::Preempt {
         // Go's figure is for GOMAXPROCS=1: the two goroutines share a
-        // processor and every gosched is a switch.
+        // processor (every gosched is a switch; the spinner holds the
+        // only processor until it is preempted).
         let _ = go::init_with(go::Config {
             max_procs: Some(1),
             stack_size: None,
@@ -321,6 +339,10 @@ pub fn run(args: &Args) -> i32 {
     let line = match name {
         Name::Million => line.num("bytes_per_goroutine", per_goroutine),
         Name::DeferStressGoroutine => line.num("thread_ms_median", median_of(&extra)),
+        Name::Syscall => line
+            .num("bare_ns", median_of(&extra))
+            .num("ratio", median / median_of(&extra)),
+        Name::Preempt => line.num("p99_ms", median_of(&extra)),
         _ => line,
     };
     if args.json {
@@ -335,6 +357,19 @@ pub fn run(args: &Args) -> i32 {
         if name == Name::DeferStressGoroutine {
             println!(
                 "  the same on a plain thread: median {:.3} ms",
+                median_of(&extra)
+            );
+        }
+        if name == Name::Syscall {
+            println!(
+                "  the bare call: median {:.3} ns; through enter/exit: {:.2}x",
+                median_of(&extra),
+                median / median_of(&extra)
+            );
+        }
+        if name == Name::Preempt {
+            println!(
+                "  99th percentile: median {:.3} ms (the figure is the largest delay)",
                 median_of(&extra)
             );
         }
@@ -438,7 +473,14 @@ fn merge_runs(
             "gomaxprocs",
             report::json_number(first, "gomaxprocs").unwrap_or(0.0),
         );
-    for key in ["bytes_per_goroutine", "spawn_park_s", "gc_ms"] {
+    for key in [
+        "bytes_per_goroutine",
+        "spawn_park_s",
+        "gc_ms",
+        "bare_ns",
+        "ratio",
+        "p99_ms",
+    ] {
         let v = all(key);
         if !v.is_empty() {
             line = line.num(key, median_of(&v));
@@ -552,6 +594,8 @@ fn measure(name: Name) -> (f64, f64) {
         Name::Timers => (timers(), 0.0),
         Name::Skynet => (skynet(), 0.0),
         Name::WgFanout => (wg_fanout(), 0.0),
+        Name::Syscall => syscall_calls(),
+        Name::Preempt => preempt_delays(),
         Name::PanicRecover => {
             const N: u64 = 200_000;
             let t = Instant::now();
@@ -567,6 +611,56 @@ fn measure(name: Name) -> (f64, f64) {
         Name::Echo | Name::Http => unreachable!("run by netbench, in processes of their own"),
         Name::MillionHeap => unreachable!("cold: run by run_cold, a process a run"),
     }
+}
+
+/// `syscall`: ns a getpid through enter/exit, and bare.
+fn syscall_calls() -> (f64, f64) {
+    const N: u64 = 1_000_000;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u64;
+    let t = Instant::now();
+    // SAFETY: a function of cli/c/go_bench.c, run in a goroutine.
+    let sum = unsafe { bench_getpid_calls(N, 1) };
+    let through = ns_per(t, N);
+    assert_eq!(sum, N * pid, "getpid through enter/exit");
+    let t = Instant::now();
+    // SAFETY: as above.
+    let sum = unsafe { bench_getpid_calls(N, 0) };
+    let bare = ns_per(t, N);
+    assert_eq!(sum, N * pid, "bare getpid");
+    (through, bare)
+}
+
+/// `preempt`: the largest wake-up delay (ms) of a goroutine sleeping 1 ms
+/// at a time for 1 s beside a spinner of compiled code on the only
+/// processor, and the 99th percentile.
+fn preempt_delays() -> (f64, f64) {
+    let flag = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let spinning = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = Chan::<u64>::new(1);
+    let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+    go::go(move || {
+        s.store(true, Ordering::SeqCst);
+        // SAFETY: a function of cli/c/go_bench.c; the flag outlives the
+        // spin (this closure holds it).
+        d.send(unsafe { bench_spin_until(f.as_ptr()) });
+    });
+    // From here this goroutine runs only when the spinner is preempted.
+    while !spinning.load(Ordering::SeqCst) {
+        go::gosched();
+    }
+    let mut delays = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(1) {
+        let t = Instant::now();
+        go::sleep(Duration::from_millis(1));
+        let late = t.elapsed().saturating_sub(Duration::from_millis(1));
+        delays.push(late.as_secs_f64() * 1e3);
+    }
+    flag.store(1, Ordering::SeqCst);
+    assert!(done.recv().unwrap_or(0) > 0, "the spinner never spun");
+    delays.sort_by(f64::total_cmp);
+    (delays[delays.len() - 1], delays[delays.len() * 99 / 100])
 }
 
 fn spawn_panic_rust() -> f64 {
