@@ -291,14 +291,9 @@ pub(crate) mod real {
             }
             if start.is_empty() && own.is_none() && s.global().is_empty() {
                 // Every worker may have parked while the world was
-                // stopped, without the deadlock check.
-                (s.deadlock_check)(
-                    idle.workers,
-                    idle.ms.len() + idle.locked_parked,
-                    idle.in_syscall,
-                    &s.goroutines,
-                    &s.launching,
-                );
+                // stopped, without the deadlock check (the stop has
+                // ended above, so the check runs).
+                super::super::idle::deadlock_check(s, idle);
             }
         }
         for p in start {
