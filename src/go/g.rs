@@ -12,8 +12,10 @@
 //! # Status
 //!
 //! `RUNNABLE` (in a run queue, or about to be), `RUNNING` (on a worker),
-//! `WAITING` (parked), `SYSCALL` (running, in a system call or native code,
-//! without a P), `DEAD` (finished, its slot free or about to be). The
+//! `WAITING` (parked), `DEAD` (finished, its slot free or about to be). A
+//! goroutine in a system call stays `RUNNING`: its worker holds no
+//! processor then (`syscall.rs`), which is what says so, and the status
+//! word is not touched on that path. The
 //! [`NOTIFIED`] bit records a [`ready`](super::sched::ready) that came
 //! before the goroutine finished parking: its park then returns at once
 //! (token semantics, like a futex wake before the wait). The status word's
@@ -35,7 +37,6 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering}
 pub(crate) const RUNNABLE: u64 = 1;
 pub(crate) const RUNNING: u64 = 2;
 pub(crate) const WAITING: u64 = 3;
-pub(crate) const SYSCALL: u64 = 4;
 pub(crate) const DEAD: u64 = 5;
 /// A wakeup that arrived before the goroutine parked.
 pub(crate) const NOTIFIED: u64 = 0x100;

@@ -25,10 +25,9 @@
 //! two words only and build under `cfg(loom)`: `tests/syscall_loom.rs`
 //! checks them on this code, with `model.rs`'s processor.
 
-use super::g::{self, Switch, G};
+use super::g::{Switch, G};
 use super::prim::AtomicU32;
 use super::procs::{self, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
-use super::sched;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,8 +83,9 @@ pub(crate) fn retake(status: &AtomicU32, tick: &AtomicU32, seen: u32) -> bool {
 }
 
 /// The running goroutine enters a system call or native code: its
-/// processor is marked `P_SYSCALL` and kept (see the module docs).
-pub(crate) fn enter_syscall(g: &G) {
+/// processor is marked `P_SYSCALL` and kept (see the module docs). `_g`:
+/// the running goroutine (its status word is left alone).
+pub(crate) fn enter_syscall(_g: &G) {
     let Some(m) = procs::current_m() else { return };
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
@@ -99,8 +99,9 @@ pub(crate) fn enter_syscall(g: &G) {
     }
     // Blocked in the call, it cannot answer a collector.
     crate::context::block_enter();
-    // A pending notification stays: a park after the call still sees it.
-    sched::set_state(g, g::SYSCALL);
+    // The goroutine stays `RUNNING` (its worker without a processor says
+    // it is in the call): no read-modify-write of its status word here or
+    // on the fast exit, which is most of what a short call costs us.
     m.p.set(ptr::null());
     m.oldp.set(p);
     publish_enter(&p.status, &p.syscalltick);
@@ -140,7 +141,6 @@ pub(crate) fn exit_syscall(g: &G) {
     if let Some(p) = oldp {
         if reacquire(&p.status) {
             m.p.set(p);
-            sched::set_state(g, g::RUNNING);
             // A goroutine that loops on system calls keeps its time slice:
             // sysmon may have asked it to yield meanwhile.
             super::preempt::honour(g);
@@ -156,7 +156,6 @@ pub(crate) fn exit_syscall(g: &G) {
         idle.in_syscall -= 1;
         procs::pidleget(s, &mut idle)
     };
-    sched::set_state(g, g::RUNNING);
     match got {
         Some(p) => {
             p.status.store(P_RUNNING, Ordering::Release);
