@@ -3,6 +3,7 @@
  * Go-like compiler would emit them against defergc's C ABI (the command
  * runs them from its main goroutine; see cli/src/cli/bench.rs).
  */
+#define _GNU_SOURCE /* syscall(2) */
 #include "defergc.h"
 
 #include <stdint.h>
