@@ -328,6 +328,52 @@ fn sysmon_alone_preempts_a_spinning_c_loop() {
     println!("spin ok: {c:?}");
 }
 
+/// One worker: a goroutine sleeps 1 ms twenty times while a spinner of
+/// compiled code holds the worker. Each due timer that no processor is
+/// free to run makes sysmon ask the spinner to yield once it has run
+/// 1 ms (not 10): the timer rounds are counted, and every sleep returns.
+/// Without the timer rounds the sleeps still end, through the 10 ms
+/// time slice, but the count stays 0.
+#[test]
+fn a_due_timer_preempts_a_spinner_before_its_time_slice_ends() {
+    if !is_child() {
+        in_child(
+            "a_due_timer_preempts_a_spinner_before_its_time_slice_ends",
+            &[("GOMAXPROCS", "1")],
+            "timer ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled(), "asynchronous preemption is off");
+    const SLEEPS: u64 = 20;
+    go::run(|| {
+        let flag = Arc::new(AtomicU32::new(0));
+        let spinning = Arc::new(AtomicBool::new(false));
+        let done = go::Chan::new(1);
+        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+        go::go(move || {
+            s.store(true, Ordering::SeqCst);
+            // SAFETY: the flag lives until the spin ends (this closure
+            // holds it).
+            d.send(unsafe { preempt_spin_until(f.as_ptr()) });
+        });
+        while !spinning.load(Ordering::SeqCst) {
+            go::gosched();
+        }
+        let mut slept = 0;
+        for _ in 0..SLEEPS {
+            go::sleep(Duration::from_millis(1));
+            slept += 1;
+        }
+        flag.store(1, Ordering::SeqCst);
+        assert!(done.recv().unwrap() > 0, "the spinner never spun");
+        assert_eq!(slept, SLEEPS);
+    });
+    let stats = go::sched_stats();
+    assert!(stats.timer_preempt_requests >= 1, "{stats:?}");
+    println!("timer ok: {stats:?}");
+}
+
 /// Prints `line` and ends the process at once with status 0 (a spinner
 /// that nothing preempts still holds a worker: no orderly exit).
 fn exit_now(line: &str) -> ! {

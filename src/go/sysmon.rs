@@ -20,6 +20,12 @@
 //!   keep the processor); sysmon calls `preempt::request` for the
 //!   goroutine its worker runs, every round until the time slice ends
 //!   (see `preempt.rs`; `exit_syscall` honours it too).
+//! - **Lets due timers run** (unlike Go): while a timer is due and every
+//!   processor runs a goroutine (none idle, no worker spinning), the
+//!   goroutine that has run longest is asked to yield once it has run
+//!   1 ms ([`timer_round`]), and sysmon sleeps no later than the earliest
+//!   timer meanwhile. Go leaves such a timer to the end of a 10 ms time
+//!   slice.
 //!
 //! Rounds: sysmon sleeps 20 µs between rounds, and once 50 rounds in a
 //! row found nothing to retake, twice as long after each further round,
@@ -73,6 +79,12 @@ const MIN_DELAY_US: u64 = 20;
 const MAX_DELAY_US: u64 = 10_000;
 /// Rounds that found nothing to retake before the sleep starts doubling.
 const IDLE_ROUNDS: u32 = 50;
+/// How long a goroutine runs before a due timer that no processor is free
+/// to run preempts it (see [`timer_round`]).
+const TIMER_SLICE: Duration = Duration::from_millis(1);
+/// The shortest sleep while a timer is due that no processor is free to
+/// run.
+const TIMER_DELAY: Duration = Duration::from_micros(100);
 
 /// sysmon's wait for a busy processor (see the module docs): the thread
 /// that waits and its announcement. Under `cfg(loom)` its primitives are
@@ -138,6 +150,8 @@ static SLEEPER: AtomicPtr<Sleeper> = AtomicPtr::new(ptr::null_mut());
 static WAKEUPS: AtomicU64 = AtomicU64::new(0);
 /// Processors retaken from system calls.
 static RETAKES: AtomicU64 = AtomicU64::new(0);
+/// Rounds that asked a goroutine to yield for a due timer ([`timer_round`]).
+static TIMER_PREEMPTS: AtomicU64 = AtomicU64::new(0);
 /// Whether sysmon was started in this process.
 static STARTED: std::sync::Once = std::sync::Once::new();
 
@@ -208,7 +222,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
         } else {
             delay
         };
-        std::thread::sleep(Duration::from_micros(delay));
+        std::thread::sleep(round_sleep(s, delay));
         WAKEUPS.fetch_add(1, Ordering::Relaxed);
         let all_idle = || s.npidle.load(Ordering::SeqCst) == s.procs();
         if all_idle() && me.wait_while(all_idle) {
@@ -239,6 +253,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
                 _ => {}
             }
         }
+        timer_round(s, &seen, now);
         if busy {
             idle_rounds = 0;
         } else {
@@ -308,6 +323,54 @@ fn running_round(p: &P, seen: &mut Seen, now: Instant) {
     }
 }
 
+/// Whether no processor is free to run a due timer: none is idle and no
+/// worker spins looking for work (the timers run at a worker's next
+/// scheduling point).
+fn no_free_processor(s: &Sched) -> bool {
+    s.npidle.load(Ordering::SeqCst) == 0 && s.nmspinning.load(Ordering::SeqCst) == 0
+}
+
+/// The sleep before the next round: `delay_us`, but no later than the
+/// earliest timer while no processor is free to run it (and at least
+/// [`TIMER_DELAY`] once it is due), so that [`timer_round`] sees it in
+/// time.
+fn round_sleep(s: &Sched, delay_us: u64) -> Duration {
+    let delay = Duration::from_micros(delay_us);
+    match super::park::next_timer() {
+        Some(at) if no_free_processor(s) => delay.min(
+            at.saturating_duration_since(Instant::now())
+                .max(TIMER_DELAY),
+        ),
+        _ => delay,
+    }
+}
+
+/// A timer is due and every processor runs a goroutine (none idle, no
+/// worker spinning): the goroutine that has run longest, once it has run
+/// [`TIMER_SLICE`], is asked to yield, so that its worker runs the timers
+/// at its next scheduling point. Go waits for a time slice to end
+/// (10 ms) or for a processor to come free; a sleeper here wakes about
+/// a millisecond late, not a time slice (`defergc bench preempt`).
+fn timer_round(s: &Sched, seen: &[Seen], now: Instant) {
+    match super::park::next_timer() {
+        Some(at) if at <= now && no_free_processor(s) => {}
+        _ => return,
+    }
+    let longest = s
+        .ps()
+        .zip(seen.iter())
+        .filter(|(p, _)| p.status.load(Ordering::Acquire) == P_RUNNING)
+        .filter(|(_, seen)| now.duration_since(seen.schedwhen) >= TIMER_SLICE)
+        .min_by_key(|(_, seen)| seen.schedwhen);
+    if let Some((p, _)) = longest {
+        // SAFETY: workers are never freed.
+        if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
+            TIMER_PREEMPTS.fetch_add(1, Ordering::Relaxed);
+            super::preempt::request(m);
+        }
+    }
+}
+
 /// Counts of the monitor's work since the process started ([`sched_stats`]),
 /// for tests and diagnostics: each only grows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -320,8 +383,12 @@ pub struct SchedStats {
     /// `exit_syscall`s that found their processor taken (the slow path);
     /// every other exit took it back with one CAS.
     pub syscall_slow_exits: u64,
-    /// Preemption requests sysmon made (a goroutine ran 10 ms).
+    /// Preemption requests sysmon made (a goroutine ran 10 ms, or 1 ms
+    /// while a timer was due that no processor was free to run).
     pub preempt_requests: u64,
+    /// Rounds in which sysmon asked a goroutine to yield for a due timer
+    /// (that no processor was free to run).
+    pub timer_preempt_requests: u64,
     /// Requests honoured: the goroutine yielded at a preemption point.
     pub preempts_honoured: u64,
 }
@@ -335,6 +402,7 @@ pub fn sched_stats() -> SchedStats {
         syscall_retakes,
         syscall_slow_exits: super::syscall::slow_exits(),
         preempt_requests,
+        timer_preempt_requests: TIMER_PREEMPTS.load(Ordering::Relaxed),
         preempts_honoured,
     }
 }
