@@ -160,6 +160,7 @@ fn exit_while_locked_ends_the_thread_and_threads_do_not_pile_up() {
     run(|| {
         let start = go::set_gomaxprocs(2);
         let before = threads();
+        let stacks_before = go::sched_stats().signal_stacks;
         let mut last = -1;
         for i in 0..200 {
             let c = Chan::<i64>::new(1);
@@ -186,6 +187,12 @@ fn exit_while_locked_ends_the_thread_and_threads_do_not_pile_up() {
         assert!(
             after <= before + 4,
             "threads grew from {before} to {after} over 200 locked exits"
+        );
+        // Each ended thread gave its signal stack back.
+        let stacks_after = go::sched_stats().signal_stacks;
+        assert!(
+            stacks_after <= stacks_before + 4,
+            "signal stacks grew from {stacks_before} to {stacks_after} over 200 locked exits"
         );
         // The scheduler still has its workers: goroutines run.
         let wg = Arc::new(WaitGroup::default());

@@ -114,6 +114,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
             // itself goes back; the worker's records stay (never freed).
             m.scan.retire();
             super::stack::release_local();
+            crate::signal::free_alt_stack((alt_lo, alt_hi));
         });
     if let Err(e) = spawned {
         crate::abort(&format!(

@@ -391,6 +391,9 @@ pub struct SchedStats {
     pub timer_preempt_requests: u64,
     /// Requests honoured: the goroutine yielded at a preemption point.
     pub preempts_honoured: u64,
+    /// Signal stacks the runtime's threads hold now: one per live worker
+    /// (a worker that ends with its locked goroutine gives its back).
+    pub signal_stacks: u64,
 }
 
 /// The monitor's counts (see [`SchedStats`]).
@@ -404,5 +407,6 @@ pub fn sched_stats() -> SchedStats {
         preempt_requests,
         timer_preempt_requests: TIMER_PREEMPTS.load(Ordering::Relaxed),
         preempts_honoured,
+        signal_stacks: crate::signal::live_alt_stacks() as u64,
     }
 }
