@@ -439,6 +439,13 @@ impl PreemptCounts {
     }
 }
 
+/// Whether goroutines are preempted asynchronously in this process:
+/// x86-64 Linux, and not turned off by `GODEBUG=asyncpreemptoff=1`.
+/// Elsewhere, only the cooperative checks honour requests.
+pub fn async_preemption() -> bool {
+    enabled()
+}
+
 /// The counters of asynchronous preemption.
 pub fn preempt_counts() -> PreemptCounts {
     let mut refused = [0; Refusal::ALL.len()];

@@ -121,7 +121,9 @@ mod precise_tests;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use self::async_preempt::hooks as async_preempt_hooks;
-pub use self::async_preempt::{preempt_counts, preempt_text, PreemptCounts, Refusal};
+pub use self::async_preempt::{
+    async_preemption, preempt_counts, preempt_text, PreemptCounts, Refusal,
+};
 pub(crate) use self::chan::block_forever;
 pub use self::chan::{Chan, TryRecv, MAX_ELEM_SIZE};
 pub(crate) use self::chan::{ChanError, RawChan, Received};

@@ -242,6 +242,12 @@ pub fn run(args: &Args) -> i32 {
             run_cold(name, args)
         };
     }
+    if name == Name::Preempt && !go::async_preemption() {
+        eprintln!(
+            "defergc: bench preempt: asynchronous preemption is off here (GODEBUG=asyncpreemptoff=1, or not x86-64 Linux): the spinner would keep the only processor for good"
+        );
+        return 2;
+    }
     if name == Name::YieldPingpong || name == Name::Preempt {
         // Go's figure is for GOMAXPROCS=1: the two goroutines share a
         // processor (every gosched is a switch; the spinner holds the
