@@ -20,11 +20,20 @@
 //! child process) that loom finds it. (A stop that raised its flag
 //! before setting its count would be harmless: every processor is given
 //! up under the scheduler lock, which the stopper holds while it begins.)
+//!
+//! A stop and a worker entering a system call (`syscall.rs`'s
+//! `publish_enter`, `stop_began`, `claim_for_stop`, and `stw.rs`'s claims
+//! of processors in calls): the call lasts until the stop is over, so the
+//! stop completes only if the stopper claims the processor or the worker
+//! gives it over at its entry, whichever saw the other. Loom reports a
+//! stop that waits for the call as a deadlock;
+//! `loom_catches_an_entry_that_ignores_a_stop` brings back an entry that
+//! does not look for a stop (the bug Go's `entersyscall_gcwait` avoids).
 #![cfg(loom)]
 
-use defergc::go::model::{self, World};
+use defergc::go::model::{self, SyscallP, World};
 use loom::sync::atomic::{AtomicUsize, Ordering};
-use loom::sync::{Arc, Mutex};
+use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
 
 fn check(f: impl Fn() + Sync + Send + 'static) {
@@ -152,7 +161,140 @@ fn two_stoppers() {
     w.join().unwrap();
 }
 
+/// A stop of the world, and a worker holding the one processor that
+/// enters a system call lasting until the stop is over.
+struct CallRace {
+    world: World,
+    p: SyscallP,
+    /// The scheduler lock.
+    lock: Mutex<()>,
+    /// The call may return (the stop is over).
+    over: Mutex<bool>,
+    over_cv: Condvar,
+    /// The worker runs goroutine code.
+    busy: AtomicUsize,
+}
+
+impl CallRace {
+    /// The worker: a scheduling point, then the call (`enter_syscall`),
+    /// then, back with its processor, goroutine code and a scheduling
+    /// point again.
+    fn worker(&self) {
+        if self.world.waiting() {
+            let _l = self.lock.lock().unwrap();
+            self.world.stopped_one();
+            return;
+        }
+        self.p.enter();
+        if self.p.stop_began(&self.world) {
+            let _l = self.lock.lock().unwrap();
+            if self.p.claim_for_stop() {
+                self.world.stopped_one();
+            }
+        }
+        // In the call: it returns once the stop is over.
+        let mut over = self.over.lock().unwrap();
+        while !*over {
+            over = self.over_cv.wait(over).unwrap();
+        }
+        drop(over);
+        if !self.p.reacquire() {
+            // Taken for the stop: the slow exit queues the goroutine.
+            return;
+        }
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        thread::yield_now();
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// The stopper (a plain thread): begins the stop counting the
+    /// processor as running, claims it if it is in a call, waits.
+    fn stop(&self) {
+        self.world.acquire();
+        {
+            let _l = self.lock.lock().unwrap();
+            self.world.begin(1);
+            if self.p.claim_for_stop() {
+                self.world.stopped_one();
+            }
+        }
+        self.world.wait();
+        assert_eq!(
+            self.busy.load(Ordering::SeqCst),
+            0,
+            "the world stopped while the worker ran goroutine code"
+        );
+        *self.over.lock().unwrap() = true;
+        self.over_cv.notify_all();
+        let _l = self.lock.lock().unwrap();
+        self.world.end();
+        drop(_l);
+        self.world.release();
+    }
+}
+
+fn call_race() {
+    let r = Arc::new(CallRace {
+        world: World::new(),
+        p: SyscallP::new_running(),
+        lock: Mutex::new(()),
+        over: Mutex::new(false),
+        over_cv: Condvar::new(),
+        busy: AtomicUsize::new(0),
+    });
+    let w = {
+        let r = r.clone();
+        thread::spawn(move || r.worker())
+    };
+    r.stop();
+    w.join().unwrap();
+}
+
+/// A stop races with the worker's entry into a long system call: the
+/// stop completes (claimed by the stopper, or given over at the entry),
+/// never while the worker runs goroutine code.
+#[test]
+fn a_stop_gets_the_processor_of_a_worker_entering_a_system_call() {
+    check(call_race);
+}
+
 const BUG_CHILD: &str = "DEFERGC_STW_LOOM_BUG_CHILD";
+const GCWAIT_CHILD: &str = "DEFERGC_STW_LOOM_GCWAIT_CHILD";
+
+/// An entry that does not look for a stop: a stop that counted the
+/// processor as running just before the entry was published waits for
+/// the call, which waits for the stop. Loom must find it.
+#[test]
+fn loom_catches_an_entry_that_ignores_a_stop() {
+    if std::env::var_os(GCWAIT_CHILD).is_some() {
+        model::set_no_gcwait(true);
+        check(call_race);
+        println!("loom found nothing");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "loom_catches_an_entry_that_ignores_a_stop",
+            "--nocapture",
+        ])
+        .env(GCWAIT_CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !out.status.success() && !stdout.contains("loom found nothing"),
+        "loom found nothing wrong with an entry that ignores a stop: the model checks nothing"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("panicked") || l.starts_with("deadlock"))
+        .unwrap_or("(no message)");
+    eprintln!("with an entry that ignores a stop, loom failed with: {line}");
+}
 
 /// Two stoppers at once: the second's count overwrites the first's, and
 /// the first starts the world under the second. Loom must find it.

@@ -17,7 +17,10 @@
 //!
 //! [`World`] is the scheduler's stop-the-world handshake
 //! (`tests/stw_loom.rs`); [`set_two_stoppers`] brings back a stopper
-//! that does not wait for another to finish.
+//! that does not wait for another to finish. With [`SyscallP`]'s
+//! `stop_began` and `claim_for_stop` it is also the handshake between a
+//! stop and a worker entering a system call; [`set_no_gcwait`] brings
+//! back an entry that does not look for a stop.
 //!
 //! [`Parker`] is an idle worker's real parker (`park.rs`), blocking in a
 //! poller with no descriptors behind it ([`install_poller`],
@@ -41,8 +44,8 @@ use super::select::{self, Case as RawCase, Chosen, Dir};
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_bug1, set_late_announce, set_lost_wakeup, set_retake_store, set_two_stoppers,
-    set_unchecked_poll,
+    set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_retake_store,
+    set_two_stoppers, set_unchecked_poll,
 };
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
@@ -484,6 +487,18 @@ impl SyscallP {
     /// sysmon takes it if it is still in the call of tick `seen`.
     pub fn retake(&self, seen: u32) -> bool {
         super::syscall::retake(&self.status, &self.tick, seen)
+    }
+
+    /// After [`SyscallP::enter`]: whether a stop of `world` began
+    /// (`syscall::stop_began`).
+    pub fn stop_began(&self, world: &World) -> bool {
+        super::syscall::stop_began(&world.0)
+    }
+
+    /// A stop takes the processor if it is in a call
+    /// (`syscall::claim_for_stop`).
+    pub fn claim_for_stop(&self) -> bool {
+        super::syscall::claim_for_stop(&self.status)
     }
 }
 

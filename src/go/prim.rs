@@ -213,3 +213,11 @@ bug_switch!(
     /// stopper to finish (two stops of the world at once).
     TWO_STOPPERS, set_two_stoppers, two_stoppers
 );
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/stw_loom.rs`: a worker that enters a system call does
+    /// not look for a stop of the world that began meanwhile (Go's
+    /// `entersyscall_gcwait` left out): the stop waits for the call.
+    NO_GCWAIT, set_no_gcwait, no_gcwait
+);

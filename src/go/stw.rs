@@ -45,7 +45,7 @@
 //! that hold processors, reach scheduling points and give their
 //! processors back; `tests/go_procs.rs` runs the real scheduler.
 
-use super::prim::{AtomicBool, Condvar, Mutex, MutexGuard};
+use super::prim::{fence, AtomicBool, Condvar, Mutex, MutexGuard};
 use std::sync::atomic::Ordering;
 
 /// The stop-the-world handshake (one per scheduler; see the module docs).
@@ -123,6 +123,10 @@ impl World {
     pub(crate) fn begin(&self, running: usize) {
         self.lock().stopwait = running;
         self.waiting.store(true, Ordering::SeqCst);
+        // Pairs with the fence after a system call's entry is published
+        // (`syscall::stop_began`): either that entry sees the stop, or the
+        // stopper's claims, after this, see `P_SYSCALL`.
+        fence(Ordering::SeqCst);
     }
 
     /// One processor stopped for the stopper (by its worker, under the
@@ -178,7 +182,7 @@ pub(crate) mod real {
     use super::super::idle::{startm, wakep};
     use super::super::procs::{
         self, current_g, current_m, pidleget, pidleput, Sched, MAX_PROCS, P, P_DEAD, P_GCSTOP,
-        P_RUNNING, P_SYSCALL,
+        P_RUNNING,
     };
     use std::ptr;
     use std::sync::atomic::Ordering;
@@ -212,10 +216,6 @@ pub(crate) mod real {
             let idle = &mut *s.lock();
             let n = s.procs();
             s.world.begin(n - usize::from(own.is_some()));
-            // Pairs with the fence after a system call's entry is
-            // published (`syscall.rs`): either that entry sees the stop,
-            // or the claims below see `P_SYSCALL`.
-            std::sync::atomic::fence(Ordering::SeqCst);
             if let Some(p) = own {
                 p.status.store(P_GCSTOP, Ordering::Release);
             }
@@ -223,10 +223,7 @@ pub(crate) mod real {
             // system call (its exit then takes the slow path, which
             // counts it out of `in_syscall`, as after sysmon's retake)...
             for p in s.ps() {
-                if p.status
-                    .compare_exchange(P_SYSCALL, P_GCSTOP, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
+                if super::super::syscall::claim_for_stop(&p.status) {
                     idle.in_syscall += 1;
                     s.world.stopped_one();
                 }

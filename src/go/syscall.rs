@@ -26,8 +26,9 @@
 //! checks them on this code, with `model.rs`'s processor.
 
 use super::g::{Switch, G};
-use super::prim::AtomicU32;
+use super::prim::{fence, AtomicU32};
 use super::procs::{self, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
+use super::stw::World;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -50,6 +51,34 @@ pub(crate) fn publish_enter(status: &AtomicU32, tick: &AtomicU32) {
         Ordering::Relaxed,
     );
     status.store(P_SYSCALL, Ordering::Release);
+}
+
+/// After [`publish_enter`]: whether a stop of the world has begun, which
+/// may have counted this processor as running before it was published in
+/// the call. Then the worker gives it to the stopper itself
+/// ([`claim_for_stop`], under the scheduler lock: Go's
+/// `entersyscall_gcwait`), or the stop would wait for the call to return.
+/// The fence pairs with the one in [`World::begin`]: either this sees the
+/// stop, or the stopper's claim sees `P_SYSCALL`.
+pub(crate) fn stop_began(world: &World) -> bool {
+    #[cfg(loom)]
+    if super::prim::no_gcwait() {
+        // The bug loom must find: the stop waits for the call.
+        return false;
+    }
+    fence(Ordering::SeqCst);
+    world.waiting()
+}
+
+/// A stop of the world takes a processor in a system call (`P_SYSCALL` to
+/// `P_GCSTOP`); whether it did. The stopper tries every processor when
+/// it begins, and a worker whose call entry raced with that tries its own
+/// ([`stop_began`]); at most one of them wins, under the scheduler lock.
+/// The worker's exit then finds the processor taken (the slow path).
+pub(crate) fn claim_for_stop(status: &AtomicU32) -> bool {
+    status
+        .compare_exchange(P_SYSCALL, P_GCSTOP, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
 }
 
 /// The worker is back from the call: whether it took its processor back
@@ -105,20 +134,10 @@ pub(crate) fn enter_syscall(_g: &G) {
     m.p.set(ptr::null());
     m.oldp.set(p);
     publish_enter(&p.status, &p.syscalltick);
-    // A stop of the world that began after this processor was counted as
-    // running, but before it was published in the call, waits for it: it
-    // goes to the stopper now (Go's `entersyscall_gcwait`), or the stop
-    // would wait for the call to return. The fence pairs with the one
-    // after the stop's start: either this sees the stop, or the stop's
-    // claim sees `P_SYSCALL`.
-    std::sync::atomic::fence(Ordering::SeqCst);
     let s = procs::sched();
-    if s.world.waiting() {
+    if stop_began(&s.world) {
         let mut idle = s.lock();
-        if p.status
-            .compare_exchange(P_SYSCALL, P_GCSTOP, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
-        {
+        if claim_for_stop(&p.status) {
             // Its exit takes the slow path, which counts it out.
             idle.in_syscall += 1;
             s.world.stopped_one();
