@@ -129,16 +129,16 @@ pub fn park(reason: &'static str) {
 /// thread meanwhile. Pair with [`exit_syscall`]. Does nothing outside a
 /// goroutine.
 pub fn enter_syscall() {
-    if let Some(g) = procs::current_g() {
-        super::syscall::enter_syscall(g);
+    if let Some((m, _)) = procs::current_m_g() {
+        super::syscall::enter_syscall(m);
     }
 }
 
 /// Ends [`enter_syscall`]: the goroutine takes a processor again (and may
 /// wait for one).
 pub fn exit_syscall() {
-    if let Some(g) = procs::current_g() {
-        super::syscall::exit_syscall(g);
+    if let Some((m, g)) = procs::current_m_g() {
+        super::syscall::exit_syscall(m, g);
     }
 }
 

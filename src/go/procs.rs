@@ -372,6 +372,14 @@ pub(crate) fn current_m() -> Option<&'static M> {
     unsafe { crate::fresh::fresh_get!(CURRENT_M: *const M).as_ref() }
 }
 
+/// This thread's worker and the goroutine it runs, if any (one read of
+/// the thread-local).
+pub(crate) fn current_m_g() -> Option<(&'static M, &'static G)> {
+    let m = current_m()?;
+    // SAFETY: a worker's current goroutine lives while it runs.
+    unsafe { m.current.get().as_ref() }.map(|g| (m, g))
+}
+
 /// The goroutine running on this thread, if any.
 pub(crate) fn current_g() -> Option<&'static G> {
     // SAFETY: a worker's current goroutine lives while it runs.

@@ -181,7 +181,7 @@ pub use self::real::set_gomaxprocs;
 pub(crate) mod real {
     use super::super::idle::{startm, wakep};
     use super::super::procs::{
-        self, current_g, current_m, pidleget, pidleput, Sched, MAX_PROCS, P, P_DEAD, P_GCSTOP,
+        self, current_m, current_m_g, pidleget, pidleput, Sched, MAX_PROCS, P, P_DEAD, P_GCSTOP,
         P_RUNNING,
     };
     use std::ptr;
@@ -259,11 +259,11 @@ pub(crate) mod real {
         if s.world.try_acquire() {
             return;
         }
-        match current_g() {
-            Some(g) => {
-                super::super::syscall::enter_syscall(g);
+        match current_m_g() {
+            Some((m, g)) => {
+                super::super::syscall::enter_syscall(m);
                 s.world.acquire();
-                super::super::syscall::exit_syscall(g);
+                super::super::syscall::exit_syscall(m, g);
             }
             None => s.world.acquire(),
         }

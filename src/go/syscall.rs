@@ -27,7 +27,7 @@
 
 use super::g::{Switch, G};
 use super::prim::{fence, AtomicU32};
-use super::procs::{self, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
+use super::procs::{self, M, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
 use super::stw::World;
 use std::ptr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -112,10 +112,10 @@ pub(crate) fn retake(status: &AtomicU32, tick: &AtomicU32, seen: u32) -> bool {
 }
 
 /// The running goroutine enters a system call or native code: its
-/// processor is marked `P_SYSCALL` and kept (see the module docs). `_g`:
-/// the running goroutine (its status word is left alone).
-pub(crate) fn enter_syscall(_g: &G) {
-    let Some(m) = procs::current_m() else { return };
+/// processor is marked `P_SYSCALL` and kept (see the module docs). `m`:
+/// the calling thread's worker, which runs a goroutine (whose status word
+/// is left alone).
+pub(crate) fn enter_syscall(m: &'static M) {
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         // In a system call already.
@@ -148,8 +148,8 @@ pub(crate) fn enter_syscall(_g: &G) {
 /// The running goroutine is back from a system call: it takes its
 /// processor back, or an idle one; otherwise it is queued and its worker
 /// parks.
-pub(crate) fn exit_syscall(g: &G) {
-    let Some(m) = procs::current_m() else { return };
+/// `m`: the calling thread's worker; `g`: the goroutine it runs.
+pub(crate) fn exit_syscall(m: &'static M, g: &G) {
     if !m.p.get().is_null() {
         // Not in a system call (an exit without an enter): nothing to do.
         return;
