@@ -128,6 +128,17 @@ pub(crate) struct G {
     pub(crate) unlock: Cell<Option<Unlock>>,
     /// Why it waits, for the goroutine list of a report ("chan receive").
     pub(crate) wait_reason: Cell<&'static str>,
+    /// Its frame pointer where it last switched out (0 before it first
+    /// ran): where a dump walks its parked stack from (`dump.rs`).
+    pub(crate) fp: AtomicUsize,
+    /// When it last parked (`dump::now`, seconds' resolution is plenty):
+    /// a dump's "N minutes" (Go's `waitsince`).
+    pub(crate) waitsince: AtomicU64,
+    /// The return address into the function whose `go` started it, and
+    /// the id of the goroutine (or thread context) that ran it: a dump's
+    /// `created by` line.
+    pub(crate) created_pc: usize,
+    pub(crate) creator: u64,
     /// Goroutine-local words: scanned with the header.
     pub(crate) locals: [Cell<usize>; LOCALS],
     /// Argument bytes of a C goroutine (scanned with the header).
@@ -166,6 +177,7 @@ impl G {
     pub(crate) fn init<F: FnOnce() + 'static>(
         slot: Slot,
         geometry: &stack::Geometry,
+        created: (usize, u64),
         body: F,
     ) -> &'static G {
         let at = slot.hi(geometry) as *mut G;
@@ -195,6 +207,10 @@ impl G {
                 yielder: Cell::new(std::ptr::null()),
                 unlock: Cell::new(None),
                 wait_reason: Cell::new(""),
+                fp: AtomicUsize::new(0),
+                waitsince: AtomicU64::new(0),
+                created_pc: created.0,
+                creator: created.1,
                 locals: [const { Cell::new(0) }; LOCALS],
                 args: UnsafeCell::new([0; INLINE_ARGS / 8]),
                 schedlink: Cell::new(std::ptr::null()),
@@ -254,6 +270,8 @@ impl G {
     /// Switches out to the worker (on the goroutine's own stack).
     pub(crate) fn switch_out(&self, why: Switch) {
         let sp = approximate_sp();
+        self.fp
+            .store(crate::unwind::frame_pointer(), Ordering::Relaxed);
         self.sp.store(sp, Ordering::Release);
         #[cfg(test)]
         super::scan::tests::paint_below(sp);

@@ -81,6 +81,7 @@
 mod chan;
 mod config;
 mod deadlock;
+mod dump;
 mod fault;
 mod fork;
 mod g;
@@ -124,6 +125,7 @@ pub use self::config::{
 };
 pub(crate) use self::deadlock::release_external as release_external_hold;
 pub use self::deadlock::ExternalWaker;
+pub use self::dump::{stack, stack_into, write_goroutine_profile, write_goroutine_profile_to};
 pub use self::goroutine::{
     enter_syscall, exit_syscall, goid, gosched, local, lock_os_thread, num_goroutine, park,
     set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,

@@ -348,6 +348,8 @@ pub(crate) fn park(g: &G, reason: &'static str, unlock: Option<g::Unlock>) {
         return;
     }
     g.wait_reason.set(reason);
+    g.waitsince
+        .store(super::dump::coarse_now(), Ordering::Relaxed);
     g.unlock.set(unlock);
     g.switch_out(Switch::Park);
 }

@@ -10,6 +10,8 @@
 //!   function once the handler returns;
 //! - `fault.rs`: the entry of SIGSEGV, SIGBUS and SIGFPE: whether a fault
 //!   is ours, and the redirect to what the defer layer registered;
+//! - `quit.rs`: SIGQUIT, which wakes a thread that runs what the go
+//!   layer registered (the goroutine dump), out of signal context;
 //! - `altstack.rs`: alternate signal stacks;
 //! - `text.rs`: messages written from a handler (fixed buffers, write(2)).
 //!
@@ -35,6 +37,7 @@ mod altstack;
 mod context;
 mod fault;
 mod handler;
+mod quit;
 mod text;
 
 pub(crate) use altstack::alt_stack;
@@ -42,4 +45,5 @@ pub(crate) use fault::{
     catch, catch_by_default, catch_on_this_thread, catching, set_overflow_check, set_policy, Fault,
     Policy,
 };
+pub(crate) use quit::{on_quit, Quit};
 pub(crate) use text::SignalText;
