@@ -160,7 +160,8 @@ fn child_entry() {
     };
     match case.as_str() {
         "sigquit" => child_sigquit(1000),
-        "deadlock" => child_deadlock(),
+        "deadlock" => child_deadlock(10),
+        "deadlock_three" => child_deadlock(3),
         "panic_all" => child_panic_all(),
         "sigquit_churn" => child_sigquit_churn(),
         "stack" => child_stack(),
@@ -183,11 +184,11 @@ fn child_sigquit(n: usize) {
     });
 }
 
-fn child_deadlock() {
-    go::main(|| {
+fn child_deadlock(n: usize) {
+    go::main(move || {
         let c = go::Chan::<u64>::new(0);
-        spawn_parked_goroutines(10, &c);
-        wait_parked(10);
+        spawn_parked_goroutines(n, &c);
+        wait_parked(n);
         main_waits_forever(&c);
     });
 }
@@ -312,6 +313,52 @@ fn the_deadlock_report_lists_frames_under_each_goroutine() {
         .find(|(_, lines)| lines.iter().any(|l| l.contains("main_waits_forever")))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(main.0.ends_with(" [chan receive]:"), "{main:?}");
+}
+
+/// A dump's lines as kinds (header, frame, place, created by, blank,
+/// other), runs of frames with their places as one: the layout without
+/// names, paths and numbers.
+fn shape(text: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for line in text.lines() {
+        let kind = if line.starts_with("goroutine ") && line.ends_with("]:") {
+            "header"
+        } else if line.starts_with("created by ") && line.contains(" in goroutine ") {
+            "created by"
+        } else if line.starts_with('\t') && (line.contains(".go:") || line.contains(".rs:")) {
+            "place"
+        } else if line.ends_with(')') {
+            "frame"
+        } else if line.is_empty() {
+            "blank"
+        } else {
+            "other"
+        };
+        if kind == "place" && out.last() == Some(&"frames") {
+            continue;
+        }
+        if kind == "place" && out.last() == Some(&"frame") {
+            out.pop();
+            if out.last() != Some(&"frames") {
+                out.push("frames");
+            }
+            continue;
+        }
+        out.push(kind);
+    }
+    out
+}
+
+#[test]
+fn the_deadlock_report_has_the_layout_go_prints() {
+    let go = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/go/dumps/deadlock.out"),
+    )
+    .unwrap();
+    let (status, ours) = child("deadlock_three", &[]);
+    assert_eq!(status, Some(2), "{ours}");
+    assert_eq!(shape(&ours), shape(&go), "ours:\n{ours}\nGo's:\n{go}");
+    assert_eq!(ours.lines().next(), go.lines().next());
 }
 
 #[test]

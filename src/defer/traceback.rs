@@ -375,8 +375,9 @@ pub(crate) fn frame_text(pc: usize) -> FrameText {
     }
 }
 
-/// Go's `created by F in goroutine N` and the `\tfile:line +0xoff` of the
-/// go statement, for the return address `pc` into the function that ran
+/// Go's `created by F in goroutine N` (no `in goroutine` for 0: not
+/// started by a goroutine) and the `\tfile:line +0xoff` of the go
+/// statement, for the return address `pc` into the function that ran
 /// it; `None` when nothing is known of `pc`.
 pub(crate) fn created_by(pc: usize, creator: u64) -> Option<String> {
     let f = describe(Origin::Return(pc))?;
@@ -384,10 +385,12 @@ pub(crate) fn created_by(pc: usize, creator: u64) -> Option<String> {
     push_frame(&mut frame, &f);
     // The frame's second line is the go statement's place.
     let place = frame.split_once('\n').map_or("", |(_, rest)| rest);
-    Some(format!(
-        "created by {} in goroutine {creator}\n{place}",
-        f.function
-    ))
+    let by = if creator == 0 {
+        String::new()
+    } else {
+        format!(" in goroutine {creator}")
+    };
+    Some(format!("created by {}{by}\n{place}", f.function))
 }
 
 /// What `GOTRACEBACK=all` adds: the other goroutines' sections, from the

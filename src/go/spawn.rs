@@ -92,12 +92,14 @@ fn spawn<F: FnOnce() + 'static>(is_main: bool, created_pc: usize, body: F) -> &'
 }
 
 /// A new goroutine that runs `body`, not queued yet, created at
-/// `created_pc` by the running context.
+/// `created_pc` by the running goroutine (if any).
 fn prepare<F: FnOnce() + 'static>(is_main: bool, created_pc: usize, body: F) -> &'static G {
     scheduler();
     let geometry = stack::geometry();
     let slot = stack::take(procs::current_m().is_some());
-    let creator = crate::context::current().id();
+    // (A thread that is not a goroutine gets no context for this: that
+    // would take an id. Go prints no "in goroutine" for creator 0.)
+    let creator = procs::current_g().map_or(0, |g| g.id());
     let g = G::init(slot, &geometry, (created_pc, creator), body);
     g.is_main.set(is_main);
     g
