@@ -254,11 +254,15 @@ fn offset_in(addr: usize, lookup: usize) -> Option<usize> {
 }
 
 /// The runtime's own frames (and the Rust standard library's under it),
-/// which a report leaves out.
+/// which a report leaves out. The C ABI's entry points are `defergc_`
+/// symbols; the `defergc` command's own code (`defergc::cli::`, its
+/// workloads) is not the runtime.
 fn is_runtime(function: &str) -> bool {
+    if function.starts_with("defergc::cli::") {
+        return false;
+    }
     const PREFIXES: &[&str] = &[
         "defergc::",
-        "defergc_",
         "<defergc::",
         "std::",
         "<std::",
@@ -276,6 +280,7 @@ fn is_runtime(function: &str) -> bool {
         "?",
     ];
     PREFIXES.iter().any(|p| function.starts_with(p))
+        || (function.starts_with("defergc_") && !function.contains("::"))
 }
 
 /// Whether the instruction at `pc` is the runtime's own: defergc's code
