@@ -165,6 +165,7 @@ fn child_entry() {
         "panic_all" => child_panic_all(),
         "sigquit_churn" => child_sigquit_churn(),
         "stack" => child_stack(),
+        "stack_churn" => child_stack_churn(),
         "profile" => child_profile(),
         other => panic!("unknown case {other}"),
     }
@@ -266,11 +267,16 @@ fn sigquit_prints_every_parked_goroutine_with_its_frames_and_exits_2() {
     );
     assert_eq!(lines.next(), Some(""));
     check_parked_sections(&text, 1000);
-    // The main goroutine is there too (sleeping), without created by.
+    // The main goroutine is there too (sleeping, or its timer just
+    // fired), without created by.
     let main = sections(&text)
         .into_iter()
-        .find(|(h, _)| h.contains("[sleep]"))
+        .find(|(_, lines)| lines.iter().any(|l| l.contains("child_sigquit")))
         .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        main.0.ends_with(" [sleep]:") || main.0.ends_with(" [runnable]:"),
+        "{main:?}"
+    );
     assert!(
         !main.1.iter().any(|l| l.starts_with("created by")),
         "{main:?}"
@@ -297,6 +303,93 @@ fn sigquit_while_goroutines_churn_prints_consistent_sections() {
         assert!(text.starts_with("SIGQUIT: quit\n"), "seed {seed}: {text}");
         check_parked_sections(&text, 200);
     }
+}
+
+/// Where the churning goroutines wait, one call after the other from the
+/// same loop (so at the same depth): a dump that mixed two states of one
+/// goroutine would show both, or a frame of neither.
+#[inline(never)]
+fn churn_waits_in_a(c: &go::Chan<u64>) -> u64 {
+    std::hint::black_box(c.recv().unwrap_or(0)) + 1
+}
+
+#[inline(never)]
+fn churn_waits_in_b(c: &go::Chan<u64>) -> u64 {
+    std::hint::black_box(c.recv().unwrap_or(0)) + 2
+}
+
+fn child_stack_churn() {
+    let seed: u64 = std::env::var("DUMPS_SEED").unwrap().parse().unwrap();
+    go::main(move || {
+        let c = go::Chan::<u64>::new(0);
+        for g in 0..16u64 {
+            let c = c.clone();
+            go::go(move || {
+                let mut x = seed ^ g.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                loop {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let v = if x & 1 == 0 {
+                        churn_waits_in_a(&c)
+                    } else {
+                        churn_waits_in_b(&c)
+                    };
+                    if v == 0 {
+                        return;
+                    }
+                }
+            });
+        }
+        for _ in 0..4 {
+            let c = c.clone();
+            go::go(move || loop {
+                c.send(1);
+            });
+        }
+        let mut checked = 0;
+        for _ in 0..200 {
+            let text = go::stack(true);
+            for (h, lines) in sections(&text) {
+                check_shape(&h, &lines);
+                let a = lines.iter().any(|l| l.contains("churn_waits_in_a"));
+                let b = lines.iter().any(|l| l.contains("churn_waits_in_b"));
+                assert!(!(a && b), "two states in one section: {h} {lines:?}");
+                if a || b {
+                    // Parked, or readied and not running yet.
+                    assert!(
+                        h.ends_with(" [chan receive]:") || h.ends_with(" [runnable]:"),
+                        "{h} {lines:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // Some walks found their goroutine parked (a count, not a time).
+        assert!(checked > 0);
+        eprintln!("stack churn: {checked} parked sections checked");
+        std::process::exit(0);
+    });
+}
+
+#[test]
+fn runtime_stack_while_goroutines_park_and_run_never_mixes_two_states() {
+    let seed: u64 = std::env::var("DUMPS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("stack churn: DUMPS_SEED={seed}");
+    let (status, text) = child("stack_churn", &[("DUMPS_SEED", &seed.to_string())]);
+    assert_eq!(status, Some(0), "seed {seed}: {text}");
+    assert!(
+        text.contains("parked sections checked"),
+        "seed {seed}: {text}"
+    );
 }
 
 #[test]

@@ -22,8 +22,9 @@
 //! nothing runs while the stacks are walked, so every section is
 //! exact. The deadlock report runs when every worker is parked. The
 //! others (a panic's report, `runtime.Stack`) walk while goroutines may
-//! run: a goroutine whose status word or frame pointer changed during
-//! its walk is listed as unavailable, never with frames of two states.
+//! run: a goroutine whose status word changed during its walk, or that
+//! switched out again meanwhile (`G::switches`, as a sequence lock's
+//! count), is listed as unavailable, never with frames of two states.
 //!
 //! # Layout (Go's `traceback.go`, Go 1.21 and later)
 //!
@@ -88,6 +89,7 @@ impl Snapshot {
         if state == g::DEAD || status & !g::LOW_MASK != g.tag() {
             return None;
         }
+        let switches = g.switches.load(Ordering::Acquire);
         let fp = g.fp.load(Ordering::Acquire);
         let reason = g.wait_reason.get();
         let since = g.waitsince.load(Ordering::Relaxed);
@@ -98,9 +100,11 @@ impl Snapshot {
                 hi: g.slot.hi(geometry),
             };
             let n = crate::unwind::walk_chain(fp, range, &mut buf);
+            // A sequence lock's read: if it ran meanwhile, its status
+            // says so now, or it switched out again since.
             std::sync::atomic::fence(Ordering::Acquire);
-            let same =
-                g.status.load(Ordering::Acquire) == status && g.fp.load(Ordering::Acquire) == fp;
+            let same = g.status.load(Ordering::Relaxed) == status
+                && g.switches.load(Ordering::Relaxed) == switches;
             same.then(|| buf[..n].to_vec())
         } else if state == g::RUNNABLE {
             // Never ran: nothing on its stack yet.

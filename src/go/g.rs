@@ -131,6 +131,10 @@ pub(crate) struct G {
     /// Its frame pointer where it last switched out (0 before it first
     /// ran): where a dump walks its parked stack from (`dump.rs`).
     pub(crate) fp: AtomicUsize,
+    /// Times it switched out (written by the goroutine only, after `fp`):
+    /// a dump that read its stack checks that this did not move, as a
+    /// sequence lock's reader does (`dump.rs`).
+    pub(crate) switches: AtomicU64,
     /// When it last parked (`dump::now`, seconds' resolution is plenty):
     /// a dump's "N minutes" (Go's `waitsince`).
     pub(crate) waitsince: AtomicU64,
@@ -208,6 +212,7 @@ impl G {
                 unlock: Cell::new(None),
                 wait_reason: Cell::new(""),
                 fp: AtomicUsize::new(0),
+                switches: AtomicU64::new(0),
                 waitsince: AtomicU64::new(0),
                 created_pc: created.0,
                 creator: created.1,

@@ -73,8 +73,9 @@
 //! `stw.rs` (stopping the world: `GOMAXPROCS` at run time),
 //! `sema.rs` (mutexes, wait groups, the semaphore), `timer.rs` (the timer
 //! heap under sleeps and timers), `rand.rs` (select and steal orders),
-//! `deadlock.rs` (Go's deadlock report, the goroutine list of a fatal
-//! error, external wakers), `fault.rs` (stack overflows), `netpoll.rs`,
+//! `deadlock.rs` (Go's deadlock report, external wakers), `dump.rs`
+//! (goroutine dumps: SIGQUIT, the goroutine list of a fatal error or of
+//! `GOTRACEBACK=all`, `runtime.Stack`, the goroutine profile), `fault.rs` (stack overflows), `netpoll.rs`,
 //! `pollfd.rs` and `net.rs` (the network poller, I/O on it, Go's `net`).
 //! This file only declares the modules and names the API.
 
