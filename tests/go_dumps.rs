@@ -509,10 +509,8 @@ fn child_stack() {
         assert_eq!(n, 10);
         assert_eq!(&cbuf, b"goroutine ");
         // SAFETY: NULL is refused.
-        assert_eq!(
-            unsafe { defergc::ffi::defergc_stack(std::ptr::null_mut(), 10, 1) },
-            0
-        );
+        let n = unsafe { defergc::ffi::defergc_stack(std::ptr::null_mut(), 10, 1) };
+        assert_eq!(n, 0);
         for _ in 0..5 {
             c.send(0);
         }
@@ -552,15 +550,11 @@ fn child_profile() {
         // The C ABI writes the same profile to a file.
         let cpath = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
         // SAFETY: a NUL-terminated path.
-        assert_eq!(
-            unsafe { defergc::ffi::defergc_write_goroutine_profile(cpath.as_ptr()) },
-            0
-        );
+        let written = unsafe { defergc::ffi::defergc_write_goroutine_profile(cpath.as_ptr()) };
+        assert_eq!(written, 0);
         // SAFETY: NULL is refused.
-        assert_eq!(
-            unsafe { defergc::ffi::defergc_write_goroutine_profile(std::ptr::null()) },
-            defergc::ffi::errors::EINVAL
-        );
+        let refused = unsafe { defergc::ffi::defergc_write_goroutine_profile(std::ptr::null()) };
+        assert_eq!(refused, defergc::ffi::errors::EINVAL);
         assert_eq!(
             defergc::ffi::defergc_write_goroutine_profile_fd(-1),
             defergc::ffi::errors::EINVAL
