@@ -25,6 +25,11 @@
 //! run: a goroutine whose status word changed during its walk, or that
 //! switched out again meanwhile (`G::switches`, as a sequence lock's
 //! count), is listed as unavailable, never with frames of two states.
+//! The goroutine's side: its worker stores RUNNING and then a release
+//! fence before resuming it (`sched::execute`), and it bumps the count
+//! with a release store when it switches out; the dump's side: status
+//! and count (acquire), the walk, an acquire fence, status and count
+//! again.
 //!
 //! # Layout (Go's `traceback.go`, Go 1.21 and later)
 //!
