@@ -28,8 +28,8 @@
 //! The goroutine's side: its worker stores RUNNING and then a release
 //! fence before resuming it (`sched::execute`), and it bumps the count
 //! with a release store when it switches out; the dump's side: status
-//! and count (acquire), the walk, an acquire fence, status and count
-//! again.
+//! and count (acquire), the walk, an acquire fence, status (acquire) and
+//! count again ([`seq`], model-checked by `tests/dump_loom.rs`).
 //!
 //! # Layout (Go's `traceback.go`, Go 1.21 and later)
 //!
@@ -94,23 +94,25 @@ impl Snapshot {
         if state == g::DEAD || status & !g::LOW_MASK != g.tag() {
             return None;
         }
-        let switches = g.switches.load(Ordering::Acquire);
-        let fp = g.fp.load(Ordering::Acquire);
         let reason = g.wait_reason.get();
         let since = g.waitsince.load(Ordering::Relaxed);
-        let pcs = if (state == g::WAITING || state == g::RUNNABLE) && fp != 0 {
-            let mut buf = [0usize; MAX_PCS];
+        let saved = g.fp.load(Ordering::Acquire) != 0;
+        let pcs = if (state == g::WAITING || state == g::RUNNABLE) && saved {
             let range = crate::unwind::StackRange {
                 lo: g.slot.lo(geometry),
                 hi: g.slot.hi(geometry),
             };
-            let n = crate::unwind::walk_chain(fp, range, &mut buf);
-            // A sequence lock's read: if it ran meanwhile, its status
-            // says so now, or it switched out again since.
-            std::sync::atomic::fence(Ordering::Acquire);
-            let same = g.status.load(Ordering::Relaxed) == status
-                && g.switches.load(Ordering::Relaxed) == switches;
-            same.then(|| buf[..n].to_vec())
+            seq::read(
+                status,
+                || g.status.load(Ordering::Acquire),
+                &g.switches,
+                || {
+                    let mut buf = [0usize; MAX_PCS];
+                    let fp = g.fp.load(Ordering::Relaxed);
+                    let n = crate::unwind::walk_chain(fp, range, &mut buf);
+                    buf[..n].to_vec()
+                },
+            )
         } else if state == g::RUNNABLE {
             // Never ran: nothing on its stack yet.
             Some(Vec::new())
@@ -350,6 +352,49 @@ pub fn stack_into(buf: &mut [u8], all: bool) -> usize {
     let n = text.len().min(buf.len());
     buf[..n].copy_from_slice(&text.as_bytes()[..n]);
     n
+}
+
+/// The sequence-lock read under which a dump walks a goroutine that may
+/// run meanwhile (see the module docs), in one place for the goroutine,
+/// its worker and the dump (`tests/dump_loom.rs` runs it under loom).
+pub(crate) mod seq {
+    use super::super::prim::{fence, AtomicU64};
+    use std::sync::atomic::Ordering;
+
+    /// The goroutine, switching out after it saved its frame pointer:
+    /// one more switch. It alone writes the count: a load and a release
+    /// store, no read-modify-write on the switch path.
+    #[inline(always)]
+    pub(crate) fn count_switch(switches: &AtomicU64) {
+        let n = switches.load(Ordering::Relaxed);
+        switches.store(n + 1, Ordering::Release);
+    }
+
+    /// Its worker, after storing RUNNING and before resuming it: the
+    /// goroutine's stack writes come after the status (free on x86-64).
+    #[inline(always)]
+    pub(crate) fn before_resume() {
+        fence(Ordering::Release);
+    }
+
+    /// A dump, having read the status word `first` (acquire) and found
+    /// the goroutine switched out: what `read` reads of its stack, if it
+    /// stayed switched out throughout. `status` reads the word again, with
+    /// acquire: if it finds a later park, it then sees that park's count
+    /// (a relaxed load could find the later park and the old count, and
+    /// take a stack read half before and half after a run for a whole
+    /// one; loom found it).
+    pub(crate) fn read<T>(
+        first: u64,
+        status: impl Fn() -> u64,
+        switches: &AtomicU64,
+        read: impl FnOnce() -> T,
+    ) -> Option<T> {
+        let count = switches.load(Ordering::Acquire);
+        let t = read();
+        fence(Ordering::Acquire);
+        (status() == first && switches.load(Ordering::Relaxed) == count).then_some(t)
+    }
 }
 
 #[cfg(test)]

@@ -134,7 +134,7 @@ pub(crate) struct G {
     /// Times it switched out (written by the goroutine only, after `fp`):
     /// a dump that read its stack checks that this did not move, as a
     /// sequence lock's reader does (`dump.rs`).
-    pub(crate) switches: AtomicU64,
+    pub(crate) switches: super::prim::AtomicU64,
     /// When it last parked (`dump::now`, seconds' resolution is plenty):
     /// a dump's "N minutes" (Go's `waitsince`).
     pub(crate) waitsince: AtomicU64,
@@ -212,7 +212,7 @@ impl G {
                 unlock: Cell::new(None),
                 wait_reason: Cell::new(""),
                 fp: AtomicUsize::new(0),
-                switches: AtomicU64::new(0),
+                switches: super::prim::AtomicU64::new(0),
                 waitsince: AtomicU64::new(0),
                 created_pc: created.0,
                 creator: created.1,
@@ -277,6 +277,7 @@ impl G {
         let sp = approximate_sp();
         self.fp
             .store(crate::unwind::frame_pointer(), Ordering::Relaxed);
+        super::dump::seq::count_switch(&self.switches);
         self.sp.store(sp, Ordering::Release);
         #[cfg(test)]
         super::scan::tests::paint_below(sp);

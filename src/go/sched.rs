@@ -197,10 +197,9 @@ pub(super) fn set_state(g: &G, state: u64) {
 fn execute(m: &'static M, g: &'static G) -> bool {
     let geometry = stack::geometry();
     set_state(g, g::RUNNING);
-    // Before the goroutine writes its stack again: a dump that reads a
-    // write of it (after its own acquire fence) sees RUNNING or later
-    // (the sequence-lock read of `dump.rs`). Free on x86-64.
-    std::sync::atomic::fence(Ordering::Release);
+    // Before the goroutine writes its stack again (the sequence-lock
+    // read of `dump.rs`).
+    super::dump::seq::before_resume();
     // A new time slice: no request made for an earlier one holds, and
     // sysmon asks this worker about it.
     super::preempt::clear(g);
