@@ -135,11 +135,12 @@ pub(crate) struct G {
     /// a dump that read its stack checks that this did not move, as a
     /// sequence lock's reader does (`dump.rs`).
     pub(crate) switches: super::prim::AtomicU64,
-    /// When it last parked (`dump::now`, seconds' resolution is plenty):
-    /// a dump's "N minutes" (Go's `waitsince`).
+    /// When it last parked (`dump::coarse_now`: the coarse clock, whose
+    /// milliseconds are plenty for a count of minutes): a dump's "N
+    /// minutes" (Go's `waitsince`).
     pub(crate) waitsince: AtomicU64,
     /// The return address into the function whose `go` started it, and
-    /// the id of the goroutine (or thread context) that ran it: a dump's
+    /// the id of the goroutine that ran it (0: not a goroutine): a dump's
     /// `created by` line.
     pub(crate) created_pc: usize,
     pub(crate) creator: u64,
