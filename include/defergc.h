@@ -380,9 +380,9 @@ int defergc_funcinfo_of(uintptr_t pc, defergc_funcinfo *out);
 int defergc_caller(int skip, uintptr_t *pc, const char **file, int *line);
 
 /* Go's runtime.Stack(buf, all): "goroutine N [running]:" and the calling
- * goroutine's frames as a report prints them, then with all != 0 the
- * other goroutines' headers; at most len bytes, not NUL-terminated.
- * Returns the bytes written. */
+ * goroutine's frames as a report prints them, then with all != 0 every
+ * other goroutine's section (wait reason, frames, "created by"); at most
+ * len bytes, not NUL-terminated. Returns the bytes written. */
 size_t defergc_stack(char *buf, size_t len, int all);
 
 /* Hardware faults in compiled code as Go's run-time panics: with on != 0,
@@ -654,6 +654,14 @@ uint64_t defergc_num_goroutine(void);
  * not reported as a deadlock. Calls nest. */
 void defergc_external_hold(void);
 void defergc_external_release(void);
+
+/* pprof.Lookup("goroutine").WriteTo: every goroutine's stack, counted by
+ * stack, in pprof's protobuf format (`go tool pprof -top FILE`). Stops
+ * the world while the stacks are read. 0, DEFERGC_EINVAL for NULL (or a
+ * negative fd), DEFERGC_EIO when the file cannot be written. The _fd form
+ * writes to an open descriptor and leaves it open. */
+int defergc_write_goroutine_profile(const char *path);
+int defergc_write_goroutine_profile_fd(int fd);
 
 /* ------------------------------------------------------------------ */
 /* Channels, select, sleep and timers                                  */

@@ -84,6 +84,13 @@ fn every_goroutine_blocked_is_go_s_deadlock() {
         "{err}"
     );
     assert!(err.contains("\ngoroutine 2 [chan receive]:\n"), "{err}");
+    // The goroutine C's main started says where (tests/go_dumps.rs has
+    // the dumps' own tests).
+    assert!(
+        err.contains("\ncreated by main_deadlock in goroutine 1\n\t"),
+        "{err}"
+    );
+    assert!(err.contains("tests/c/go.c:"), "{err}");
 }
 
 #[test]

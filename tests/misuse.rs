@@ -170,6 +170,7 @@ fn expectations() -> Vec<(&'static str, Expect)> {
         ),
         ("chan-codes", Ok),
         ("timer-null", Abort("defergc: defergc_timer_stop: NULL timer")),
+        ("dump-codes", Ok),
         ("mutex-null", Abort("defergc: defergc_mutex_lock: NULL object")),
         (
             "mutex-unlock-unlocked",

@@ -18,8 +18,9 @@
 //! symbol table otherwise); the runtime's own frames are left out.
 //!
 //! `GOTRACEBACK=none` prints no goroutine section, `single` (the
-//! default) the panicking goroutine's, `all` every goroutine's header
-//! too; `crash` ends with SIGABRT instead of status 2.
+//! default) the panicking goroutine's, `all` every goroutine's section
+//! too (the go layer's `dump.rs`: header, frames, `created by`); `crash`
+//! ends with SIGABRT instead of status 2.
 
 use smallvec::SmallVec;
 use std::ffi::c_void;
@@ -253,11 +254,15 @@ fn offset_in(addr: usize, lookup: usize) -> Option<usize> {
 }
 
 /// The runtime's own frames (and the Rust standard library's under it),
-/// which a report leaves out.
+/// which a report leaves out. The C ABI's entry points are `defergc_`
+/// symbols; the `defergc` command's own code (`defergc::cli::`, its
+/// workloads) is not the runtime.
 fn is_runtime(function: &str) -> bool {
+    if function.starts_with("defergc::cli::") {
+        return false;
+    }
     const PREFIXES: &[&str] = &[
         "defergc::",
-        "defergc_",
         "<defergc::",
         "std::",
         "<std::",
@@ -275,6 +280,7 @@ fn is_runtime(function: &str) -> bool {
         "?",
     ];
     PREFIXES.iter().any(|p| function.starts_with(p))
+        || (function.starts_with("defergc_") && !function.contains("::"))
 }
 
 /// Whether the instruction at `pc` is the runtime's own: defergc's code
@@ -328,7 +334,71 @@ fn is_process_start(function: &str) -> bool {
     ) || function.starts_with("__libc_start")
 }
 
-/// What `GOTRACEBACK=all` adds: the other goroutines' headers, from the
+/// How a dump lists one return address of a parked goroutine's stack.
+pub(crate) enum FrameText {
+    /// As a report prints it: `function(...)` and `\tfile:line +0xoff`.
+    Shown(String),
+    /// The runtime's own frame, or one with no symbol: left out.
+    Hidden,
+    /// Below the goroutine's first function (the process's start): the
+    /// walk ends.
+    End,
+}
+
+/// What a dump prints for return address `pc` (see [`FrameText`]): each
+/// function inlined there, innermost first, as Go lists inlined calls
+/// (the offset on the outermost only: the others have no entry of their
+/// own), the runtime's left out.
+pub(crate) fn frame_text(pc: usize) -> FrameText {
+    let mut frames: SmallVec<[Described; 4]> = SmallVec::new();
+    // (resolve looks up the byte before the address it is given.)
+    crate::unwind::resolve(pc, |sym| {
+        frames.push(Described {
+            function: sym
+                .name()
+                .map(|n| format!("{n:#}"))
+                .unwrap_or_else(|| String::from("?")),
+            file: sym.filename().map(|p| p.display().to_string()),
+            line: sym.lineno(),
+            offset: None,
+        });
+    });
+    if let Some(outermost) = frames.last_mut() {
+        outermost.offset = offset_in(pc, pc.saturating_sub(1));
+    }
+    if frames.iter().any(|f| is_process_start(&f.function)) {
+        return FrameText::End;
+    }
+    let mut out = String::new();
+    for f in frames.iter().filter(|f| !is_runtime(&f.function)) {
+        push_frame(&mut out, f);
+    }
+    if out.is_empty() {
+        FrameText::Hidden
+    } else {
+        FrameText::Shown(out)
+    }
+}
+
+/// Go's `created by F in goroutine N` (no `in goroutine` for 0: not
+/// started by a goroutine) and the `\tfile:line +0xoff` of the go
+/// statement, for the return address `pc` into the function that ran
+/// it; `None` when nothing is known of `pc`.
+pub(crate) fn created_by(pc: usize, creator: u64) -> Option<String> {
+    let f = describe(Origin::Return(pc))?;
+    let mut frame = String::new();
+    push_frame(&mut frame, &f);
+    // The frame's second line is the go statement's place.
+    let place = frame.split_once('\n').map_or("", |(_, rest)| rest);
+    let by = if creator == 0 {
+        String::new()
+    } else {
+        format!(" in goroutine {creator}")
+    };
+    Some(format!("created by {}{by}\n{place}", f.function))
+}
+
+/// What `GOTRACEBACK=all` adds: the other goroutines' sections, from the
 /// layer that runs them (set once, by the go layer).
 static OTHERS: OnceLock<fn(u64) -> String> = OnceLock::new();
 
@@ -431,7 +501,7 @@ pub fn frame_info(pc: usize) -> Option<FrameInfo> {
 
 /// Go's `runtime.Stack`: `goroutine N [running]:` and the calling
 /// thread's frames as a report lists them (the runtime's own left out),
-/// and with `all` the other goroutines' headers.
+/// and with `all` the other goroutines' sections.
 pub fn stack(all: bool) -> String {
     let id = crate::context::current().id();
     let mut out = format!("goroutine {id} [running]:\n");

@@ -584,8 +584,8 @@ unsafe extern "C-unwind" fn caller_at(
 }
 
 /// Go's `runtime.Stack(buf, all)`: writes the calling goroutine's (or
-/// thread's) stack as a report shows it, and with `all` != 0 the other
-/// goroutines' headers, into `buf` (at most `len` bytes, not
+/// thread's) stack as a report shows it, and with `all` != 0 every other
+/// goroutine's section (`go::dump`), into `buf` (at most `len` bytes, not
 /// NUL-terminated, cut where it does not fit); returns the bytes written.
 ///
 /// # Safety

@@ -52,6 +52,7 @@ pub unsafe extern "C" fn defergc_main(
                 block.as_ptr().cast(),
                 std::mem::size_of_val(&block),
                 true,
+                0,
             )
         });
         // A C main goroutine reports its own panics, Go's way.
@@ -88,6 +89,8 @@ unsafe extern "C-unwind" fn main_trampoline(args: *mut u8) {
 /// worker thread.
 #[no_mangle]
 pub unsafe extern "C" fn defergc_go(f: Option<GoFn>, args: *const c_void, size: usize) -> c_int {
+    // The return into the go statement (a dump's `created by`).
+    let created = crate::unwind::return_address();
     entry("defergc_go", || {
         let Some(f) = f else {
             return errors::EINVAL;
@@ -102,7 +105,7 @@ pub unsafe extern "C" fn defergc_go(f: Option<GoFn>, args: *const c_void, size: 
         // function types differ only in the pointer's pointee.
         unsafe {
             let f: go::CGoFn = std::mem::transmute::<GoFn, go::CGoFn>(f);
-            go::go_c(f, args.cast(), size, false);
+            go::go_c(f, args.cast(), size, false, created);
         }
         0
     })

@@ -30,6 +30,7 @@
 
 mod chan;
 mod defer;
+mod dump;
 mod gc;
 mod go;
 mod memory;
@@ -40,6 +41,7 @@ mod tls;
 
 pub use self::chan::*;
 pub use self::defer::*;
+pub use self::dump::*;
 pub use self::gc::*;
 pub use self::go::*;
 pub use self::memory::*;

@@ -2,6 +2,7 @@
 //! size), from [`init_with`] or the environment, and the start of the
 //! scheduler with it on first use ([`scheduler`]).
 
+use super::dump;
 use super::{deadlock, fault, fork, procs, sched};
 
 /// Settings of the scheduler, applied by [`init_with`] (or defaults when
@@ -142,7 +143,8 @@ pub(crate) fn scheduler() -> &'static procs::Sched {
             let settings = settings_of(&config).unwrap_or_else(|e| crate::abort(&e.to_string()));
             fault::install(settings.stack_size);
             install_panic_hook();
-            crate::defer::traceback::set_others(deadlock::other_goroutines);
+            crate::defer::traceback::set_others(dump::other_goroutines);
+            dump::install_sigquit();
             settings
         },
         fork::install,

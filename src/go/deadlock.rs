@@ -16,8 +16,7 @@
 //! the timers, the poller and the main goroutine what could still wake
 //! one.
 
-use super::g::{self, G};
-use super::{park, procs, program, stack, timer};
+use super::{park, procs, program, timer};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Foreign threads that may still make a goroutine runnable.
@@ -80,43 +79,13 @@ pub(crate) fn check(
     fatal("all goroutines are asleep - deadlock!");
 }
 
-/// Go's fatal error: the message, the goroutine list, status 2.
+/// Go's fatal error: the message, every goroutine's section (its
+/// frames from `dump.rs`'s walk), status 2.
 pub(crate) fn fatal(message: &str) -> ! {
     let mut text = format!("fatal error: {message}\n");
-    for (id, reason) in waiting_goroutines() {
-        text.push_str(&format!("\ngoroutine {id} [{reason}]:\n"));
-    }
     // (No other goroutine runs meanwhile: every worker is parked.)
+    text.push_str(&super::dump::sections(None));
     crate::defer::exit_go(&text)
-}
-
-/// `GOTRACEBACK=all`'s addition to a report: every other goroutine that
-/// waits, Go's header for each.
-pub(crate) fn other_goroutines(running: u64) -> String {
-    waiting_goroutines()
-        .into_iter()
-        .filter(|&(id, _)| id != running)
-        .map(|(id, reason)| format!("\ngoroutine {id} [{reason}]:\n"))
-        .collect()
-}
-
-/// The goroutines that wait, with why (for a fatal error's list).
-fn waiting_goroutines() -> Vec<(u64, &'static str)> {
-    let mut list = Vec::new();
-    let geometry = stack::geometry();
-    stack::for_each_live(|slot| {
-        // SAFETY: a live slot holds a goroutine.
-        let g = unsafe { G::of(slot, &geometry) };
-        if g.state() == g::WAITING {
-            let reason = match g.wait_reason.get() {
-                "" => "waiting",
-                r => r,
-            };
-            list.push((g.id(), reason));
-        }
-    });
-    list.sort();
-    list
 }
 
 /// While it lives, code outside the goroutines (a foreign thread, a C

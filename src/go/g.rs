@@ -131,6 +131,22 @@ pub(crate) struct G {
     pub(crate) unlock: Cell<Option<Unlock>>,
     /// Why it waits, for the goroutine list of a report ("chan receive").
     pub(crate) wait_reason: Cell<&'static str>,
+    /// Its frame pointer where it last switched out (0 before it first
+    /// ran): where a dump walks its parked stack from (`dump.rs`).
+    pub(crate) fp: AtomicUsize,
+    /// Times it switched out (written by the goroutine only, after `fp`):
+    /// a dump that read its stack checks that this did not move, as a
+    /// sequence lock's reader does (`dump.rs`).
+    pub(crate) switches: super::prim::AtomicU64,
+    /// When it last parked (`dump::coarse_now`: the coarse clock, whose
+    /// milliseconds are plenty for a count of minutes): a dump's "N
+    /// minutes" (Go's `waitsince`).
+    pub(crate) waitsince: AtomicU64,
+    /// The return address into the function whose `go` started it, and
+    /// the id of the goroutine that ran it (0: not a goroutine): a dump's
+    /// `created by` line.
+    pub(crate) created_pc: usize,
+    pub(crate) creator: u64,
     /// Goroutine-local words: scanned with the header.
     pub(crate) locals: [Cell<usize>; LOCALS],
     /// Argument bytes of a C goroutine (scanned with the header).
@@ -141,6 +157,10 @@ pub(crate) struct G {
     pub(crate) is_main: Cell<bool>,
     /// A preemption request for its current time slice (`preempt.rs`).
     pub(crate) preempt: AtomicBool,
+    /// Between `enter_syscall` and `exit_syscall` (its status stays
+    /// `RUNNING`): what a dump prints as `syscall`. Written by the
+    /// goroutine only, with plain stores.
+    pub(crate) in_syscall: AtomicBool,
     /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
     /// set and cleared by the goroutine itself, read by the worker that
     /// takes it from a run queue (the queue orders the two).
@@ -169,6 +189,7 @@ impl G {
     pub(crate) fn init<F: FnOnce() + 'static>(
         slot: Slot,
         geometry: &stack::Geometry,
+        created: (usize, u64),
         body: F,
     ) -> &'static G {
         let at = slot.hi(geometry) as *mut G;
@@ -198,11 +219,17 @@ impl G {
                 yielder: Cell::new(std::ptr::null()),
                 unlock: Cell::new(None),
                 wait_reason: Cell::new(""),
+                fp: AtomicUsize::new(0),
+                switches: super::prim::AtomicU64::new(0),
+                waitsince: AtomicU64::new(0),
+                created_pc: created.0,
+                creator: created.1,
                 locals: [const { Cell::new(0) }; LOCALS],
                 args: UnsafeCell::new([0; INLINE_ARGS / 8]),
                 schedlink: Cell::new(std::ptr::null()),
                 is_main: Cell::new(false),
                 preempt: AtomicBool::new(false),
+                in_syscall: AtomicBool::new(false),
                 locked_m: AtomicPtr::new(std::ptr::null_mut()),
                 lock_count: Cell::new(0),
             })
@@ -257,6 +284,9 @@ impl G {
     /// Switches out to the worker (on the goroutine's own stack).
     pub(crate) fn switch_out(&self, why: Switch) {
         let sp = approximate_sp();
+        self.fp
+            .store(crate::unwind::frame_pointer(), Ordering::Relaxed);
+        super::dump::seq::count_switch(&self.switches);
         self.sp.store(sp, Ordering::Release);
         #[cfg(test)]
         super::scan::tests::paint_below(sp);

@@ -75,8 +75,9 @@
 //! `stw.rs` (stopping the world: `GOMAXPROCS` at run time),
 //! `sema.rs` (mutexes, wait groups, the semaphore), `timer.rs` (the timer
 //! heap under sleeps and timers), `rand.rs` (select and steal orders),
-//! `deadlock.rs` (Go's deadlock report, the goroutine list of a fatal
-//! error, external wakers), `fault.rs` (stack overflows), `netpoll.rs`,
+//! `deadlock.rs` (Go's deadlock report, external wakers), `dump.rs`
+//! (goroutine dumps: SIGQUIT, the goroutine list of a fatal error or of
+//! `GOTRACEBACK=all`, `runtime.Stack`, the goroutine profile), `fault.rs` (stack overflows), `netpoll.rs`,
 //! `pollfd.rs` and `net.rs` (the network poller, I/O on it, Go's `net`).
 //! This file only declares the modules and names the API.
 
@@ -84,6 +85,7 @@ mod async_preempt;
 mod chan;
 mod config;
 mod deadlock;
+mod dump;
 mod fault;
 mod fork;
 mod g;
@@ -133,6 +135,7 @@ pub use self::config::{
 };
 pub(crate) use self::deadlock::release_external as release_external_hold;
 pub use self::deadlock::ExternalWaker;
+pub use self::dump::{stack, stack_into, write_goroutine_profile, write_goroutine_profile_to};
 pub use self::goroutine::{
     enter_syscall, exit_syscall, goid, gosched, local, lock_os_thread, num_goroutine, park,
     set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,

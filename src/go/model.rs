@@ -37,6 +37,10 @@
 //!
 //! [`PreemptRequest`] is a worker's real preemption request
 //! (`async_preempt.rs`) for `tests/preempt_loom.rs`.
+//! [`Parked`] is a goroutine as a goroutine dump reads it (`dump.rs`'s
+//! sequence-lock read, with the worker's and the goroutine's halves), for
+//! `tests/dump_loom.rs`; `Parked::new(false)` brings back a switch out
+//! that does not count.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
@@ -519,5 +523,75 @@ impl Sleeper {
     /// Wakes it if it waits (after making its `idle()` false).
     pub fn wake(&self) {
         self.0.wake();
+    }
+}
+
+/// A goroutine as a dump sees it (`dump.rs`'s sequence-lock read), for
+/// `tests/dump_loom.rs`: its status word, its count of switches and two
+/// words of its stack (plain memory in the real goroutine, relaxed atomics
+/// here, so that loom sees every read), with the real halves of the
+/// protocol: the worker's resume, the goroutine's switch out, the dump's
+/// read. It starts parked, its stack written with 0.
+pub struct Parked {
+    status: super::prim::AtomicU64,
+    switches: super::prim::AtomicU64,
+    stack: [AtomicUsize; 2],
+    /// Whether the switch out counts (false brings back the dump that
+    /// checked only the status word, which a goroutine parked twice in a
+    /// row fools).
+    counts: bool,
+}
+
+impl Parked {
+    /// A parked goroutine; `counts`: see the field.
+    pub fn new(counts: bool) -> Parked {
+        Parked {
+            status: super::prim::AtomicU64::new(super::g::WAITING),
+            switches: super::prim::AtomicU64::new(0),
+            stack: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            counts,
+        }
+    }
+
+    /// Its worker resumes it (`sched::execute`): RUNNING, then the fence.
+    pub fn resume(&self) {
+        self.status.store(super::g::RUNNING, Ordering::Release);
+        super::dump::seq::before_resume();
+    }
+
+    /// It runs: its stack's words become `v`.
+    pub fn run(&self, v: usize) {
+        for w in &self.stack {
+            w.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// It switches out (`G::switch_out`) and its worker parks it
+    /// (`sched::park_finish`).
+    pub fn park(&self) {
+        if self.counts {
+            super::dump::seq::count_switch(&self.switches);
+        }
+        self.status.store(super::g::WAITING, Ordering::Release);
+    }
+
+    /// A dump's read (`Snapshot::take`): the stack's words if it found the
+    /// goroutine parked and it stayed so throughout.
+    pub fn dump(&self) -> Option<[usize; 2]> {
+        let first = self.status.load(Ordering::Acquire);
+        if first != super::g::WAITING {
+            return None;
+        }
+        super::dump::seq::read(
+            first,
+            || self.status.load(Ordering::Acquire),
+            &self.switches,
+            || {
+                [
+                    self.stack[0].load(Ordering::Relaxed),
+                    self.stack[1].load(Ordering::Relaxed),
+                ]
+            },
+        )
     }
 }

@@ -198,6 +198,9 @@ pub(super) fn set_state(g: &G, state: u64) {
 fn execute(m: &'static M, g: &'static G) -> bool {
     let geometry = stack::geometry();
     set_state(g, g::RUNNING);
+    // Before the goroutine writes its stack again (the sequence-lock
+    // read of `dump.rs`).
+    super::dump::seq::before_resume();
     // A new time slice: no request made for an earlier one holds, and
     // sysmon asks this worker about it.
     super::preempt::clear(g);
@@ -357,6 +360,8 @@ pub(crate) fn park(g: &G, reason: &'static str, unlock: Option<g::Unlock>) {
         return;
     }
     g.wait_reason.set(reason);
+    g.waitsince
+        .store(super::dump::coarse_now(), Ordering::Relaxed);
     g.unlock.set(unlock);
     g.switch_out(Switch::Park);
 }

@@ -12,8 +12,12 @@ use std::sync::atomic::Ordering;
 
 /// Go's `go f()`: starts `f` as a new goroutine. An unrecovered panic in
 /// it prints Go's report and ends the process with status 2.
+#[inline(never)]
 pub fn go<F: FnOnce() + Send + 'static>(f: F) {
-    spawn(false, move || report_unrecovered(f));
+    // (Never inlined: its frame record holds the return into the caller,
+    // the `created by` of a dump.)
+    let created = crate::unwind::return_address();
+    spawn(false, created, move || report_unrecovered(f));
 }
 
 /// Runs a goroutine's body; an unrecovered panic ends the process, as Go's
@@ -39,7 +43,9 @@ pub(crate) type CGoFn = unsafe extern "C-unwind" fn(args: *mut u8);
 /// # Safety
 /// `args` points to `len` readable bytes (`len <= MAX_C_ARGS`); `f` may be
 /// called with a pointer to a copy of them on any worker thread.
-pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
+/// `created_pc` is the return address into the code that asked (a dump's
+/// `created by`).
+pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool, created_pc: usize) {
     debug_assert!(len <= MAX_C_ARGS);
     let block = (len > g::INLINE_ARGS).then(|| crate::roots::alloc_block(len));
     let block_addr = block.map_or(0, |b| b.as_ptr() as usize);
@@ -63,7 +69,7 @@ pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
             _ => {}
         }
     };
-    let g = prepare(main, body);
+    let g = prepare(main, created_pc, body);
     let to = if block_addr != 0 {
         block_addr as *mut u8
     } else {
@@ -77,18 +83,24 @@ pub(crate) unsafe fn go_c(f: CGoFn, args: *const u8, len: usize, main: bool) {
     launch(g);
 }
 
-fn spawn<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
-    let g = prepare(is_main, body);
+/// Starts `body` as a goroutine (the main one if `is_main`) created at
+/// `created_pc`.
+fn spawn<F: FnOnce() + 'static>(is_main: bool, created_pc: usize, body: F) -> &'static G {
+    let g = prepare(is_main, created_pc, body);
     launch(g);
     g
 }
 
-/// A new goroutine that runs `body`, not queued yet.
-fn prepare<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
+/// A new goroutine that runs `body`, not queued yet, created at
+/// `created_pc` by the running goroutine (if any).
+fn prepare<F: FnOnce() + 'static>(is_main: bool, created_pc: usize, body: F) -> &'static G {
     scheduler();
     let geometry = stack::geometry();
     let slot = stack::take(procs::current_m().is_some());
-    let g = G::init(slot, &geometry, body);
+    // (A thread that is not a goroutine gets no context for this: that
+    // would take an id. Go prints no "in goroutine" for creator 0.)
+    let creator = procs::current_g().map_or(0, |g| g.id());
+    let g = G::init(slot, &geometry, (created_pc, creator), body);
     g.is_main.set(is_main);
     g
 }
@@ -130,7 +142,7 @@ fn launch(g: &'static G) {
 /// `defergc:` message.
 pub fn run<F: FnOnce() + Send + 'static>(main: F) -> i32 {
     let report = program::run_main(|| {
-        spawn(true, move || match crate::defer::outermost_body(main) {
+        spawn(true, 0, move || match crate::defer::outermost_body(main) {
             crate::defer::Ended::Returned(()) => {}
             crate::defer::Ended::Goexit => program::main_called_goexit(),
             crate::defer::Ended::Panicked(report) => {

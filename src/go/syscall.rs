@@ -131,6 +131,11 @@ pub(crate) fn enter_syscall(m: &'static M) {
     // The goroutine stays `RUNNING` (its worker without a processor says
     // it is in the call): no read-modify-write of its status word here or
     // on the fast exit, which is most of what a short call costs us.
+    // SAFETY: the caller's worker runs a goroutine, which lives while it
+    // runs.
+    if let Some(g) = unsafe { m.current.get().as_ref() } {
+        g.in_syscall.store(true, Ordering::Relaxed);
+    }
     m.p.set(ptr::null());
     m.oldp.set(p);
     publish_enter(&p.status, &p.syscalltick);
@@ -155,6 +160,7 @@ pub(crate) fn exit_syscall(m: &'static M, g: &G) {
         return;
     }
     crate::context::block_exit();
+    g.in_syscall.store(false, Ordering::Relaxed);
     // SAFETY: processors are never freed.
     let oldp = unsafe { m.oldp.replace(ptr::null()).as_ref() };
     if let Some(p) = oldp {

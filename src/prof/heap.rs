@@ -42,7 +42,7 @@ fn is_allocator_function(f: &str) -> bool {
 /// collector's, and how many (inlined) frames of it to leave out. In an
 /// optimised build the allocation is inlined into its caller, so one
 /// return address holds both the collector's frames and the caller's.
-fn user_start(stack: &[usize]) -> (usize, usize) {
+pub(super) fn user_start(stack: &[usize]) -> (usize, usize) {
     for (i, &pc) in stack.iter().enumerate() {
         let frames = symbols(pc);
         if frames.is_empty() {

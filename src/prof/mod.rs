@@ -7,7 +7,9 @@
 //!   (`objects.rs`), drop/keep frames, comments, time and duration;
 //! - `proto.rs`: the messages of pprof's `profile.proto`;
 //! - `heap.rs`: the heap profile, from the samples the collector hands
-//!   over (`gc::profile::write_heap_profile`).
+//!   over (`gc::profile::write_heap_profile`);
+//! - `goroutine.rs`: the goroutine profile, from the stacks the
+//!   scheduler hands over (`go::write_goroutine_profile`).
 //!
 //! The stacks are walked by `unwind` (by unwind tables when a sample may
 //! allocate, by frame pointers inside a signal handler).
@@ -38,6 +40,7 @@
 //! needs only the messages.
 
 pub(crate) mod builder;
+pub(crate) mod goroutine;
 pub(crate) mod heap;
 mod objects;
 mod proto;

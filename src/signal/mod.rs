@@ -14,6 +14,8 @@
 //!   entry (shared with a handler the program installed before ours),
 //!   the table of compiled code, and the entry a preempted thread is made
 //!   to call, which saves every register and the vector state;
+//! - `quit.rs`: SIGQUIT, which wakes a thread that runs what the go
+//!   layer registered (the goroutine dump), out of signal context;
 //! - `altstack.rs`: alternate signal stacks;
 //! - `text.rs`: messages written from a handler (fixed buffers, write(2)).
 //!
@@ -41,6 +43,7 @@ mod context;
 mod fault;
 mod handler;
 pub(crate) mod preempt;
+mod quit;
 mod text;
 
 pub(crate) use altstack::{alt_stack, free_alt_stack, live as live_alt_stacks};
@@ -48,4 +51,5 @@ pub(crate) use fault::{
     catch, catch_by_default, catch_on_this_thread, catching, set_overflow_check, set_policy, Fault,
     Policy,
 };
+pub(crate) use quit::{on_quit, Quit};
 pub(crate) use text::SignalText;

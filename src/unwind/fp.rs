@@ -104,6 +104,41 @@ pub fn walk_here(stack: StackRange, out: &mut [usize]) -> usize {
     follow(fp, sp, stack, out)
 }
 
+/// Writes the return address of each frame record of the chain from
+/// `fp` into `out` (no record outside `stack`); returns how many it
+/// wrote. For a stack that is not running: a parked coroutine's, from the
+/// frame pointer it saved when it switched out. Async-signal-safe.
+pub fn walk_chain(fp: usize, stack: StackRange, out: &mut [usize]) -> usize {
+    follow(fp, stack.lo, stack, out)
+}
+
+/// The calling function's frame pointer (where this is inlined): kept by
+/// a coroutine that switches out, for [`walk_chain`].
+#[inline(always)]
+pub fn frame_pointer() -> usize {
+    registers().0
+}
+
+/// The return address of the function this is inlined into (into its
+/// caller), read from its frame record: what a `go` statement records as
+/// its creator. Zero on architectures without frame records. The
+/// function must be built with frame pointers (the workspace's are) and
+/// must not be inlined itself.
+#[inline(always)]
+pub fn return_address() -> usize {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return 0;
+    }
+    let fp = registers().0;
+    if fp == 0 || !fp.is_multiple_of(std::mem::size_of::<usize>()) {
+        return 0;
+    }
+    // SAFETY: with frame pointers, the running function's frame pointer
+    // points at its own frame record on the running stack: two words,
+    // the second its return address.
+    unsafe { (fp as *const usize).add(1).read() }
+}
+
 /// Follows the chain from `fp`, no record below `sp` nor outside `stack`.
 fn follow(mut fp: usize, sp: usize, stack: StackRange, out: &mut [usize]) -> usize {
     const WORD: usize = std::mem::size_of::<usize>();

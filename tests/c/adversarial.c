@@ -519,6 +519,24 @@ static void chan_codes(void) { in_main(chan_codes_body); }
 
 static void timer_null(void) { defergc_timer_stop(NULL); }
 
+/* ---- dumps and the goroutine profile ---------------------------------------- */
+
+static void dump_codes_body(void *arg) {
+    (void)arg;
+    char buf[4];
+    CHECK(defergc_stack(NULL, 100, 1) == 0);
+    CHECK(defergc_stack(buf, 0, 1) == 0);
+    CHECK(defergc_stack(buf, sizeof buf, 1) == sizeof buf);
+    CHECK(memcmp(buf, "goro", 4) == 0);
+    CHECK(defergc_write_goroutine_profile(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_write_goroutine_profile("/nonexistent-dir/x.pprof") == DEFERGC_EIO);
+    CHECK(defergc_write_goroutine_profile_fd(-1) == DEFERGC_EINVAL);
+    CHECK(defergc_write_goroutine_profile_fd(12345) == DEFERGC_EIO);
+    OK();
+}
+
+static void dump_codes(void) { in_main(dump_codes_body); }
+
 /* ---- sync ------------------------------------------------------------------- */
 
 static void mutex_null(void) { defergc_mutex_lock(NULL); }
@@ -824,6 +842,7 @@ static const struct {
     {"select-bad-dir", select_bad_dir},
     {"chan-codes", chan_codes},
     {"timer-null", timer_null},
+    {"dump-codes", dump_codes},
     {"mutex-null", mutex_null},
     {"mutex-unlock-unlocked", mutex_unlock_unlocked},
     {"rwmutex-runlock-unlocked", rwmutex_runlock_unlocked},

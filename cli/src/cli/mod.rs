@@ -2,6 +2,7 @@
 
 mod bench;
 mod gcbench;
+mod goroutine_profile;
 mod info;
 mod limits;
 mod netbench;

@@ -9,6 +9,11 @@ use defergc::gc::profile;
 #[derive(clap::Args)]
 #[group(id = "profile")]
 pub struct Args {
+    /// Instead of the heap profile of the stress workload: the goroutine
+    /// profile of 100,000 parked goroutines into FILE, and what a dump of
+    /// them costs.
+    #[arg(long, value_name = "FILE")]
+    goroutine: Option<std::path::PathBuf>,
     /// Where to write the profile.
     #[arg(long, default_value = "defergc.heap.pprof")]
     out: std::path::PathBuf,
@@ -22,6 +27,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> i32 {
+    if let Some(path) = &args.goroutine {
+        return super::goroutine_profile::run(path, args.stress.json());
+    }
     // Refuse a path that cannot be written before the workload runs, not
     // after: the file is created now and written at the end.
     if let Err(e) = std::fs::File::create(&args.out) {

@@ -1,0 +1,432 @@
+//! Goroutine dumps as Go prints them, from one walk of each parked
+//! goroutine's stack: SIGQUIT (every goroutine, then status 2), the
+//! deadlock report, `GOTRACEBACK=all` on an unrecovered panic,
+//! `runtime.Stack(buf, true)`, and the goroutine profile.
+//!
+//! # The walk
+//!
+//! A goroutine that switches out keeps its frame pointer in its header
+//! (`G::fp`, written in `G::switch_out`, on its own stack). While it is
+//! not running (parked, or runnable after a yield) its frames stay as
+//! they were, and the chain of frame records from that pointer names
+//! every caller up to its coroutine's entry: `unwind::walk_chain`, which
+//! reads nothing outside the goroutine's slot ([`Snapshot::take`]), so a
+//! stale pointer ends a walk early and never faults (slots stay mapped
+//! for the life of the process). A goroutine that is running (or in a
+//! system call) is listed as Go lists one on another thread: "stack
+//! unavailable".
+//!
+//! # Consistency
+//!
+//! SIGQUIT's dump and the goroutine profile stop the world (`stw.rs`):
+//! nothing runs while the stacks are walked, so every section is
+//! exact. The deadlock report runs when every worker is parked. The
+//! others (a panic's report, `runtime.Stack`) walk while goroutines may
+//! run: a goroutine whose status word changed during its walk, or that
+//! switched out again meanwhile (`G::switches`, as a sequence lock's
+//! count), is listed as unavailable, never with frames of two states.
+//! The goroutine's side: its worker stores RUNNING and then a release
+//! fence before resuming it (`sched::execute`), and it bumps the count
+//! with a release store when it switches out; the dump's side: status
+//! and count (acquire), the walk, an acquire fence, status (acquire) and
+//! count again ([`seq`], model-checked by `tests/dump_loom.rs`).
+//!
+//! # Layout (Go's `traceback.go`, Go 1.21 and later)
+//!
+//! Each section is a blank line, `goroutine N [status]:` (the wait
+//! reason, `, M minutes` once it has waited a minute, `, locked to
+//! thread`), one `function(...)` and `\tfile:line +0xoff` per frame (the
+//! runtime's own frames left out, at most 100), and for every goroutine
+//! but main `created by F in goroutine N` with the go statement's place.
+//! The frames are symbolised once per address ([`Symbols`]), so a dump
+//! of many goroutines parked in the same place costs one lookup per
+//! place.
+
+use super::g::{self, G};
+use super::procs;
+use super::stack as pool;
+use crate::defer::traceback::{self, FrameText};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+
+/// Return addresses kept per goroutine (Go prints at most 100 frames;
+/// the runtime's own frames come first and are left out).
+const MAX_PCS: usize = 128;
+/// Frames printed per goroutine, as Go's traceback.
+const MAX_FRAMES: usize = 100;
+
+/// Now, by the coarse monotonic clock (a few nanoseconds to read): when
+/// a goroutine parks, for a dump's minutes.
+pub(crate) fn coarse_now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes the timespec; the clock always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A dump's state for a `RUNNING` goroutine in a system call.
+const SYSCALL: u64 = g::STATE_MASK;
+
+/// One goroutine as a dump sees it.
+pub(crate) struct Snapshot {
+    pub(crate) id: u64,
+    state: u64,
+    reason: &'static str,
+    /// Nanoseconds it has waited (0 when not parked).
+    waited: u64,
+    locked: bool,
+    is_main: bool,
+    created_pc: usize,
+    creator: u64,
+    /// Its frames (return addresses, innermost first), when walked.
+    pcs: Option<Vec<usize>>,
+}
+
+impl Snapshot {
+    /// Reads goroutine `g` and walks its stack if it is not running.
+    fn take(g: &G, geometry: &pool::Geometry, now: u64) -> Option<Snapshot> {
+        if g.state() == g::DEAD {
+            return None;
+        }
+        let status = g.status.load(Ordering::Acquire);
+        let state = status & g::STATE_MASK;
+        if state == g::DEAD || status & !g::LOW_MASK != g.tag() {
+            return None;
+        }
+        // A goroutine in a system call stays RUNNING (`syscall.rs`).
+        let state = if state == g::RUNNING && g.in_syscall.load(Ordering::Relaxed) {
+            SYSCALL
+        } else {
+            state
+        };
+        let reason = g.wait_reason.get();
+        let since = g.waitsince.load(Ordering::Relaxed);
+        let saved = g.fp.load(Ordering::Acquire) != 0;
+        let pcs = if (state == g::WAITING || state == g::RUNNABLE) && saved {
+            let range = crate::unwind::StackRange {
+                lo: g.slot.lo(geometry),
+                hi: g.slot.hi(geometry),
+            };
+            seq::read(
+                status,
+                || g.status.load(Ordering::Acquire),
+                &g.switches,
+                || {
+                    let mut buf = [0usize; MAX_PCS];
+                    let fp = g.fp.load(Ordering::Relaxed);
+                    let n = crate::unwind::walk_chain(fp, range, &mut buf);
+                    buf[..n].to_vec()
+                },
+            )
+        } else if state == g::RUNNABLE {
+            // Never ran: nothing on its stack yet.
+            Some(Vec::new())
+        } else {
+            None
+        };
+        Some(Snapshot {
+            id: g.id(),
+            state,
+            reason,
+            waited: if state == g::WAITING && since != 0 {
+                now.saturating_sub(since)
+            } else {
+                0
+            },
+            locked: !g.locked_m.load(Ordering::Relaxed).is_null(),
+            is_main: g.is_main.get(),
+            created_pc: g.created_pc,
+            creator: g.creator,
+            pcs,
+        })
+    }
+
+    /// The status Go prints between the brackets (its `gStatusStrings`,
+    /// or the wait reason).
+    fn status(&self) -> &'static str {
+        match self.state {
+            g::RUNNABLE => "runnable",
+            g::RUNNING => "running",
+            SYSCALL => "syscall",
+            _ if self.reason.is_empty() => "waiting",
+            _ => self.reason,
+        }
+    }
+}
+
+/// Every live goroutine but `skip`, by id.
+pub(crate) fn snapshot_all(skip: Option<u64>) -> Vec<Snapshot> {
+    let mut list = Vec::new();
+    let geometry = pool::geometry();
+    let now = coarse_now();
+    pool::for_each_live(|slot| {
+        // SAFETY: a live slot holds a goroutine's header.
+        let g = unsafe { G::of(slot, &geometry) };
+        if let Some(s) = Snapshot::take(g, &geometry, now) {
+            if Some(s.id) != skip {
+                list.push(s);
+            }
+        }
+    });
+    list.sort_unstable_by_key(|s| s.id);
+    list
+}
+
+/// Go's goroutine header: `goroutine 7 [chan receive, 2 minutes]:`.
+pub(crate) fn header(id: u64, status: &str, waited_ns: u64, locked: bool) -> String {
+    let mut out = format!("goroutine {id} [{status}");
+    let minutes = waited_ns / 60_000_000_000;
+    if minutes >= 1 {
+        let _ = write!(out, ", {minutes} minutes");
+    }
+    if locked {
+        out.push_str(", locked to thread");
+    }
+    out.push_str("]:\n");
+    out
+}
+
+/// Frames symbolised once per return address.
+#[derive(Default)]
+pub(crate) struct Symbols {
+    frames: HashMap<usize, FrameText>,
+    created: HashMap<(usize, u64), Option<String>>,
+}
+
+impl Symbols {
+    fn frame(&mut self, pc: usize) -> &FrameText {
+        self.frames
+            .entry(pc)
+            .or_insert_with(|| traceback::frame_text(pc))
+    }
+
+    /// The frames a section prints for `pcs` (the runtime's left out).
+    fn push_frames(&mut self, out: &mut String, pcs: &[usize]) {
+        let mut shown = 0;
+        for &pc in pcs {
+            match self.frame(pc) {
+                FrameText::Shown(text) => {
+                    if shown == MAX_FRAMES {
+                        out.push_str("...additional frames elided...\n");
+                        return;
+                    }
+                    out.push_str(text);
+                    shown += 1;
+                }
+                FrameText::Hidden => {}
+                FrameText::End => return,
+            }
+        }
+    }
+
+    /// The return addresses of `pcs` a section shows (a profile's stack:
+    /// the runtime's own left out, up to the goroutine's first function).
+    fn shown(&mut self, pcs: &[usize]) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &pc in pcs {
+            match self.frame(pc) {
+                FrameText::Shown(_) => out.push(pc),
+                FrameText::Hidden => {}
+                FrameText::End => break,
+            }
+        }
+        out
+    }
+
+    fn push_created_by(&mut self, out: &mut String, s: &Snapshot) {
+        if s.is_main || s.created_pc == 0 {
+            return;
+        }
+        let text = self
+            .created
+            .entry((s.created_pc, s.creator))
+            .or_insert_with(|| traceback::created_by(s.created_pc, s.creator));
+        if let Some(text) = text {
+            out.push_str(text);
+        }
+    }
+
+    /// One goroutine's section: a blank line, the header, the frames,
+    /// `created by`.
+    pub(crate) fn push_section(&mut self, out: &mut String, s: &Snapshot) {
+        out.push('\n');
+        out.push_str(&header(s.id, s.status(), s.waited, s.locked));
+        match &s.pcs {
+            Some(pcs) => self.push_frames(out, pcs),
+            None => out.push_str("\tgoroutine running on other thread; stack unavailable\n"),
+        }
+        self.push_created_by(out, s);
+    }
+}
+
+/// The sections of every goroutine but `skip` (see the module docs).
+pub(crate) fn sections(skip: Option<u64>) -> String {
+    let list = snapshot_all(skip);
+    let mut out = String::with_capacity(list.len() * 160);
+    let mut symbols = Symbols::default();
+    for s in &list {
+        symbols.push_section(&mut out, s);
+    }
+    out
+}
+
+/// `GOTRACEBACK=all`'s and `runtime.Stack(all)`'s addition: every other
+/// goroutine's section.
+pub(crate) fn other_goroutines(running: u64) -> String {
+    sections(Some(running))
+}
+
+/// What a SIGQUIT does (registered with the signal layer): with the
+/// world stopped, Go's `SIGQUIT: quit`, the `PC=` line and every
+/// goroutine's section on standard error, then status 2.
+fn on_quit(q: crate::signal::Quit) {
+    let mut text = format!(
+        "SIGQUIT: quit\nPC={:#x} m=0 sigcode={}\n",
+        q.pc, q.code as i64 as u64
+    );
+    let s = super::config::scheduler();
+    super::stw::real::stop_the_world(s, |_| {
+        text.push_str(&sections(None));
+        text.push('\n');
+        crate::defer::exit_go(&text)
+    })
+}
+
+/// Installs the SIGQUIT dump (when the scheduler starts; a program
+/// without goroutines keeps SIGQUIT's default action).
+pub(crate) fn install_sigquit() {
+    crate::signal::on_quit(on_quit);
+}
+
+/// The stacks of every goroutine for a goroutine profile, with the world
+/// stopped: the calling goroutine's (or thread's) live stack, then each
+/// other goroutine's, as a dump shows them (the runtime's frames left
+/// out).
+fn profile_stacks() -> Vec<Vec<usize>> {
+    let mut own = Vec::new();
+    crate::unwind::walk(|pc| {
+        own.push(pc);
+        own.len() < MAX_PCS
+    });
+    let me = procs::current_g().map(|g| g.id());
+    let list = match procs::get() {
+        Some(s) => super::stw::real::stop_the_world(s, |_| snapshot_all(me)),
+        None => Vec::new(),
+    };
+    let mut symbols = Symbols::default();
+    let mut stacks = Vec::with_capacity(list.len() + 1);
+    stacks.push(symbols.shown(&own));
+    for s in list {
+        stacks.push(symbols.shown(&s.pcs.unwrap_or_default()));
+    }
+    stacks
+}
+
+/// Go's goroutine profile (`pprof.Lookup("goroutine").WriteTo(w, 0)`):
+/// every goroutine's stack, counted by stack, in pprof's format (`go tool
+/// pprof -top FILE`). Stops the world while the stacks are read: a
+/// goroutine that runs without reaching a preemption point delays it.
+pub fn write_goroutine_profile(out: impl std::io::Write) -> std::io::Result<()> {
+    let mut counts: HashMap<Vec<usize>, i64> = HashMap::new();
+    for stack in profile_stacks() {
+        *counts.entry(stack).or_default() += 1;
+    }
+    crate::prof::goroutine::write(counts.into_iter().collect(), out)
+}
+
+/// [`write_goroutine_profile`] to a file at `path` (created or
+/// truncated).
+pub fn write_goroutine_profile_to(path: &std::path::Path) -> std::io::Result<()> {
+    let file = std::fs::File::create(path)?;
+    let mut out = std::io::BufWriter::new(file);
+    write_goroutine_profile(&mut out)?;
+    std::io::Write::flush(&mut out)
+}
+
+/// Go's `runtime.Stack(buf, all)` as text: the calling goroutine's stack
+/// (`goroutine N [running]:` and its frames) and, with `all`, every other
+/// goroutine's section.
+pub fn stack(all: bool) -> String {
+    traceback::stack(all)
+}
+
+/// Go's `runtime.Stack(buf, all)`: writes as much of [`stack`]'s text as
+/// fits into `buf` (no terminator) and returns how many bytes it wrote.
+pub fn stack_into(buf: &mut [u8], all: bool) -> usize {
+    let text = stack(all);
+    let n = text.len().min(buf.len());
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    n
+}
+
+/// The sequence-lock read under which a dump walks a goroutine that may
+/// run meanwhile (see the module docs), in one place for the goroutine,
+/// its worker and the dump (`tests/dump_loom.rs` runs it under loom).
+pub(crate) mod seq {
+    use super::super::prim::{fence, AtomicU64};
+    use std::sync::atomic::Ordering;
+
+    /// The goroutine, switching out after it saved its frame pointer:
+    /// one more switch. It alone writes the count: a load and a release
+    /// store, no read-modify-write on the switch path.
+    #[inline(always)]
+    pub(crate) fn count_switch(switches: &AtomicU64) {
+        let n = switches.load(Ordering::Relaxed);
+        switches.store(n + 1, Ordering::Release);
+    }
+
+    /// Its worker, after storing RUNNING and before resuming it: the
+    /// goroutine's stack writes come after the status (free on x86-64).
+    #[inline(always)]
+    pub(crate) fn before_resume() {
+        fence(Ordering::Release);
+    }
+
+    /// A dump, having read the status word `first` (acquire) and found
+    /// the goroutine switched out: what `read` reads of its stack, if it
+    /// stayed switched out throughout. `status` reads the word again, with
+    /// acquire: if it finds a later park, it then sees that park's count
+    /// (a relaxed load could find the later park and the old count, and
+    /// take a stack read half before and half after a run for a whole
+    /// one; loom found it).
+    pub(crate) fn read<T>(
+        first: u64,
+        status: impl Fn() -> u64,
+        switches: &AtomicU64,
+        read: impl FnOnce() -> T,
+    ) -> Option<T> {
+        let count = switches.load(Ordering::Acquire);
+        let t = read();
+        fence(Ordering::Acquire);
+        (status() == first && switches.load(Ordering::Relaxed) == count).then_some(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::header;
+
+    #[test]
+    fn minutes_show_from_one_minute_on_as_go_prints_them() {
+        assert_eq!(
+            header(7, "chan receive", 0, false),
+            "goroutine 7 [chan receive]:\n"
+        );
+        assert_eq!(
+            header(7, "chan receive", 59_999_999_999, false),
+            "goroutine 7 [chan receive]:\n"
+        );
+        assert_eq!(
+            header(7, "chan receive", 60_000_000_000, false),
+            "goroutine 7 [chan receive, 1 minutes]:\n"
+        );
+        assert_eq!(
+            header(12, "select", 150 * 1_000_000_000, true),
+            "goroutine 12 [select, 2 minutes, locked to thread]:\n"
+        );
+    }
+}
