@@ -38,7 +38,9 @@
 //! needs only the messages.
 
 pub(crate) mod builder;
+pub(crate) mod contention;
 pub(crate) mod heap;
 mod objects;
 mod proto;
 mod symbols;
+pub(crate) mod trace;
