@@ -35,6 +35,7 @@ mod go;
 mod memory;
 mod net;
 mod precise;
+mod prof;
 mod sync;
 mod tls;
 
@@ -44,6 +45,7 @@ pub use self::gc::*;
 pub use self::go::*;
 pub use self::memory::*;
 pub use self::precise::*;
+pub use self::prof::*;
 pub use self::sync::*;
 pub use self::tls::*;
 pub use crate::defer::c::{CFrame as Frame, CallToken as Call};
