@@ -104,12 +104,13 @@ pub(crate) fn release(sema: &AtomicU32) {
         b.waiting.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: locked above.
         unsafe { b.lock.unlock() };
-        // Read before `finish`: the record may be gone after it.
+        // Before `finish` (the record may be gone after it), and not as
+        // a tail call (which would take this frame off the stack walked).
         let since = w.since.get();
-        w.finish(true);
         if since != 0 {
             super::contention::mutex_event(since);
         }
+        w.finish(true);
         return;
     }
     // SAFETY: locked above.

@@ -27,7 +27,9 @@ fn is_machinery(f: &str) -> bool {
         "defergc::unwind::",
     ];
     let f = f.strip_prefix('<').unwrap_or(f);
-    MACHINERY.iter().any(|p| f.starts_with(p)) || f.starts_with("defergc::go::goroutine::park")
+    MACHINERY.iter().any(|p| f.starts_with(p))
+        || f.starts_with("defergc::go::goroutine::park")
+        || f.ends_with("::park_unlocking")
 }
 
 /// Where a stack starts once the machinery's frames are left out: the
