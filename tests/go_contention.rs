@@ -154,7 +154,11 @@ fn contend(hold: fn(&Mutex)) {
 #[serial]
 fn a_mutex_profile_names_the_holder_at_its_unlock() {
     assert_eq!(go::set_mutex_profile_fraction(1), 0);
-    assert_eq!(go::set_mutex_profile_fraction(-1), 1, "a negative fraction only reads");
+    assert_eq!(
+        go::set_mutex_profile_fraction(-1),
+        1,
+        "a negative fraction only reads"
+    );
     contend(hold_the_contended_lock);
     go::set_mutex_profile_fraction(0);
     let bytes = mutex_profile();
@@ -189,8 +193,7 @@ fn pprof_top_names(bytes: &[u8], what: &str, function: &str) {
         );
         return;
     }
-    let path =
-        std::env::temp_dir().join(format!("defergc-{what}-{}.pprof", std::process::id()));
+    let path = std::env::temp_dir().join(format!("defergc-{what}-{}.pprof", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
     let out = std::process::Command::new("go")
         .args(["tool", "pprof", "-top"])

@@ -192,6 +192,7 @@ fn expectations() -> Vec<(&'static str, Expect)> {
             "net-two-readers",
             Abort("defergc: two goroutines wait to read one descriptor at once"),
         ),
+        ("prof-codes", Ok),
     ]
 }
 

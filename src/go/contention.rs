@@ -65,14 +65,8 @@ pub fn set_mutex_profile_fraction(fraction: i64) -> i64 {
 }
 
 /// The monotonic clock in nanoseconds (never 0: 0 means "not timed").
-pub(crate) fn nanotime() -> i64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    (t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64).max(1)
+fn nanotime() -> i64 {
+    (crate::prof::trace::now() as i64).max(1)
 }
 
 /// Whether a park for `reason` is a block event (Go's list: channels,
@@ -142,7 +136,7 @@ pub(crate) fn mutex_wait_start() -> i64 {
 #[inline(never)]
 pub(crate) fn mutex_event(since: i64) {
     let fraction = MUTEX_FRACTION.load(Ordering::Relaxed);
-    if fraction <= 0 || super::rand::next() % fraction as u64 != 0 {
+    if fraction <= 0 || !super::rand::next().is_multiple_of(fraction as u64) {
         return;
     }
     let d = (nanotime() - since).max(0);

@@ -217,7 +217,6 @@ pub fn session() -> u32 {
 }
 
 /// The monotonic clock in nanoseconds.
-#[cfg(not(loom))]
 pub(crate) fn now() -> u64 {
     let mut t = libc::timespec {
         tv_sec: 0,
@@ -228,7 +227,6 @@ pub(crate) fn now() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-#[cfg(not(loom))]
 mod local {
     use super::Buffer;
     use std::cell::OnceCell;
@@ -259,7 +257,6 @@ mod local {
 
 /// Records `e` (its `session` is set here) if trace `session` is still
 /// being taken: callers load [`session`] first and pass what they saw.
-#[cfg(not(loom))]
 pub(crate) fn emit(session: u32, mut e: Event) {
     e.session = session;
     local::push(e);
@@ -299,7 +296,6 @@ pub(crate) const PRECISE: usize = 1;
 const COLLECTOR_NAMES: [&str; 2] = ["bdwgc", "precise"];
 
 /// A collection by `collector` starts. Atomics and the clock only.
-#[cfg(not(loom))]
 pub(crate) fn gc_started(collector: usize) {
     let t = if session() != 0 { now() } else { 0 };
     GC_START[collector].store(t, Ordering::Relaxed);
@@ -307,7 +303,6 @@ pub(crate) fn gc_started(collector: usize) {
 
 /// The collection by `collector` ends: recorded if the trace that saw it
 /// start is still being taken. Atomics and the clock only.
-#[cfg(not(loom))]
 pub(crate) fn gc_ended(collector: usize) {
     let start = GC_START[collector].swap(0, Ordering::Relaxed);
     let s = session();
@@ -326,20 +321,16 @@ pub(crate) fn gc_ended(collector: usize) {
 // ---- the writer -------------------------------------------------------------
 
 /// How often the writer empties the buffers.
-#[cfg(not(loom))]
 const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
 
-#[cfg(not(loom))]
 struct Running {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: std::thread::JoinHandle<std::io::Result<()>>,
 }
 
-#[cfg(not(loom))]
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 
 /// What the writer keeps between flushes.
-#[cfg(not(loom))]
 struct Writer<W: Write> {
     out: W,
     session: u32,
@@ -369,7 +360,6 @@ fn micros(ns: u64) -> String {
     format!("{}.{:03}", ns / 1000, ns % 1000)
 }
 
-#[cfg(not(loom))]
 impl<W: Write> Writer<W> {
     fn line(&mut self, text: &str) -> std::io::Result<()> {
         if !self.first {
@@ -498,7 +488,6 @@ impl<W: Write> Writer<W> {
 
 /// Starts a trace written to `path` (created or truncated). An error if
 /// a trace is already being taken or the file cannot be created.
-#[cfg(not(loom))]
 pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
     let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
     if running.is_some() {
@@ -549,7 +538,6 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
 
 /// Stops the trace being taken: the writer empties every buffer, ends
 /// the file and returns how that went. An error if no trace is taken.
-#[cfg(not(loom))]
 pub(crate) fn stop() -> std::io::Result<()> {
     let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
     let Some(running) = running else {
