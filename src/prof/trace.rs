@@ -338,6 +338,8 @@ struct Writer<W: Write> {
     first: bool,
     gc_next: u64,
     tracks: BTreeSet<u32>,
+    /// The text of the event being written.
+    scratch: String,
 }
 
 /// `"` and `\` escaped, control characters dropped: a wait reason as a
@@ -369,49 +371,57 @@ impl<W: Write> Writer<W> {
         self.out.write_all(text.as_bytes())
     }
 
+    /// Writes one event, formatted into a reused buffer (the writer runs
+    /// beside the program while it is traced: no allocation per event).
     fn event(&mut self, e: &Event) -> std::io::Result<()> {
-        let ts = micros(e.ts.saturating_sub(self.base));
-        let tid = e.track;
+        use std::fmt::Write as _;
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        let at = e.ts.saturating_sub(self.base);
+        let (tid, g) = (e.track, e.g);
         self.tracks.insert(tid);
-        let text = match e.kind {
-            Kind::Slice => format!(
-                r#"{{"name":"G{}","cat":"goroutine","ph":"X","pid":1,"tid":{tid},"ts":{ts},"dur":{},"args":{{"g":{},"end":"{}","reason":"{}"}}}}"#,
-                e.g,
-                micros(e.dur),
-                e.g,
-                End::name(e.arg),
-                json_str(e.reason)
-            ),
-            Kind::Create | Kind::Unblock => format!(
-                r#"{{"name":"{}","cat":"goroutine","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{ts},"args":{{"g":{},"{}":{}}}}}"#,
-                if e.kind == Kind::Create {
-                    "GoCreate"
-                } else {
-                    "GoUnblock"
-                },
-                e.g,
-                if e.kind == Kind::Create {
-                    "parent"
-                } else {
-                    "by"
-                },
-                e.arg
-            ),
-            Kind::ProcStart | Kind::ProcStop => format!(
-                r#"{{"name":"{}","cat":"proc","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{ts},"args":{{"p":{}}}}}"#,
-                if e.kind == Kind::ProcStart {
-                    "ProcStart"
-                } else {
-                    "ProcStop"
-                },
-                e.g
-            ),
-            Kind::Preempt => format!(
-                r#"{{"name":"Preempt","cat":"sysmon","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{ts},"args":{{"g":{}}}}}"#,
-                e.g
-            ),
+        let _ = write!(text, r#"{{"name":""#);
+        let _ = match e.kind {
+            Kind::Slice => write!(text, r#"G{g}","cat":"goroutine","ph":"X""#),
+            Kind::Create => write!(text, r#"GoCreate","cat":"goroutine","ph":"i","s":"t""#),
+            Kind::Unblock => write!(text, r#"GoUnblock","cat":"goroutine","ph":"i","s":"t""#),
+            Kind::ProcStart => write!(text, r#"ProcStart","cat":"proc","ph":"i","s":"t""#),
+            Kind::ProcStop => write!(text, r#"ProcStop","cat":"proc","ph":"i","s":"t""#),
+            Kind::Preempt => write!(text, r#"Preempt","cat":"sysmon","ph":"i","s":"t""#),
         };
-        self.line(&text)
+        let _ = write!(
+            text,
+            r#","pid":1,"tid":{tid},"ts":{}.{:03}"#,
+            at / 1000,
+            at % 1000
+        );
+        let _ = match e.kind {
+            Kind::Slice => {
+                let _ = write!(
+                    text,
+                    r#","dur":{}.{:03},"args":{{"g":{g},"end":"{}","reason":""#,
+                    e.dur / 1000,
+                    e.dur % 1000,
+                    End::name(e.arg)
+                );
+                if e.reason
+                    .bytes()
+                    .any(|b| b == b'"' || b == b'\\' || b < 0x20)
+                {
+                    text.push_str(&json_str(e.reason));
+                } else {
+                    text.push_str(e.reason);
+                }
+                write!(text, r#""}}}}"#)
+            }
+            Kind::Create => write!(text, r#","args":{{"g":{g},"parent":{}}}}}"#, e.arg),
+            Kind::Unblock => write!(text, r#","args":{{"g":{g},"by":{}}}}}"#, e.arg),
+            Kind::ProcStart | Kind::ProcStop => write!(text, r#","args":{{"p":{g}}}}}"#),
+            Kind::Preempt => write!(text, r#","args":{{"g":{g}}}}}"#),
+        };
+        let written = self.line(&text);
+        self.scratch = text;
+        written
     }
 
     /// Writes what the buffers and the collections' ring hold for this
@@ -509,6 +519,7 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
         first: true,
         gc_next: GC_RESERVED.load(Ordering::Relaxed),
         tracks: BTreeSet::new(),
+        scratch: String::new(),
     };
     let stop = Arc::new((Mutex::new(false), Condvar::new()));
     let stop2 = stop.clone();
