@@ -286,9 +286,11 @@ static GC_SLOTS: [GcSlot; GC_RING] = [const {
 }; GC_RING];
 static GC_RESERVED: AtomicU64 = AtomicU64::new(0);
 /// When the collection under way started, per collector (0: untraced).
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
 static GC_START: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
 
 /// The collectors, as [`gc_started`] names them.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
 pub(crate) const BDWGC: usize = 0;
 /// The precise collector.
 #[allow(dead_code)] // recorded only with the precise collector built
@@ -296,6 +298,7 @@ pub(crate) const PRECISE: usize = 1;
 const COLLECTOR_NAMES: [&str; 2] = ["bdwgc", "precise"];
 
 /// A collection by `collector` starts. Atomics and the clock only.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
 pub(crate) fn gc_started(collector: usize) {
     let t = if session() != 0 { now() } else { 0 };
     GC_START[collector].store(t, Ordering::Relaxed);
@@ -303,6 +306,7 @@ pub(crate) fn gc_started(collector: usize) {
 
 /// The collection by `collector` ends: recorded if the trace that saw it
 /// start is still being taken. Atomics and the clock only.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
 pub(crate) fn gc_ended(collector: usize) {
     let start = GC_START[collector].swap(0, Ordering::Relaxed);
     let s = session();
