@@ -13,6 +13,7 @@ use std::time::Duration;
 
 /// The options `profile` takes for these profiles.
 #[derive(clap::Args, Default)]
+#[group(id = "schedprof")]
 pub struct Args {
     /// Write the block profile (goroutines blocked on channels, select,
     /// sync, the poller) here, after a goroutine workload.
