@@ -551,6 +551,19 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// In a forked child, where the writer thread does not exist: no trace
+/// is being taken (the parent's goes on; what the buffers hold of it is
+/// never written, as the session is not the next trace's). A lock another
+/// thread held at the fork is left alone (the child then starts no
+/// trace).
+pub(crate) fn forget_in_child() {
+    SESSION.store(0, Ordering::Relaxed);
+    if let Ok(mut running) = RUNNING.try_lock() {
+        // Its thread handle names a thread of the parent: never joined.
+        std::mem::forget(running.take());
+    }
+}
+
 /// Stops the trace being taken: the writer empties every buffer, ends
 /// the file and returns how that went. An error if no trace is taken.
 pub(crate) fn stop() -> std::io::Result<()> {
