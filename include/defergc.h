@@ -1082,6 +1082,33 @@ int64_t defergc_set_mem_profile_rate(int64_t bytes);
  * for NULL, DEFERGC_EIO when the file cannot be written. */
 int defergc_write_heap_profile(const char *path);
 
+/* runtime.SetBlockProfileRate(rate): goroutines' blocking on channels,
+ * select, sync and the poller is sampled about once per `rate`
+ * nanoseconds blocked (1: every event; 0 or less: off, the default).
+ * Returns the previous rate. */
+int64_t defergc_set_block_profile_rate(int64_t rate);
+
+/* runtime.SetMutexProfileFraction(fraction): one in `fraction` waits on a
+ * defergc_mutex / defergc_rwmutex is recorded, at the unlock that ended
+ * it (0: off, the default; negative: only reads it). Returns the previous
+ * fraction. */
+int64_t defergc_set_mutex_profile_fraction(int64_t fraction);
+
+/* The block and mutex profiles (contentions/count, delay/nanoseconds) in
+ * pprof's protobuf format. 0, DEFERGC_EINVAL for NULL, DEFERGC_EIO when
+ * the file cannot be written. */
+int defergc_write_block_profile(const char *path);
+int defergc_write_mutex_profile(const char *path);
+
+/* The execution trace, as Chrome / Perfetto trace-event JSON
+ * (ui.perfetto.dev, chrome://tracing): goroutines, processors, GC,
+ * preemption requests. Start: 0, DEFERGC_EINVAL for NULL,
+ * DEFERGC_EALREADY if a trace is being taken, DEFERGC_EIO if the file
+ * cannot be created. Stop: 0, DEFERGC_EINVAL if no trace is being taken,
+ * DEFERGC_EIO if the file could not be written. */
+int defergc_start_trace(const char *path);
+int defergc_stop_trace(void);
+
 /* ------------------------------------------------------------------ */
 /* Descriptors goroutines wait on: the network poller                  */
 /* ------------------------------------------------------------------ */

@@ -193,6 +193,7 @@ fn expectations() -> Vec<(&'static str, Expect)> {
             "net-two-readers",
             Abort("defergc: two goroutines wait to read one descriptor at once"),
         ),
+        ("prof-codes", Ok),
     ]
 }
 

@@ -147,3 +147,40 @@ fn profile_writes_a_heap_profile_of_the_stress_run() {
     let _ = std::fs::remove_file(path);
     refused(&["profile", "--rate", "0"], "--rate");
 }
+
+#[test]
+fn profile_writes_the_block_and_mutex_profiles_and_the_trace_asked_for() {
+    refused(
+        &["profile", "--block", "/nonexistent/dir/b.pprof"],
+        "cannot write /nonexistent/dir/b.pprof",
+    );
+    refused(
+        &["profile", "--trace", "/nonexistent/dir/t.json"],
+        "cannot trace to /nonexistent/dir/t.json",
+    );
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let block = dir.join(format!("defergc-cli-{pid}.block.pprof"));
+    let mutex = dir.join(format!("defergc-cli-{pid}.mutex.pprof"));
+    let trace = dir.join(format!("defergc-cli-{pid}.trace.json"));
+    let out = defergc(&[
+        "profile",
+        "--block",
+        block.to_str().unwrap(),
+        "--mutex",
+        mutex.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for (path, what) in [
+        (&block, "block profile"),
+        (&mutex, "mutex profile"),
+        (&trace, "execution trace"),
+    ] {
+        assert!(text.contains(what), "{text}");
+        assert!(std::fs::metadata(path).unwrap().len() > 0, "{what} empty");
+        let _ = std::fs::remove_file(path);
+    }
+}

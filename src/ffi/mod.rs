@@ -36,6 +36,7 @@ mod go;
 mod memory;
 mod net;
 mod precise;
+mod prof;
 mod sync;
 mod tls;
 
@@ -46,6 +47,7 @@ pub use self::gc::*;
 pub use self::go::*;
 pub use self::memory::*;
 pub use self::precise::*;
+pub use self::prof::*;
 pub use self::sync::*;
 pub use self::tls::*;
 pub use crate::defer::c::{CFrame as Frame, CallToken as Call};

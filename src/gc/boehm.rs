@@ -301,6 +301,7 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
             t.last_stop.store(0, Ordering::Relaxed);
             super::scan::collection_starting();
             super::memory::collection_started(usage_locked().0);
+            crate::prof::trace::gc_started(crate::prof::trace::BDWGC);
         }
         sys::GC_EventType_GC_EVENT_END => {
             let d = now_ns().saturating_sub(t.collection_start.load(Ordering::Relaxed));
@@ -314,6 +315,7 @@ unsafe extern "C" fn on_collection_event(event: sys::GC_EventType) {
             );
             // SAFETY: bdwgc holds its lock, at the collection's end.
             unsafe { sys::internals::grow_for_pacing() };
+            crate::prof::trace::gc_ended(crate::prof::trace::BDWGC);
         }
         sys::GC_EventType_GC_EVENT_MARK_END => {
             super::scan::marking_ended();

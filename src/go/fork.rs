@@ -53,6 +53,8 @@ fn fork_prepare() {
 
 /// In the child (see the module docs): only the forking thread exists.
 fn fork_child() {
+    // The trace's writer did not come along: the child traces nothing.
+    crate::prof::trace::forget_in_child();
     let Some(s) = procs::get() else { return };
     let m = procs::current_m();
     // SAFETY: processors are never freed.

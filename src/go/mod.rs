@@ -84,6 +84,7 @@
 mod async_preempt;
 mod chan;
 mod config;
+mod contention;
 mod deadlock;
 mod dump;
 mod fault;
@@ -115,6 +116,7 @@ mod syscall;
 mod sysmon;
 mod time;
 mod timer;
+mod trace;
 mod wait;
 
 #[cfg(all(test, feature = "precise"))]
@@ -132,6 +134,10 @@ pub(crate) use self::chan::{ChanError, RawChan, Received};
 pub(crate) use self::config::scheduler as start_scheduler;
 pub use self::config::{
     gomaxprocs, init_with, Config, ConfigError, DEFAULT_STACK_SIZE, MAX_STACK_SIZE, MIN_STACK_SIZE,
+};
+pub use self::contention::{
+    set_block_profile_rate, set_mutex_profile_fraction, write_block_profile,
+    write_block_profile_to, write_mutex_profile, write_mutex_profile_to,
 };
 pub(crate) use self::deadlock::release_external as release_external_hold;
 pub use self::deadlock::ExternalWaker;
@@ -155,3 +161,4 @@ pub(crate) use self::time::sleep_ns;
 pub(crate) use self::time::timer_reset;
 pub use self::time::{after, sleep, Timer};
 pub(crate) use self::timer::{stop as timer_stop, Timer as RawTimer};
+pub use self::trace::{start_trace, stop_trace};

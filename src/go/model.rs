@@ -28,6 +28,10 @@
 //! back a parker that claims the poll without looking at its wake flag
 //! again.
 //!
+//! [`TraceBuffer`] is a thread's buffer of the execution trace
+//! (`prof/trace.rs`), appended to by its thread and emptied by the
+//! writer, for `tests/trace_loom.rs`.
+//!
 //! [`SyscallP`] is a processor's status and system-call tick with the real
 //! transitions of `syscall.rs` (enter, the worker's reacquire, sysmon's
 //! retake), and [`Sleeper`] sysmon's real wait (`sysmon.rs`), for
@@ -45,6 +49,7 @@
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
+pub use crate::prof::trace::{Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind};
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{

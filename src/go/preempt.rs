@@ -71,6 +71,7 @@ pub(crate) fn request(m: &M) {
     if !g.preempt.swap(true, Ordering::SeqCst) {
         PENDING.fetch_add(1, Ordering::SeqCst);
         REQUESTS.fetch_add(1, Ordering::Relaxed);
+        super::trace::preempt_requested(g.id());
     }
     // The slice may have ended before the flag was set: the worker cleared
     // after it stopped running the goroutine (it stores `running`, then

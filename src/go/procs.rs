@@ -401,6 +401,8 @@ pub(super) fn pidleget(s: &Sched, idle: &mut Idle) -> Option<&'static P> {
     let p = idle.ps.pop()?;
     // SAFETY: processors are never freed (the scheduler is static).
     unsafe { &*p }.listed.store(false, Ordering::Relaxed);
+    // SAFETY: as above.
+    super::trace::proc_changed(unsafe { &*p }.id, true);
     if s.npidle.fetch_sub(1, Ordering::SeqCst) == s.procs() {
         // The first busy processor: sysmon may be waiting for one.
         super::sysmon::wake();
@@ -415,6 +417,7 @@ pub(super) fn pidleput(s: &Sched, idle: &mut Idle, p: &P) {
         crate::abort("defergc: a processor was put in the idle list twice");
     }
     p.status.store(P_IDLE, Ordering::Release);
+    super::trace::proc_changed(p.id, false);
     idle.ps.push(p);
     s.npidle.fetch_add(1, Ordering::SeqCst);
 }

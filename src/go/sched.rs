@@ -119,6 +119,7 @@ pub(crate) fn ready(g: &G, tag: u64) -> bool {
                     .is_ok()
                 {
                     g.wait_reason.set("");
+                    super::trace::unblocked(tag >> 32);
                     runqput(g, true);
                     return true;
                 }
@@ -209,6 +210,8 @@ fn execute(m: &'static M, g: &'static G) -> bool {
         p.m.store((m as *const M).cast_mut(), Ordering::Relaxed);
     }
     m.current.set(g);
+    // SAFETY: processors are never freed.
+    let traced = super::trace::slice_start(unsafe { m.p.get().as_ref() });
     m.scan
         .running
         .store((g as *const G).cast_mut(), Ordering::Release);
@@ -225,6 +228,9 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     // A signal request for the slice that ended holds no more.
     m.preempt.forget();
     m.current.set(ptr::null());
+    if let Some(start) = traced {
+        super::trace::slice_end(start, g, switched);
+    }
     match switched {
         None => {
             let locked = ptr::eq(m.locked_g.get(), g);
@@ -359,9 +365,13 @@ pub(crate) fn park(g: &G, reason: &'static str, unlock: Option<g::Unlock>) {
         }
         return;
     }
+    let since = super::contention::block_start(reason);
     g.wait_reason.set(reason);
     g.waitsince
         .store(super::dump::coarse_now(), Ordering::Relaxed);
     g.unlock.set(unlock);
     g.switch_out(Switch::Park);
+    if since != 0 {
+        super::contention::blocked(since, super::contention::stack_of(g));
+    }
 }

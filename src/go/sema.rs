@@ -69,6 +69,10 @@ pub(crate) fn acquire(sema: &AtomicU32, reason: &'static str) {
         return;
     }
     let w = Waiter::new((sema as *const AtomicU32).cast_mut().cast());
+    let since = super::contention::mutex_wait_start();
+    if since != 0 && (reason.starts_with("sync.RWMutex") || reason == "sync.Mutex.Lock") {
+        w.since.set(since);
+    }
     // SAFETY: locked; w stays on this stack until a release finished it.
     unsafe { b.queue.push(&w) };
     unsafe fn unlock(b: *mut u8) {
@@ -100,6 +104,12 @@ pub(crate) fn release(sema: &AtomicU32) {
         b.waiting.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: locked above.
         unsafe { b.lock.unlock() };
+        // Before `finish` (the record may be gone after it), and not as
+        // a tail call (which would take this frame off the stack walked).
+        let since = w.since.get();
+        if since != 0 {
+            super::contention::mutex_event(since);
+        }
         w.finish(true);
         return;
     }

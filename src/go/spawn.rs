@@ -119,6 +119,7 @@ fn launch(g: &'static G) {
     }
     s.goroutines.fetch_add(1, Ordering::SeqCst);
     stack::set_live(g.slot, true);
+    super::trace::created(g.id());
     sched::runqput(g, true);
     if foreign {
         s.launching.fetch_sub(1, Ordering::SeqCst);

@@ -75,6 +75,9 @@ pub(crate) struct Waiter {
     queue: Cell<*const Queue>,
     next: Cell<*const Waiter>,
     prev: Cell<*const Waiter>,
+    /// When a waiter on a mutex's semaphore started to wait, for the
+    /// mutex profile (`contention.rs`), or 0.
+    pub(crate) since: Cell<i64>,
 }
 
 impl Waiter {
@@ -90,6 +93,7 @@ impl Waiter {
             queue: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
             prev: Cell::new(ptr::null()),
+            since: Cell::new(0),
         }
     }
 
@@ -111,6 +115,7 @@ impl Waiter {
             queue: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
             prev: Cell::new(ptr::null()),
+            since: Cell::new(0),
         }
     }
 

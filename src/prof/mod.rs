@@ -41,7 +41,9 @@
 
 pub(crate) mod builder;
 pub(crate) mod goroutine;
+pub(crate) mod contention;
 pub(crate) mod heap;
 mod objects;
 mod proto;
 mod symbols;
+pub(crate) mod trace;

@@ -781,6 +781,27 @@ static void net_two_readers_body(void *arg) {
     defergc_net_read(shared_handle, &c, 1);
 }
 
+/* The block and mutex profiles and the trace: NULL paths, a path that
+ * cannot be created, a stop with no trace, a second start. */
+static void prof_codes(void) {
+    CHECK(defergc_write_block_profile(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_write_mutex_profile(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_write_block_profile("/nonexistent-dir/b.pprof") == DEFERGC_EIO);
+    CHECK(defergc_start_trace(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_start_trace("/nonexistent-dir/t.json") == DEFERGC_EIO);
+    CHECK(defergc_stop_trace() == DEFERGC_EINVAL);
+    CHECK(defergc_start_trace("/dev/null") == 0);
+    CHECK(defergc_start_trace("/dev/null") == DEFERGC_EALREADY);
+    CHECK(defergc_stop_trace() == 0);
+    CHECK(defergc_stop_trace() == DEFERGC_EINVAL);
+    CHECK(defergc_set_block_profile_rate(-5) == 0);
+    CHECK(defergc_set_block_profile_rate(0) == 0);
+    CHECK(defergc_set_mutex_profile_fraction(3) == 0);
+    CHECK(defergc_set_mutex_profile_fraction(-1) == 3);
+    CHECK(defergc_set_mutex_profile_fraction(0) == 3);
+    OK();
+}
+
 static void net_two_readers(void) { in_main(net_two_readers_body); }
 
 static const struct {
@@ -853,6 +874,7 @@ static const struct {
     {"precise-codes", precise_codes},
     {"net-codes", net_codes},
     {"net-two-readers", net_two_readers},
+    {"prof-codes", prof_codes},
 };
 
 int main(int argc, char **argv) {

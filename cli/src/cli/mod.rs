@@ -8,6 +8,7 @@ mod limits;
 mod netbench;
 mod profile;
 mod report;
+mod schedprof;
 mod stats;
 mod stress;
 
@@ -68,6 +69,7 @@ pub fn run() -> i32 {
             return 2;
         }
     };
+    let _trace = schedprof::EnvTrace::from_env();
     match cli.command {
         Some(Command::Stress(args)) => stress::run(&args),
         Some(Command::Info(args)) => info::run(&args),

@@ -21,6 +21,10 @@ pub struct Args {
     #[arg(long, default_value_t = profile::DEFAULT_RATE as u64, allow_negative_numbers = true,
           value_parser = super::limits::count(1, 1 << 30))]
     rate: u64,
+    /// The block and mutex profiles and the execution trace (a goroutine
+    /// workload instead of the stress one when any is asked for).
+    #[command(flatten)]
+    sched: super::schedprof::Args,
     /// The workload: `stress`'s options.
     #[command(flatten)]
     stress: stress::Args,
@@ -29,6 +33,9 @@ pub struct Args {
 pub fn run(args: &Args) -> i32 {
     if let Some(path) = &args.goroutine {
         return super::goroutine_profile::run(path, args.stress.json());
+    }
+    if args.sched.any() {
+        return super::schedprof::run(&args.sched, args.stress.json());
     }
     // Refuse a path that cannot be written before the workload runs, not
     // after: the file is created now and written at the end.

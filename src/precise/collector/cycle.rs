@@ -14,6 +14,7 @@ use std::time::Instant;
 /// ended and the pacer's next goal is set, before the sweep.
 pub(super) fn run_cycle(on_marked: impl FnOnce()) {
     let started = Instant::now();
+    crate::prof::trace::gc_started(crate::prof::trace::PRECISE);
     let id = marking::completed_id().wrapping_add(1);
     heap::set_lazy_sweep(false);
     heap::cycle_started();
@@ -55,6 +56,7 @@ pub(super) fn run_cycle(on_marked: impl FnOnce()) {
     // Leftover grey values (logged after the last flush) are candidates of
     // no cycle: drop them.
     marking::grey_queue().clear();
+    crate::prof::trace::gc_ended(crate::prof::trace::PRECISE);
 }
 
 /// Steps 1 to 4 of cycle `id` (see the collector's docs, `mod.rs`): the handshake

@@ -1,0 +1,138 @@
+//! The execution trace's events of the scheduler (`prof::trace` keeps and
+//! writes them): goroutines created, run (a slice per run on a
+//! processor, with why it ended), unblocked; processors started and
+//! stopped (leaving and joining the idle list); sysmon's preemption
+//! requests. Each site first loads the trace's session (one relaxed load;
+//! 0: no trace, nothing more is done).
+//!
+//! [`start_trace`] and [`stop_trace`] are the public entry points.
+
+use super::g::{Switch, G};
+use crate::prof::trace::{self, End, Event, Kind};
+
+/// Starts the execution trace, written to `path` as Chrome / Perfetto
+/// trace-event JSON (open it in `ui.perfetto.dev` or `chrome://tracing`).
+/// An error if a trace is already being taken or `path` cannot be
+/// created.
+pub fn start_trace(path: &std::path::Path) -> std::io::Result<()> {
+    trace::start(path)
+}
+
+/// Stops the execution trace and finishes its file; an error if none is
+/// being taken or the file could not be written.
+pub fn stop_trace() -> std::io::Result<()> {
+    trace::stop()
+}
+
+/// Whether a trace is being taken (one relaxed load).
+#[inline(always)]
+pub(crate) fn on() -> bool {
+    trace::session() != 0
+}
+
+/// The track of the calling thread: its processor's, or the others'.
+fn track() -> u32 {
+    super::procs::current_p().map_or(trace::OTHER, |p| trace::track_of_p(p.id))
+}
+
+fn event(session: u32, kind: Kind, track: u32, g: u64, arg: u64) {
+    trace::emit(
+        session,
+        Event {
+            session,
+            kind,
+            track,
+            ts: trace::now(),
+            dur: 0,
+            g,
+            arg,
+            reason: "",
+        },
+    );
+}
+
+/// A slice starts: its start time and track, or `None` with no trace.
+#[inline(always)]
+pub(crate) fn slice_start(p: Option<&super::procs::P>) -> Option<(u64, u32)> {
+    if !on() {
+        return None;
+    }
+    Some((
+        trace::now(),
+        p.map_or(trace::OTHER, |p| trace::track_of_p(p.id)),
+    ))
+}
+
+/// The slice of `g` started at `start` ended by `why` (`None`: it
+/// finished). Called on the worker before the goroutine can run
+/// elsewhere (a parked one is not yet `WAITING`), so its wait reason is
+/// its own.
+#[cold]
+pub(crate) fn slice_end(start: (u64, u32), g: &G, why: Option<Switch>) {
+    let session = trace::session();
+    if session == 0 {
+        return;
+    }
+    let (end, reason) = match why {
+        None => (End::Exit, ""),
+        Some(Switch::Yield) => (End::Yield, ""),
+        Some(Switch::Preempt) => (End::Preempt, ""),
+        Some(Switch::Park) => (End::Block, g.wait_reason.get()),
+        Some(Switch::SyscallExit) => (End::Syscall, ""),
+    };
+    let now = trace::now();
+    trace::emit(
+        session,
+        Event {
+            session,
+            kind: Kind::Slice,
+            track: start.1,
+            ts: start.0,
+            dur: now.saturating_sub(start.0),
+            g: g.id(),
+            arg: end as u64,
+            reason,
+        },
+    );
+}
+
+/// Goroutine `id` was created (by the running goroutine, if any).
+#[inline(always)]
+pub(crate) fn created(id: u64) {
+    let session = trace::session();
+    if session != 0 {
+        event(session, Kind::Create, track(), id, super::goid());
+    }
+}
+
+/// Goroutine `id` was made runnable from a park.
+#[inline(always)]
+pub(crate) fn unblocked(id: u64) {
+    let session = trace::session();
+    if session != 0 {
+        event(session, Kind::Unblock, track(), id, super::goid());
+    }
+}
+
+/// Processor `id` left the idle list (`start`) or joined it.
+#[inline(always)]
+pub(crate) fn proc_changed(id: usize, start: bool) {
+    let session = trace::session();
+    if session != 0 {
+        let kind = if start {
+            Kind::ProcStart
+        } else {
+            Kind::ProcStop
+        };
+        event(session, kind, trace::track_of_p(id), id as u64, 0);
+    }
+}
+
+/// sysmon (or a stop of the world) asked goroutine `id` to yield.
+#[inline(always)]
+pub(crate) fn preempt_requested(id: u64) {
+    let session = trace::session();
+    if session != 0 {
+        event(session, Kind::Preempt, trace::SYSMON, id, 0);
+    }
+}

@@ -1,0 +1,615 @@
+//! The execution trace: events of the scheduler and the collectors, kept
+//! in per-thread buffers and written by a writer thread as a Chrome /
+//! Perfetto trace-event JSON file (`ui.perfetto.dev` and
+//! `chrome://tracing` open it; README says why this format).
+//!
+//! # Recording
+//!
+//! [`session`] is the one relaxed load each site pays while no trace is
+//! taken: 0 when off, else the number of the trace being taken. An event
+//! carries the session it was recorded for and goes into the recording
+//! thread's own [`Buffer`] (a worker's, a sysmon's, a plain thread's),
+//! registered once per thread: no lock shared by the threads on the
+//! path that records. A buffer is a vector behind a flag that its thread
+//! and the writer take in turn, the writer only to swap the vector for
+//! an empty one (`tests/trace_loom.rs` model-checks that no event is lost
+//! or seen twice). An event recorded by a thread that loaded the session
+//! just before the trace stopped lands in its buffer after the last
+//! flush and is dropped by the next trace's writer (its session is not
+//! that trace's).
+//!
+//! Collections are not recorded into a buffer: bdwgc reports a
+//! collection's start and end with its allocation lock held, where an
+//! allocation (a growing vector) could wait on that lock. They go into a
+//! fixed ring of atomics ([`gc_started`], [`gc_ended`]) that the writer
+//! reads: only completed collections, so their begin and end always
+//! match.
+//!
+//! # The file
+//!
+//! `{"traceEvents":[...]}` with timestamps in microseconds from the
+//! trace's start. A goroutine's run on a processor (a *slice*) is one
+//! complete event (`"ph":"X"`, a start and a duration), named `G<id>`,
+//! on the processor's track, with why it ended (`block` with the wait
+//! reason, `yield`, `preempt`, `syscall`, `exit`): a slice always has
+//! its begin and its end. Creation, unblocking, processors starting and
+//! stopping and sysmon's preemption requests are instant events; each
+//! collection a complete event on the GC track. Track (thread) names are
+//! metadata events.
+//!
+//! `prof` knows none of the layers that record: `go` and `gc` call
+//! [`emit`], [`gc_started`] and [`gc_ended`].
+
+#[cfg(loom)]
+use loom::sync::atomic::AtomicBool;
+use std::collections::BTreeSet;
+use std::io::Write;
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// What an event records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Goroutine `g` ran from `ts` for `dur`; `arg` is why it stopped (an
+    /// [`End`] as a number), `reason` its wait reason when it blocked.
+    Slice,
+    /// Goroutine `g` was created by goroutine `arg` (0: by a thread).
+    Create,
+    /// Goroutine `g` was made runnable by goroutine `arg` (0: a thread).
+    Unblock,
+    /// Processor `g` left the idle list (started).
+    ProcStart,
+    /// Processor `g` went to the idle list (stopped).
+    ProcStop,
+    /// sysmon asked goroutine `g` to yield.
+    Preempt,
+}
+
+/// Why a slice ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The goroutine finished.
+    Exit = 0,
+    /// `Gosched`.
+    Yield = 1,
+    /// A preemption request was honoured.
+    Preempt = 2,
+    /// It parked (blocked).
+    Block = 3,
+    /// It came back from a system call without its processor.
+    Syscall = 4,
+}
+
+impl End {
+    fn name(code: u64) -> &'static str {
+        ["exit", "yield", "preempt", "block", "syscall"]
+            .get(code as usize)
+            .copied()
+            .unwrap_or("?")
+    }
+}
+
+/// One event (see [`Kind`] for what its fields mean).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The trace it was recorded for.
+    pub session: u32,
+    /// What it records.
+    pub kind: Kind,
+    /// The track it is drawn on ([`track_of_p`], [`OTHER`], [`SYSMON`]).
+    pub track: u32,
+    /// When (monotonic nanoseconds).
+    pub ts: u64,
+    /// How long (slices).
+    pub dur: u64,
+    /// The goroutine (or processor) it is about.
+    pub g: u64,
+    /// Kind-specific.
+    pub arg: u64,
+    /// A wait reason, or "".
+    pub reason: &'static str,
+}
+
+/// The track of processor `id`.
+pub const fn track_of_p(id: usize) -> u32 {
+    id as u32 + 1
+}
+/// The track of threads outside the scheduler (and workers without a
+/// processor).
+pub const OTHER: u32 = 5000;
+/// sysmon's track.
+pub const SYSMON: u32 = 5001;
+/// The collections' track.
+const GC_TRACK: u32 = 5002;
+
+// ---- a thread's buffer --------------------------------------------------
+
+#[cfg(not(loom))]
+struct Slot<T>(std::cell::UnsafeCell<T>);
+#[cfg(not(loom))]
+impl<T> Slot<T> {
+    fn new(v: T) -> Slot<T> {
+        Slot(std::cell::UnsafeCell::new(v))
+    }
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+#[cfg(loom)]
+use loom::cell::UnsafeCell as Slot;
+
+/// One thread's events: appended by its thread, taken by the writer.
+pub struct Buffer {
+    /// Held by whoever touches `events` (the thread, or the writer for a
+    /// swap).
+    busy: AtomicBool,
+    events: Slot<Vec<Event>>,
+}
+
+// SAFETY: `events` is touched only by the holder of `busy`, taken with
+// acquire and given back with release ordering.
+unsafe impl Sync for Buffer {}
+// SAFETY: as above; the vector itself is Send.
+unsafe impl Send for Buffer {}
+
+impl Default for Buffer {
+    fn default() -> Self {
+        Buffer::new()
+    }
+}
+
+impl Buffer {
+    /// An empty buffer.
+    pub fn new() -> Buffer {
+        Buffer {
+            busy: AtomicBool::new(false),
+            events: Slot::new(Vec::new()),
+        }
+    }
+
+    fn acquire(&self) {
+        while self
+            .busy
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            #[cfg(loom)]
+            loom::thread::yield_now();
+            #[cfg(not(loom))]
+            std::thread::yield_now();
+        }
+    }
+
+    fn release(&self) {
+        self.busy.store(false, Ordering::Release);
+    }
+
+    /// Appends `e` (the buffer's own thread).
+    pub fn push(&self, e: Event) {
+        self.acquire();
+        // SAFETY: `busy` is held: no one else touches the vector.
+        self.events.with_mut(|v| unsafe { (*v).push(e) });
+        self.release();
+    }
+
+    /// Takes every event appended so far, leaving the buffer empty (the
+    /// writer).
+    pub fn take(&self) -> Vec<Event> {
+        self.acquire();
+        // SAFETY: `busy` is held: no one else touches the vector.
+        let events = self.events.with_mut(|v| unsafe { std::mem::take(&mut *v) });
+        self.release();
+        events
+    }
+}
+
+// ---- sessions, recording ------------------------------------------------
+
+static SESSION: AtomicU32 = AtomicU32::new(0);
+static LAST_SESSION: AtomicU32 = AtomicU32::new(0);
+
+/// The trace being taken, or 0: the one relaxed load of a site while off.
+#[inline(always)]
+pub fn session() -> u32 {
+    SESSION.load(Ordering::Relaxed)
+}
+
+/// The monotonic clock in nanoseconds.
+pub(crate) fn now() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+mod local {
+    use super::Buffer;
+    use std::cell::OnceCell;
+    use std::sync::{Arc, Mutex};
+
+    /// Every thread's buffer, for the writer.
+    pub(super) static BUFFERS: Mutex<Vec<Arc<Buffer>>> = Mutex::new(Vec::new());
+
+    thread_local! {
+        static LOCAL: OnceCell<Arc<Buffer>> = const { OnceCell::new() };
+    }
+
+    fn register() -> Arc<Buffer> {
+        let b = Arc::new(Buffer::new());
+        BUFFERS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(b.clone());
+        b
+    }
+
+    /// Appends `e` to the calling thread's buffer (dropped while the
+    /// thread is being torn down).
+    pub(super) fn push(e: super::Event) {
+        let _ = crate::fresh::try_with(&LOCAL, |c| c.get_or_init(register).push(e));
+    }
+}
+
+/// Records `e` (its `session` is set here) if trace `session` is still
+/// being taken: callers load [`session`] first and pass what they saw.
+pub(crate) fn emit(session: u32, mut e: Event) {
+    e.session = session;
+    local::push(e);
+}
+
+// ---- collections ----------------------------------------------------------
+
+const GC_RING: usize = 256;
+
+struct GcSlot {
+    /// The collection's number + 1 once written.
+    seq: AtomicU64,
+    start: AtomicU64,
+    end: AtomicU64,
+    collector: AtomicU32,
+    session: AtomicU32,
+}
+
+static GC_SLOTS: [GcSlot; GC_RING] = [const {
+    GcSlot {
+        seq: AtomicU64::new(0),
+        start: AtomicU64::new(0),
+        end: AtomicU64::new(0),
+        collector: AtomicU32::new(0),
+        session: AtomicU32::new(0),
+    }
+}; GC_RING];
+static GC_RESERVED: AtomicU64 = AtomicU64::new(0);
+/// When the collection under way started, per collector (0: untraced).
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
+static GC_START: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// The collectors, as [`gc_started`] names them.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
+pub(crate) const BDWGC: usize = 0;
+/// The precise collector.
+#[allow(dead_code)] // recorded only with the precise collector built
+pub(crate) const PRECISE: usize = 1;
+const COLLECTOR_NAMES: [&str; 2] = ["bdwgc", "precise"];
+
+/// A collection by `collector` starts. Atomics and the clock only.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
+pub(crate) fn gc_started(collector: usize) {
+    let t = if session() != 0 { now() } else { 0 };
+    GC_START[collector].store(t, Ordering::Relaxed);
+}
+
+/// The collection by `collector` ends: recorded if the trace that saw it
+/// start is still being taken. Atomics and the clock only.
+#[cfg_attr(not(any(defergc_boehm, feature = "precise")), allow(dead_code))] // no collector under nogc
+pub(crate) fn gc_ended(collector: usize) {
+    let start = GC_START[collector].swap(0, Ordering::Relaxed);
+    let s = session();
+    if start == 0 || s == 0 {
+        return;
+    }
+    let n = GC_RESERVED.fetch_add(1, Ordering::Relaxed);
+    let slot = &GC_SLOTS[(n % GC_RING as u64) as usize];
+    slot.start.store(start, Ordering::Relaxed);
+    slot.end.store(now(), Ordering::Relaxed);
+    slot.collector.store(collector as u32, Ordering::Relaxed);
+    slot.session.store(s, Ordering::Relaxed);
+    slot.seq.store(n + 1, Ordering::Release);
+}
+
+// ---- the writer -------------------------------------------------------------
+
+/// How often the writer empties the buffers.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+struct Running {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+
+/// What the writer keeps between flushes.
+struct Writer<W: Write> {
+    out: W,
+    session: u32,
+    base: u64,
+    first: bool,
+    gc_next: u64,
+    tracks: BTreeSet<u32>,
+    /// The text of the event being written.
+    scratch: String,
+}
+
+/// `"` and `\` escaped, control characters dropped: a wait reason as a
+/// JSON string's contents.
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Nanoseconds as the file's microseconds.
+fn micros(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+impl<W: Write> Writer<W> {
+    fn line(&mut self, text: &str) -> std::io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",\n")?;
+        }
+        self.first = false;
+        self.out.write_all(text.as_bytes())
+    }
+
+    /// Writes one event, formatted into a reused buffer (the writer runs
+    /// beside the program while it is traced: no allocation per event).
+    fn event(&mut self, e: &Event) -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        let at = e.ts.saturating_sub(self.base);
+        let (tid, g) = (e.track, e.g);
+        self.tracks.insert(tid);
+        let _ = write!(text, r#"{{"name":""#);
+        let _ = match e.kind {
+            Kind::Slice => write!(text, r#"G{g}","cat":"goroutine","ph":"X""#),
+            Kind::Create => write!(text, r#"GoCreate","cat":"goroutine","ph":"i","s":"t""#),
+            Kind::Unblock => write!(text, r#"GoUnblock","cat":"goroutine","ph":"i","s":"t""#),
+            Kind::ProcStart => write!(text, r#"ProcStart","cat":"proc","ph":"i","s":"t""#),
+            Kind::ProcStop => write!(text, r#"ProcStop","cat":"proc","ph":"i","s":"t""#),
+            Kind::Preempt => write!(text, r#"Preempt","cat":"sysmon","ph":"i","s":"t""#),
+        };
+        let _ = write!(
+            text,
+            r#","pid":1,"tid":{tid},"ts":{}.{:03}"#,
+            at / 1000,
+            at % 1000
+        );
+        let _ = match e.kind {
+            Kind::Slice => {
+                let _ = write!(
+                    text,
+                    r#","dur":{}.{:03},"args":{{"g":{g},"end":"{}","reason":""#,
+                    e.dur / 1000,
+                    e.dur % 1000,
+                    End::name(e.arg)
+                );
+                if e.reason
+                    .bytes()
+                    .any(|b| b == b'"' || b == b'\\' || b < 0x20)
+                {
+                    text.push_str(&json_str(e.reason));
+                } else {
+                    text.push_str(e.reason);
+                }
+                write!(text, r#""}}}}"#)
+            }
+            Kind::Create => write!(text, r#","args":{{"g":{g},"parent":{}}}}}"#, e.arg),
+            Kind::Unblock => write!(text, r#","args":{{"g":{g},"by":{}}}}}"#, e.arg),
+            Kind::ProcStart | Kind::ProcStop => write!(text, r#","args":{{"p":{g}}}}}"#),
+            Kind::Preempt => write!(text, r#","args":{{"g":{g}}}}}"#),
+        };
+        let written = self.line(&text);
+        self.scratch = text;
+        written
+    }
+
+    /// Writes what the buffers and the collections' ring hold for this
+    /// trace, oldest first per buffer.
+    fn flush(&mut self) -> std::io::Result<()> {
+        let buffers: Vec<Arc<Buffer>> = {
+            let mut all = local::BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+            // A buffer only the registry holds belongs to a thread that
+            // ended: drained below for the last time.
+            let snapshot = all.clone();
+            all.retain(|b| Arc::strong_count(b) > 2);
+            snapshot
+        };
+        for b in buffers {
+            for e in b.take() {
+                if e.session == self.session {
+                    self.event(&e)?;
+                }
+            }
+        }
+        let reserved = GC_RESERVED.load(Ordering::Relaxed);
+        if reserved.saturating_sub(self.gc_next) > GC_RING as u64 {
+            self.gc_next = reserved - GC_RING as u64;
+        }
+        while self.gc_next < reserved {
+            let slot = &GC_SLOTS[(self.gc_next % GC_RING as u64) as usize];
+            if slot.seq.load(Ordering::Acquire) != self.gc_next + 1 {
+                break;
+            }
+            let (start, end) = (
+                slot.start.load(Ordering::Relaxed),
+                slot.end.load(Ordering::Relaxed),
+            );
+            let collector = slot.collector.load(Ordering::Relaxed) as usize;
+            if slot.session.load(Ordering::Relaxed) == self.session {
+                self.tracks.insert(GC_TRACK);
+                let text = format!(
+                    r#"{{"name":"GC","cat":"gc","ph":"X","pid":1,"tid":{GC_TRACK},"ts":{},"dur":{},"args":{{"collector":"{}"}}}}"#,
+                    micros(start.saturating_sub(self.base)),
+                    micros(end.saturating_sub(start)),
+                    COLLECTOR_NAMES.get(collector).copied().unwrap_or("?")
+                );
+                self.line(&text)?;
+            }
+            self.gc_next += 1;
+        }
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        let line = r#"{"name":"process_name","ph":"M","pid":1,"args":{"name":"defergc"}}"#;
+        self.line(line)?;
+        for t in std::mem::take(&mut self.tracks) {
+            let name = match t {
+                OTHER => "threads".to_string(),
+                SYSMON => "sysmon".to_string(),
+                GC_TRACK => "GC".to_string(),
+                p => format!("P{}", p - 1),
+            };
+            let text = format!(
+                r#"{{"name":"thread_name","ph":"M","pid":1,"tid":{t},"args":{{"name":"{name}"}}}}"#
+            );
+            self.line(&text)?;
+            let text = format!(
+                r#"{{"name":"thread_sort_index","ph":"M","pid":1,"tid":{t},"args":{{"sort_index":{t}}}}}"#
+            );
+            self.line(&text)?;
+        }
+        self.out.write_all(b"\n],\"displayTimeUnit\":\"ns\"}\n")?;
+        self.out.flush()
+    }
+}
+
+/// Starts a trace written to `path` (created or truncated). An error if
+/// a trace is already being taken or the file cannot be created.
+pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
+    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    if running.is_some() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "defergc: a trace is already being taken",
+        ));
+    }
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    out.write_all(b"{\"traceEvents\":[\n")?;
+    let mut session = LAST_SESSION.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    if session == 0 {
+        session = LAST_SESSION.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    }
+    let mut writer = Writer {
+        out,
+        session,
+        base: now(),
+        first: true,
+        gc_next: GC_RESERVED.load(Ordering::Relaxed),
+        tracks: BTreeSet::new(),
+        scratch: String::new(),
+    };
+    let stop = Arc::new((Mutex::new(false), Condvar::new()));
+    let stop2 = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("defergc-trace".into())
+        .spawn(move || {
+            let (lock, cv) = &*stop2;
+            let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+            while !*stopped {
+                stopped = cv
+                    .wait_timeout(stopped, FLUSH_EVERY)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                if !*stopped {
+                    drop(stopped);
+                    writer.flush()?;
+                    stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            drop(stopped);
+            writer.finish()
+        })?;
+    SESSION.store(session, Ordering::Release);
+    *running = Some(Running { stop, thread });
+    Ok(())
+}
+
+/// In a forked child, where the writer thread does not exist: no trace
+/// is being taken (the parent's goes on; what the buffers hold of it is
+/// never written, as the session is not the next trace's). A lock another
+/// thread held at the fork is left alone (the child then starts no
+/// trace).
+pub(crate) fn forget_in_child() {
+    SESSION.store(0, Ordering::Relaxed);
+    if let Ok(mut running) = RUNNING.try_lock() {
+        // Its thread handle names a thread of the parent: never joined.
+        std::mem::forget(running.take());
+    }
+}
+
+/// Stops the trace being taken: the writer empties every buffer, ends
+/// the file and returns how that went. An error if no trace is taken.
+pub(crate) fn stop() -> std::io::Result<()> {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let Some(running) = running else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "defergc: no trace is being taken",
+        ));
+    };
+    SESSION.store(0, Ordering::Release);
+    let (lock, cv) = &*running.stop;
+    *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    cv.notify_all();
+    running
+        .thread
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("defergc: the trace writer panicked")))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_str("a\"b\\c\n"), "a\\\"b\\\\c");
+        assert_eq!(micros(1_234_567), "1234.567");
+    }
+
+    #[test]
+    fn a_buffer_gives_its_events_once() {
+        let b = Buffer::new();
+        let e = Event {
+            session: 1,
+            kind: Kind::Create,
+            track: OTHER,
+            ts: 1,
+            dur: 0,
+            g: 7,
+            arg: 0,
+            reason: "",
+        };
+        b.push(e);
+        b.push(Event { g: 8, ..e });
+        assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [7, 8]);
+        assert!(b.take().is_empty());
+    }
+}
