@@ -90,6 +90,7 @@ fn prepare<F: FnOnce() + 'static>(is_main: bool, body: F) -> &'static G {
     let slot = stack::take(procs::current_m().is_some());
     let g = G::init(slot, &geometry, body);
     g.is_main.set(is_main);
+    super::pprof::inherit(&g.ctx);
     g
 }
 

@@ -104,6 +104,16 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     pass_on(sig, info, ctx);
 }
 
+/// Whether a handler function (not the default action, not an ignore)
+/// was installed for `sig` before ours. Async-signal-safe.
+pub(crate) fn has_previous(sig: libc::c_int) -> bool {
+    usize::try_from(sig)
+        .ok()
+        .and_then(|i| PREVIOUS.get(i))
+        .and_then(OnceLock::get)
+        .is_some_and(|p| p.0.sa_sigaction != libc::SIG_DFL && p.0.sa_sigaction != libc::SIG_IGN)
+}
+
 /// Hands a signal that is not ours to the action installed before ours:
 /// its handler, called as the kernel would, or else the default action
 /// (also where that action ignored the signal: the signals handled so far

@@ -10,6 +10,9 @@
 //!   function once the handler returns;
 //! - `fault.rs`: the entry of SIGSEGV, SIGBUS and SIGFPE: whether a fault
 //!   is ours, and the redirect to what the defer layer registered;
+//! - `cpu.rs`: the profiling signal: a CPU-time timer per thread and the
+//!   `SIGPROF` entry that samples the interrupted stack into the CPU
+//!   profile's ring;
 //! - `altstack.rs`: alternate signal stacks;
 //! - `text.rs`: messages written from a handler (fixed buffers, write(2)).
 //!
@@ -33,6 +36,7 @@
 
 mod altstack;
 mod context;
+pub(crate) mod cpu;
 mod fault;
 mod handler;
 mod text;
