@@ -325,7 +325,7 @@ fn the_signal_landing_in_malloc_the_collector_or_the_scheduler_breaks_nothing() 
             let wg = wg.clone();
             let ch = ch.clone();
             let failed = f.clone();
-            wg.add(1);
+            wg.add(1).unwrap();
             go::go(move || {
                 let mut rng = Rng(seed.wrapping_add(g as u64 * 7919) | 1);
                 let mut kept: Vec<(usize, usize, u64)> = Vec::new();
@@ -367,7 +367,7 @@ fn the_signal_landing_in_malloc_the_collector_or_the_scheduler_breaks_nothing() 
                     }
                 }
                 gc::keep_alive(root);
-                wg.done();
+                wg.done().unwrap();
             });
         }
         wg.wait();

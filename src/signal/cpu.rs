@@ -75,6 +75,9 @@ struct Thread {
 /// The registered threads (boxed: the handler reads its own thread's
 /// record through [`THIS`]).
 struct Registry {
+    // Boxed: THIS points at each record, which must not move as the
+    // vector grows.
+    #[allow(clippy::vec_box)]
     threads: Vec<Box<Thread>>,
     /// Nanoseconds of CPU time between samples while a profile is on.
     period: Option<i64>,
