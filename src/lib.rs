@@ -62,11 +62,6 @@ pub(crate) mod signal;
 pub mod tls;
 pub mod unwind;
 
-/// The CPU profile's sample ring, for its loom model (`tests/ring_loom.rs`).
-#[cfg(loom)]
-#[doc(hidden)]
-pub use prof::ring as ring_model;
-
 /// Writes `msg` to stderr and aborts the process. Used for misuse that
 /// cannot be reported as an error (see docs/design.md invariant 8).
 #[cold]

@@ -46,5 +46,5 @@ pub(crate) mod cpu;
 pub(crate) mod heap;
 mod objects;
 mod proto;
-pub mod ring;
+pub(crate) mod ring;
 mod symbols;

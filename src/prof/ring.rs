@@ -18,12 +18,10 @@
 //!
 //! No lock, no allocation on either side after [`Ring::new`]; the
 //! record's words are atomics (relaxed: the sequence word's
-//! release/acquire orders them), so the protocol is all of the code and
-//! `tests/ring_loom.rs` checks it under loom on this very file.
+//! release/acquire orders them). The tests below check the handshake
+//! with real threads (every record read once and whole, or counted as
+//! lost).
 
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Most return addresses a record keeps (deeper stacks are cut, as Go
@@ -133,7 +131,7 @@ impl Ring {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
