@@ -58,6 +58,7 @@ extern "C" {
 #define DEFERGC_ENOTRECORD (-4)  /* not a defer record */
 #define DEFERGC_EALREADY (-5)    /* the collector has already started */
 #define DEFERGC_EIO (-6)         /* a file could not be written */
+#define DEFERGC_ENOTPROFILING (-7) /* no CPU profile is on */
 #define DEFERGC_ENOTGOROUTINE (-20) /* needs a goroutine, called outside one */
 #define DEFERGC_EARGSIZE (-21)   /* argument block above its limit */
 #define DEFERGC_ECLOSED (-30)    /* "use of closed network connection" */
@@ -1108,6 +1109,50 @@ int defergc_write_mutex_profile(const char *path);
  * DEFERGC_EIO if the file could not be written. */
 int defergc_start_trace(const char *path);
 int defergc_stop_trace(void);
+
+/* ------------------------------------------------------------------ */
+/* CPU profiles and goroutine labels (runtime/pprof)                   */
+/* ------------------------------------------------------------------ */
+
+/* pprof.StartCPUProfile: samples the threads that run goroutines, and the
+ * calling thread, every 1/rate s of their CPU time (SIGPROF), until
+ * defergc_stop_cpu_profile writes the profile (pprof's format, samples/count
+ * and cpu/nanoseconds, with goroutine labels) to `path` (created now).
+ * 0, DEFERGC_EINVAL for NULL or a path that is not UTF-8, DEFERGC_EALREADY
+ * while a profile is on, DEFERGC_EIO when the file cannot be created. */
+int defergc_start_cpu_profile(const char *path);
+
+/* The same into the open descriptor fd (written at stop, not closed).
+ * DEFERGC_EINVAL for a negative or closed descriptor. */
+int defergc_start_cpu_profile_fd(int fd);
+
+/* pprof.StopCPUProfile: stops sampling and writes the profile. 0,
+ * DEFERGC_ENOTPROFILING when none is on, DEFERGC_EIO when it could not be
+ * written. */
+int defergc_stop_cpu_profile(void);
+
+/* runtime.SetCPUProfileRate: samples a second of CPU time of the next
+ * profile, 1 to 1000000 (default 100). Returns the previous rate,
+ * DEFERGC_EINVAL out of range, DEFERGC_EALREADY while a profile is on. */
+int defergc_set_cpu_profile_rate(int hz);
+
+/* Makes the calling thread one that CPU profiles sample, until it exits:
+ * goroutine workers and the thread that starts a profile are sampled
+ * without asking; another thread of the program's that runs code worth
+ * profiling asks here. */
+void defergc_profile_this_thread(void);
+
+/* pprof.SetGoroutineLabels: the calling goroutine's (or thread's) labels
+ * become the n pairs kv[2i] (key), kv[2i+1] (value), copied; goroutines it
+ * starts inherit them, and CPU samples carry them. 0, or DEFERGC_EINVAL for
+ * a NULL array with n > 0, a NULL string or one that is not UTF-8. */
+int defergc_set_goroutine_labels(const char *const *kv, size_t n);
+
+/* pprof.Do: calls f(arg) with the caller's labels plus the n pairs at kv
+ * (a key already set takes the new value), then puts the labels back, also
+ * when f panics. 0, or DEFERGC_EINVAL (f not called) as above or for a
+ * NULL f. */
+int defergc_do_with_labels(const char *const *kv, size_t n, void (*f)(void *arg), void *arg);
 
 /* ------------------------------------------------------------------ */
 /* Descriptors goroutines wait on: the network poller                  */

@@ -159,6 +159,16 @@ impl Context {
         self.slots[key.index()].get()
     }
 
+    /// The value in `key`'s slot, null if the key was never used:
+    /// reserves nothing, so a signal handler may call it.
+    #[inline(always)]
+    pub(crate) fn peek(&self, key: &'static Key) -> *mut u8 {
+        match key.index.load(Ordering::Acquire) {
+            0 => ptr::null_mut(),
+            i => self.slots[i - 1].get(),
+        }
+    }
+
     /// Stores `value` in `key`'s slot; the context's destruction passes it
     /// to the key's destructor.
     #[inline(always)]

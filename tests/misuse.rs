@@ -56,6 +56,7 @@ fn expectations() -> Vec<(&'static str, Expect)> {
         ),
         ("alloc-codes", Ok),
         ("thread-codes", Ok),
+        ("pprof-codes", Ok),
         (
             "tls-get-forged",
             Abort("defergc: defergc_tls_get: unknown tls key 2147483647"),

@@ -35,6 +35,7 @@ mod gc;
 mod go;
 mod memory;
 mod net;
+mod pprof;
 mod precise;
 mod prof;
 mod sync;
@@ -111,6 +112,8 @@ pub mod errors {
     pub const EALREADY: i32 = -5;
     /// A file could not be written.
     pub const EIO: i32 = -6;
+    /// No CPU profile is on (`defergc_stop_cpu_profile`).
+    pub const ENOTPROFILING: i32 = -7;
     /// Called outside a goroutine where one is needed.
     pub const ENOTGOROUTINE: i32 = -20;
     /// An argument block larger than the limit (`DEFERGC_GO_MAX_ARGS`).

@@ -99,6 +99,7 @@ pub mod net;
 pub(crate) mod netpoll;
 mod park;
 pub(crate) mod pollfd;
+pub mod pprof;
 mod preempt;
 mod prim;
 mod procs;

@@ -102,6 +102,7 @@ fn prepare<F: FnOnce() + 'static>(is_main: bool, created_pc: usize, body: F) -> 
     let creator = procs::current_g().map_or(0, |g| g.id());
     let g = G::init(slot, &geometry, (created_pc, creator), body);
     g.is_main.set(is_main);
+    super::pprof::inherit(&g.ctx);
     g
 }
 

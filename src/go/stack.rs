@@ -303,6 +303,12 @@ pub(crate) fn configure(g: Geometry) {
 }
 
 /// The geometry in use (lock-free: the collector's hooks call this).
+/// The stacks' geometry, if the scheduler has been configured (a lock-free
+/// load: the profiling signal's handler asks).
+pub(crate) fn geometry_if_set() -> Option<Geometry> {
+    GEOMETRY.get().copied()
+}
+
 pub(crate) fn geometry() -> Geometry {
     *GEOMETRY
         .get()

@@ -13,9 +13,9 @@ use std::time::{Duration, SystemTime};
 
 /// A sample's label: a string, or a number with its unit ("" for none;
 /// pprof knows "bytes", "nanoseconds" and the like).
-#[allow(dead_code)] // for profiles with labels (CPU, goroutine); tested below
 pub(crate) enum Label<'a> {
     Str(&'a str, &'a str),
+    #[allow(dead_code)] // for numeric labels; tested below
     Num(&'a str, i64, &'a str),
 }
 
@@ -85,7 +85,6 @@ impl Builder {
     }
 
     /// How long the profile was taken over (a CPU profile's duration).
-    #[allow(dead_code)] // for timed profiles (CPU); tested below
     pub(crate) fn duration(&mut self, d: Duration) -> &mut Builder {
         self.profile.duration_nanos = i64::try_from(d.as_nanos()).unwrap_or(i64::MAX);
         self
@@ -253,6 +252,33 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Vec<(Vec<String>, Vec<i64>)>> {
                     .flat_map(|l| l.line.iter().map(|line| name(line.function_id)))
                     .collect();
                 (names, s.value.clone())
+            })
+            .collect(),
+    )
+}
+
+/// A profile's samples with their string labels: each sample's function
+/// names (innermost first), values and (key, value) labels; `None` if
+/// `bytes` is not a profile.
+#[allow(clippy::type_complexity)]
+pub(crate) fn decode_labelled(
+    bytes: &[u8],
+) -> Option<Vec<(Vec<String>, Vec<i64>, Vec<(String, String)>)>> {
+    let p: proto::Profile = prost::Message::decode(bytes).ok()?;
+    let s = |i: i64| p.string_table.get(i as usize).cloned().unwrap_or_default();
+    let names = decode(bytes)?;
+    Some(
+        names
+            .into_iter()
+            .zip(&p.sample)
+            .map(|((names, values), sample)| {
+                let labels = sample
+                    .label
+                    .iter()
+                    .filter(|l| l.str != 0)
+                    .map(|l| (s(l.key), s(l.str)))
+                    .collect();
+                (names, values, labels)
             })
             .collect(),
     )

@@ -5,6 +5,10 @@
 //!   locations symbolised once per address with inlined frames as lines
 //!   (`symbols.rs`), the loaded objects with their build ids as mappings
 //!   (`objects.rs`), drop/keep frames, comments, time and duration;
+//! - `cpu.rs`: the CPU profile, from the samples the profiling signal
+//!   took (counted off the signal path), with their label sets;
+//! - `ring.rs`: the lock-free ring the profiling signal's handler writes
+//!   its samples into and one reader drains;
 //! - `proto.rs`: the messages of pprof's `profile.proto`;
 //! - `heap.rs`: the heap profile, from the samples the collector hands
 //!   over (`gc::profile::write_heap_profile`);
@@ -40,10 +44,12 @@
 //! needs only the messages.
 
 pub(crate) mod builder;
-pub(crate) mod goroutine;
 pub(crate) mod contention;
+pub(crate) mod cpu;
+pub(crate) mod goroutine;
 pub(crate) mod heap;
 mod objects;
 mod proto;
+pub(crate) mod ring;
 mod symbols;
 pub(crate) mod trace;

@@ -81,6 +81,34 @@ impl Interrupted {
         }
     }
 
+    /// The kernel's siginfo, for fields this type does not name.
+    pub(crate) fn info(&self) -> *const libc::siginfo_t {
+        self.info
+    }
+
+    /// The interrupted frame pointer (`rbp`, `x29`; 0 where unknown).
+    pub(crate) fn fp(&self) -> usize {
+        let uc = self.ctx.cast::<libc::ucontext_t>();
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
+            unsafe { (*uc).uc_mcontext.gregs[libc::REG_RBP as usize] as usize }
+        }
+        #[cfg(all(target_arch = "aarch64", target_os = "linux"))]
+        {
+            // SAFETY: as above.
+            unsafe { (*uc).uc_mcontext.regs[29] as usize }
+        }
+        #[cfg(not(all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        )))]
+        {
+            let _ = uc;
+            0
+        }
+    }
+
     /// The interrupted stack pointer (0 where unknown).
     pub(crate) fn sp(&self) -> usize {
         let uc = self.ctx.cast::<libc::ucontext_t>();

@@ -125,6 +125,12 @@ fn previous_handler(sig: libc::c_int) -> Option<(usize, libc::c_int)> {
     (previous.0 != libc::SIG_DFL && previous.0 != libc::SIG_IGN).then_some(previous)
 }
 
+/// Whether a handler function (not the default action, not an ignore)
+/// was installed for `sig` before ours. Async-signal-safe.
+pub(crate) fn has_previous(sig: libc::c_int) -> bool {
+    previous_handler(sig).is_some()
+}
+
 /// Unblocks the collector's stop signal: what runs from here is not ours.
 /// It may block, or jump away without restoring the mask, and the
 /// collector may stop the thread again (the entry published where the

@@ -16,6 +16,9 @@
 //!   to call, which saves every register and the vector state;
 //! - `quit.rs`: SIGQUIT, which wakes a thread that runs what the go
 //!   layer registered (the goroutine dump), out of signal context;
+//! - `cpu.rs`: the profiling signal: a CPU-time timer per thread and the
+//!   `SIGPROF` entry that samples the interrupted stack into the CPU
+//!   profile's ring;
 //! - `altstack.rs`: alternate signal stacks;
 //! - `text.rs`: messages written from a handler (fixed buffers, write(2)).
 //!
@@ -40,6 +43,7 @@
 
 mod altstack;
 mod context;
+pub(crate) mod cpu;
 mod fault;
 mod handler;
 pub(crate) mod preempt;

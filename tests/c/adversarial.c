@@ -93,6 +93,35 @@ static void thread_codes(void) {
     OK();
 }
 
+/* ---- CPU profiles and labels -------------------------------------------- */
+
+static void pprof_codes(void) {
+    CHECK(defergc_stop_cpu_profile() == DEFERGC_ENOTPROFILING);
+    CHECK(defergc_start_cpu_profile(NULL) == DEFERGC_EINVAL);
+    CHECK(defergc_start_cpu_profile("/nonexistent-dir/cpu.pprof") == DEFERGC_EIO);
+    CHECK(defergc_start_cpu_profile_fd(-1) == DEFERGC_EINVAL);
+    CHECK(defergc_start_cpu_profile_fd(987654) == DEFERGC_EINVAL);
+    CHECK(defergc_set_cpu_profile_rate(0) == DEFERGC_EINVAL);
+    CHECK(defergc_set_cpu_profile_rate(-5) == DEFERGC_EINVAL);
+    CHECK(defergc_set_cpu_profile_rate(2000000) == DEFERGC_EINVAL);
+    CHECK(defergc_set_goroutine_labels(NULL, 2) == DEFERGC_EINVAL);
+    const char *null_value[] = {"key", NULL};
+    CHECK(defergc_set_goroutine_labels(null_value, 1) == DEFERGC_EINVAL);
+    const char *bad_utf8[] = {"key", "\xff\xfe"};
+    CHECK(defergc_set_goroutine_labels(bad_utf8, 1) == DEFERGC_EINVAL);
+    CHECK(defergc_set_goroutine_labels(NULL, 0) == 0);
+    const char *kv[] = {"k", "v"};
+    CHECK(defergc_do_with_labels(kv, 1, NULL, NULL) == DEFERGC_EINVAL);
+    FILE *sink = fopen("/dev/null", "w");
+    CHECK(sink != NULL);
+    CHECK(defergc_start_cpu_profile_fd(fileno(sink)) == 0);
+    CHECK(defergc_start_cpu_profile_fd(fileno(sink)) == DEFERGC_EALREADY);
+    CHECK(defergc_stop_cpu_profile() == 0);
+    CHECK(defergc_stop_cpu_profile() == DEFERGC_ENOTPROFILING);
+    fclose(sink);
+    OK();
+}
+
 /* ---- thread-local slots ------------------------------------------------- */
 
 static void tls_get_forged(void) { defergc_tls_get((defergc_tls_key)0x7fffffff); }
@@ -818,6 +847,7 @@ static const struct {
     {"realloc-freed", realloc_freed},
     {"alloc-codes", alloc_codes},
     {"thread-codes", thread_codes},
+    {"pprof-codes", pprof_codes},
     {"tls-get-forged", tls_get_forged},
     {"tls-codes", tls_codes},
     {"leave-in-own-defer", leave_in_own_defer},

@@ -212,12 +212,32 @@ pub struct Args {
     /// child process a run): print its JSON line.
     #[arg(long, hide = true)]
     pub cold_run: bool,
+    /// Take a CPU profile of this process's runs (100 Hz), written to
+    /// FILE (with --all: FILE.<benchmark>): `go test -cpuprofile`.
+    #[arg(long, value_name = "FILE")]
+    pub cpu: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &Args) -> i32 {
     if args.all {
         return run_all(args);
     }
+    let Some(cpu) = &args.cpu else {
+        return run_one(args);
+    };
+    if let Err(e) = defergc::go::pprof::start_cpu_profile_to(cpu) {
+        eprintln!("{e}");
+        return 2;
+    }
+    let status = run_one(args);
+    if let Err(e) = defergc::go::pprof::stop_cpu_profile() {
+        eprintln!("{e}");
+        return 2;
+    }
+    status
+}
+
+fn run_one(args: &Args) -> i32 {
     let Some(name) = args.name else {
         eprintln!("defergc: bench: name a benchmark or give --all (see defergc bench --help)");
         return 2;
@@ -517,6 +537,11 @@ fn run_all(args: &Args) -> i32 {
         }
         if args.go {
             cmd.arg("--go");
+        }
+        if let Some(cpu) = &args.cpu {
+            let mut each = cpu.clone().into_os_string();
+            each.push(format!(".{}", name.id()));
+            cmd.arg("--cpu").arg(each);
         }
         match cmd.status() {
             Ok(s) if s.success() => {}

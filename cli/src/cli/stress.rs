@@ -247,7 +247,11 @@ fn run_once(args: &Args, shared: &Shared) -> Result<Run, String> {
             for (t, &n) in shares.iter().enumerate() {
                 let started = std::thread::Builder::new()
                     .name(format!("stress-{t}"))
-                    .spawn_scoped(s, move || worker(n, args, shared));
+                    .spawn_scoped(s, move || {
+                        // Sampled by a CPU profile (`profile --cpu`).
+                        defergc::go::pprof::profile_this_thread();
+                        worker(n, args, shared)
+                    });
                 match started {
                     Ok(h) => handles.push(h),
                     // The ones started finish (the scope joins them).

@@ -1,0 +1,474 @@
+//! CPU profiles: the profiling signal samples the function that burns the
+//! CPU, with its goroutine's labels; one profile at a time; a forked
+//! child has none of its parent's; and the signal landing anywhere
+//! (inside malloc, the collector, the scheduler) breaks nothing.
+
+mod cprog;
+mod skip;
+
+use defergc::go::pprof::{self, ProfileError};
+use defergc::{gc, go};
+use serial_test::serial;
+use std::hint::black_box;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+type Decoded = Vec<(Vec<String>, Vec<i64>, Vec<(String, String)>)>;
+
+/// A writer the test reads back after the profile is written.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn decoded(&self) -> Decoded {
+        pprof::decode_cpu_profile(&self.0.lock().unwrap()).expect("a valid profile")
+    }
+}
+
+/// Burns CPU time until the profile has taken `samples` samples (counted
+/// by the signal handler: CPU time, not wall time). The loop is one asm
+/// block, so that samples land in this function itself, not in a function
+/// inlined into it.
+#[inline(never)]
+fn burn_in_cpu_profile_test(samples: i64) -> u64 {
+    let mut x = 1u64;
+    while pprof::cpu_samples_taken() < samples {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: arithmetic on registers only.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "imul {x}, {x}, 13",
+                "add {x}, 7",
+                "dec {n}",
+                "jnz 2b",
+                x = inout(reg) x,
+                n = inout(reg) 100_000u64 => _,
+                options(nomem, nostack),
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        for _ in 0..100_000 {
+            x = black_box(x ^ (x << 1));
+        }
+    }
+    x
+}
+
+/// Samples by the innermost function's name, summed.
+fn by_leaf(samples: &Decoded) -> Vec<(String, i64)> {
+    let mut leaves: std::collections::HashMap<String, i64> = Default::default();
+    for (names, values, _) in samples {
+        if let Some(leaf) = names.first() {
+            *leaves.entry(leaf.clone()).or_default() += values[0];
+        }
+    }
+    let mut v: Vec<_> = leaves.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
+/// Whether `go` runs here.
+fn have_go() -> bool {
+    std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn set_rate(hz: u32) {
+    // (Refused only while a profile is on: none is, between tests.)
+    pprof::set_cpu_profile_rate(hz).unwrap();
+}
+
+#[test]
+#[serial]
+fn the_function_that_burns_the_cpu_comes_first() {
+    set_rate(1000);
+    let out = Shared::default();
+    pprof::start_cpu_profile(out.clone()).unwrap();
+    black_box(burn_in_cpu_profile_test(200));
+    pprof::stop_cpu_profile().unwrap();
+    let samples = out.decoded();
+    let leaves = by_leaf(&samples);
+    let total: i64 = samples.iter().map(|s| s.1[0]).sum();
+    assert!(total >= 150, "{total} samples: {leaves:?}");
+    assert!(
+        leaves[0].0.contains("burn_in_cpu_profile_test"),
+        "{leaves:?}"
+    );
+    // Every value pair is (count, count * period) at 1 kHz.
+    for (_, values, _) in &samples {
+        assert_eq!(values[1], values[0] * 1_000_000);
+    }
+    // The walk saw through to the test's own frame.
+    assert!(
+        samples.iter().any(|(names, _, _)| names
+            .iter()
+            .any(|n| n.contains("the_function_that_burns_the_cpu_comes_first"))),
+        "no frame of the test: {samples:?}"
+    );
+}
+
+#[test]
+#[serial]
+fn go_tool_pprof_names_the_burning_function_first() {
+    if !have_go() {
+        skip::skipped(
+            "go tool pprof -top of a CPU profile",
+            "Go is not installed (apt-get install golang-go)",
+        );
+        return;
+    }
+    set_rate(1000);
+    let path = std::env::temp_dir().join(format!("defergc-cpu-{}.pprof", std::process::id()));
+    pprof::start_cpu_profile_to(&path).unwrap();
+    black_box(burn_in_cpu_profile_test(200));
+    pprof::stop_cpu_profile().unwrap();
+    let out = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The first row after the header names the function.
+    let first = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap_or("");
+    assert!(first.contains("burn_in_cpu_profile_test"), "{text}");
+    assert!(text.contains("Type: cpu"), "{text}");
+}
+
+#[test]
+#[serial]
+fn samples_carry_their_goroutines_labels_inherited_at_go() {
+    set_rate(1000);
+    let out = Shared::default();
+    pprof::start_cpu_profile(out.clone()).unwrap();
+    go::run(|| {
+        pprof::do_with_labels(&[("request", "GET /"), ("worker", "main")], || {
+            let done = go::Chan::<u8>::new(0);
+            let d = done.clone();
+            // Started under the labels: inherits them, then adds its own.
+            go::go(move || {
+                assert_eq!(pprof::goroutine_label("request").as_deref(), Some("GET /"));
+                pprof::do_with_labels(&[("worker", "child")], || {
+                    black_box(burn_in_cpu_profile_test(100));
+                });
+                d.send(1);
+            });
+            done.recv();
+        });
+        assert!(pprof::goroutine_labels().is_empty());
+    });
+    pprof::stop_cpu_profile().unwrap();
+    let samples = out.decoded();
+    let burning: Vec<_> = samples
+        .iter()
+        .filter(|(names, _, _)| names.iter().any(|n| n.contains("burn_in_cpu_profile_test")))
+        .collect();
+    let n: i64 = burning.iter().map(|s| s.1[0]).sum();
+    assert!(n >= 50, "{n} samples in the burning goroutine: {samples:?}");
+    let labelled: i64 = burning
+        .iter()
+        .filter(|(_, _, labels)| {
+            labels
+                == &[
+                    ("request".to_string(), "GET /".to_string()),
+                    ("worker".to_string(), "child".to_string()),
+                ]
+        })
+        .map(|s| s.1[0])
+        .sum();
+    assert_eq!(labelled, n, "{burning:?}");
+}
+
+#[test]
+#[serial]
+fn one_profile_at_a_time_and_no_stop_without_a_start() {
+    assert!(matches!(
+        pprof::stop_cpu_profile(),
+        Err(ProfileError::NotProfiling)
+    ));
+    pprof::start_cpu_profile(Shared::default()).unwrap();
+    assert!(matches!(
+        pprof::start_cpu_profile(Shared::default()),
+        Err(ProfileError::AlreadyProfiling)
+    ));
+    assert!(matches!(
+        pprof::set_cpu_profile_rate(50),
+        Err(ProfileError::AlreadyProfiling)
+    ));
+    assert_eq!(
+        pprof::start_cpu_profile(Shared::default())
+            .unwrap_err()
+            .to_string(),
+        "defergc: cpu profiling already in use"
+    );
+    pprof::stop_cpu_profile().unwrap();
+    assert!(matches!(
+        pprof::stop_cpu_profile(),
+        Err(ProfileError::NotProfiling)
+    ));
+    assert!(matches!(
+        pprof::set_cpu_profile_rate(0),
+        Err(ProfileError::BadRate)
+    ));
+    let previous = pprof::set_cpu_profile_rate(250).unwrap();
+    assert_eq!(pprof::cpu_profile_rate(), 250);
+    assert_eq!(pprof::set_cpu_profile_rate(previous).unwrap(), 250);
+}
+
+/// A writer that always fails: the profile's error comes back from stop.
+struct Broken;
+
+impl Write for Broken {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other("broken"))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+#[serial]
+fn a_profile_that_cannot_be_written_is_an_error_and_the_next_one_starts() {
+    pprof::start_cpu_profile(Broken).unwrap();
+    assert!(matches!(
+        pprof::stop_cpu_profile(),
+        Err(ProfileError::Io(_))
+    ));
+    pprof::start_cpu_profile(Shared::default()).unwrap();
+    pprof::stop_cpu_profile().unwrap();
+}
+
+/// A seeded generator (xorshift), so that a failing run can be repeated.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// An object of `words` words, each a function of its seed, its index and
+/// its address; checked later.
+fn fill(p: *mut u64, words: usize, seed: u64) {
+    for i in 0..words {
+        // SAFETY: p has `words` words.
+        unsafe {
+            p.add(i)
+                .write(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        };
+    }
+}
+
+fn intact(p: *const u64, words: usize, seed: u64) -> bool {
+    // SAFETY: p has `words` words.
+    (0..words).all(
+        |i| unsafe { p.add(i).read() } == seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    )
+}
+
+/// Allocation (GC heap and malloc), goroutine switches and forced
+/// collections under 1 kHz profiling: every object survives intact, the
+/// program finishes, and the profile has samples.
+#[test]
+#[serial]
+fn the_signal_landing_in_malloc_the_collector_or_the_scheduler_breaks_nothing() {
+    let seed = std::env::var("DEFERGC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("cpu profile stress: DEFERGC_SEED={seed}");
+    set_rate(1000);
+    let out = Shared::default();
+    pprof::start_cpu_profile(out.clone()).unwrap();
+    const GOROUTINES: usize = 8;
+    const ROUNDS: usize = 300;
+    const SAMPLES: i64 = 1000;
+    let failed = Arc::new(AtomicBool::new(false));
+    let f = failed.clone();
+    go::run(move || {
+        let wg = Arc::new(go::WaitGroup::new());
+        let ch = go::Chan::<u64>::new(4);
+        for g in 0..GOROUTINES {
+            let wg = wg.clone();
+            let ch = ch.clone();
+            let failed = f.clone();
+            wg.add(1).unwrap();
+            go::go(move || {
+                let mut rng = Rng(seed.wrapping_add(g as u64 * 7919) | 1);
+                let mut kept: Vec<(usize, usize, u64)> = Vec::new();
+                let root = gc::alloc(64 * 8).cast::<usize>().as_ptr();
+                // At least ROUNDS rounds, and on until the profile has
+                // taken SAMPLES samples: the signal lands all over.
+                let mut round = 0;
+                while round < ROUNDS || pprof::cpu_samples_taken() < SAMPLES {
+                    round += 1;
+                    let words = 1 + (rng.next() % 64) as usize;
+                    let s = rng.next();
+                    let p = gc::alloc(words * 8).cast::<u64>().as_ptr();
+                    fill(p, words, s);
+                    let slot = (rng.next() % 64) as usize;
+                    // SAFETY: root has 64 slots; the object is reachable
+                    // from it (a GC object) while it is checked.
+                    unsafe { root.add(slot).write(p as usize) };
+                    kept.retain(|&(at, _, _)| at != slot);
+                    kept.push((slot, words, s));
+                    let m: Vec<u64> = (0..words as u64).map(|i| i ^ s).collect();
+                    if m.iter().enumerate().any(|(i, &w)| w != i as u64 ^ s) {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    match rng.next() % 8 {
+                        0 => go::gosched(),
+                        1 => {
+                            ch.send(s);
+                            black_box(ch.recv());
+                        }
+                        2 if round % 50 == 0 => gc::collect(),
+                        _ => {}
+                    }
+                    for &(at, words, s) in &kept {
+                        // SAFETY: root's slots hold the objects written.
+                        let p = unsafe { root.add(at).read() } as *const u64;
+                        if !intact(p, words, s) {
+                            failed.store(true, Ordering::SeqCst);
+                        }
+                    }
+                }
+                gc::keep_alive(root);
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+    });
+    pprof::stop_cpu_profile().unwrap();
+    assert!(
+        !failed.load(Ordering::SeqCst),
+        "an object changed (seed {seed})"
+    );
+    let samples = out.decoded();
+    let total = samples.iter().map(|s| s.1[0]).sum::<i64>();
+    assert!(total >= SAMPLES / 2, "{total} samples (seed {seed})");
+}
+
+/// A forked child has no profile of its parent's: it may start its own,
+/// which it writes; the parent's goes on.
+#[test]
+#[serial]
+fn a_forked_child_starts_its_own_profile() {
+    set_rate(1000);
+    let parent = Shared::default();
+    pprof::start_cpu_profile(parent.clone()).unwrap();
+    let path = std::env::temp_dir().join(format!("defergc-cpu-child-{}.pprof", std::process::id()));
+    // SAFETY: fork; the child only uses the runtime (its fork hooks) and
+    // ends with _exit.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let code = (|| {
+            if pprof::cpu_profiling() {
+                return 3;
+            }
+            if pprof::start_cpu_profile_to(&path).is_err() {
+                return 4;
+            }
+            black_box(burn_in_cpu_profile_test(50));
+            if pprof::stop_cpu_profile().is_err() {
+                return 5;
+            }
+            0
+        })();
+        // SAFETY: ends the child without running the parent's atexit work.
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child just forked.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status), "status {status:#x}");
+    assert_eq!(libc::WEXITSTATUS(status), 0);
+    let child = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let samples = pprof::decode_cpu_profile(&child).expect("the child's profile");
+    assert!(
+        by_leaf(&samples)[0].0.contains("burn_in_cpu_profile_test"),
+        "{samples:?}"
+    );
+    black_box(burn_in_cpu_profile_test(pprof::cpu_samples_taken() + 20));
+    pprof::stop_cpu_profile().unwrap();
+    assert!(!parent.decoded().is_empty());
+}
+
+/// A C program's profile names its hot function first (our decoder, and
+/// `go tool pprof -top` where Go is installed), with its labels.
+#[test]
+fn a_c_programs_cpu_profile_names_its_hot_function() {
+    let exe = cprog::compile("cpu-profile", &["tests/c/cpu_profile.c"], &[]);
+    let path = cprog::out_dir("cpu-profile").join("c.pprof");
+    let out = cprog::run(&exe, &[path.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", cprog::text(&out));
+    let bytes = std::fs::read(&path).unwrap();
+    let samples = pprof::decode_cpu_profile(&bytes).expect("a valid profile");
+    let leaves = by_leaf(&samples);
+    assert_eq!(leaves[0].0, "compiled_hot_loop", "{leaves:?}");
+    assert!(
+        samples.iter().any(|(names, _, labels)| names
+            .first()
+            .is_some_and(|n| n == "compiled_hot_loop")
+            && labels == &[("phase".to_string(), "hot".to_string())]),
+        "{samples:?}"
+    );
+    if have_go() {
+        let out = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let first = text
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("flat"))
+            .nth(1)
+            .unwrap_or("");
+        assert!(
+            out.status.success() && first.contains("compiled_hot_loop"),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        skip::skipped(
+            "go tool pprof -top of the C program's CPU profile",
+            "Go is not installed (apt-get install golang-go)",
+        );
+    }
+}
