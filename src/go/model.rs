@@ -41,14 +41,21 @@
 //!
 //! [`PreemptRequest`] is a worker's real preemption request
 //! (`async_preempt.rs`) for `tests/preempt_loom.rs`.
+//!
 //! [`Parked`] is a goroutine as a goroutine dump reads it (`dump.rs`'s
 //! sequence-lock read, with the worker's and the goroutine's halves), for
 //! `tests/dump_loom.rs`; `Parked::new(false)` brings back a switch out
 //! that does not count.
+//!
+//! [`CpuRing`] is the CPU profile's sample ring (`prof/ring.rs`), which
+//! signal handlers write and one reader drains, for `tests/ring_loom.rs`;
+//! [`set_ring_early_publish`] brings back a writer that publishes its
+//! record before filling it.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
+pub use crate::prof::ring::{set_early_publish as set_ring_early_publish, Ring as CpuRing};
 pub use crate::prof::trace::{Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind};
 use std::sync::atomic::Ordering;
 

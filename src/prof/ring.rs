@@ -20,9 +20,25 @@
 //! record's words are atomics (relaxed: the sequence word's
 //! release/acquire orders them). The tests below check the handshake
 //! with real threads (every record read once and whole, or counted as
-//! lost).
+//! lost), and `tests/ring_loom.rs` checks it exhaustively on this code
+//! (its atomics are loom's under `cfg(loom)`); [`set_early_publish`]
+//! brings back a writer that publishes before it fills the record.
 
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+#[cfg(not(loom))]
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// The bug `tests/ring_loom.rs` checks loom finds: a writer publishes its
+/// record before it writes the record's words.
+#[cfg(loom)]
+static EARLY_PUBLISH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns the early-publication bug on or off (loom models only).
+#[cfg(loom)]
+pub fn set_early_publish(on: bool) {
+    EARLY_PUBLISH.store(on, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// Most return addresses a record keeps (deeper stacks are cut, as Go
 /// cuts at 64).
@@ -96,6 +112,10 @@ impl Ring {
                 pos = self.tail.load(Ordering::Relaxed);
             }
         };
+        #[cfg(loom)]
+        if EARLY_PUBLISH.load(std::sync::atomic::Ordering::Relaxed) {
+            record.seq.store(pos.wrapping_add(1), Ordering::Release);
+        }
         let n = pcs.len().min(DEPTH);
         for (slot, &pc) in record.pcs.iter().zip(&pcs[..n]) {
             slot.store(pc, Ordering::Relaxed);
@@ -131,7 +151,7 @@ impl Ring {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
