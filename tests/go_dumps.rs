@@ -514,6 +514,27 @@ fn child_stack() {
         for _ in 0..5 {
             c.send(0);
         }
+        // A goroutine in a system call (its status stays running): Go's
+        // `[syscall]` header.
+        let inside = Arc::new(AtomicUsize::new(0));
+        let (i, done) = (inside.clone(), go::Chan::<u64>::new(1));
+        let d = done.clone();
+        go::go(move || {
+            go::syscall(|| {
+                i.store(1, Ordering::SeqCst);
+                while i.load(Ordering::SeqCst) == 1 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            });
+            d.send(0);
+        });
+        while inside.load(Ordering::SeqCst) == 0 {
+            go::gosched();
+        }
+        let all = go::stack(true);
+        assert_eq!(all.matches(" [syscall]:\n").count(), 1, "{all}");
+        inside.store(2, Ordering::SeqCst);
+        done.recv();
         o.store(1, Ordering::SeqCst);
     });
     assert_eq!(out.load(Ordering::SeqCst), 1);
