@@ -268,7 +268,7 @@ pub fn set_unlocked_take(on: bool) {
 
 /// The most events a thread's buffer holds between two visits of the
 /// writer; more are counted as lost.
-pub const BUFFER_CAP: usize = 1 << 16;
+pub const BUFFER_CAP: usize = 1 << 17;
 
 /// Events dropped because their thread's buffer was full.
 static LOST: AtomicU64 = AtomicU64::new(0);
@@ -471,7 +471,7 @@ pub(crate) fn gc_ended(collector: usize) {
 // ---- the writer -------------------------------------------------------------
 
 /// How often the writer empties the buffers.
-const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_millis(5);
 
 struct Running {
     stop: Arc<(Mutex<bool>, Condvar)>,
