@@ -914,6 +914,86 @@ mod tests {
         assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [4]);
     }
 
+    /// Threads append to their own small buffers while a writer empties
+    /// them at random moments: every event is either taken exactly once,
+    /// in its thread's order, or counted as dropped.
+    #[test]
+    fn a_seeded_stress_of_bounded_handoffs_conserves_events() {
+        let seed = std::env::var("DEFERGC_TRACE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| now() | 1);
+        println!("seed {seed} (DEFERGC_TRACE_SEED={seed} repeats it)");
+        const THREADS: u64 = 3;
+        const EACH: u64 = 20_000;
+        let buffers: Vec<Arc<Buffer>> = (0..THREADS).map(|_| Arc::new(Buffer::new())).collect();
+        let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let producers: Vec<_> = buffers
+            .iter()
+            .enumerate()
+            .map(|(t, b)| {
+                let (b, done) = (b.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut dropped = 0u64;
+                    for i in 0..EACH {
+                        let e = Event {
+                            session: 1,
+                            kind: Kind::Unblock,
+                            track: t as u32,
+                            ts: i,
+                            dur: 0,
+                            g: t as u64,
+                            arg: i,
+                            reason: "",
+                        };
+                        if !b.push_bounded(e, 64) {
+                            dropped += 1;
+                        }
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                    dropped
+                })
+            })
+            .collect();
+        let mut rng = seed;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut seen: Vec<Vec<u64>> = vec![Vec::new(); THREADS as usize];
+        let mut spare = Vec::new();
+        loop {
+            let finished = done.load(Ordering::Acquire) == THREADS as usize;
+            for b in &buffers {
+                let events = b.swap(std::mem::take(&mut spare));
+                for e in &events {
+                    seen[e.g as usize].push(e.arg);
+                }
+                spare = events;
+            }
+            if finished {
+                break;
+            }
+            for _ in 0..next() % 200 {
+                std::hint::spin_loop();
+            }
+            if next() % 4 == 0 {
+                std::thread::yield_now();
+            }
+        }
+        for (t, p) in producers.into_iter().enumerate() {
+            let dropped = p.join().unwrap();
+            let got = &seen[t];
+            assert_eq!(got.len() as u64 + dropped, EACH, "thread {t}, seed {seed}");
+            assert!(
+                got.windows(2).all(|w| w[0] < w[1]),
+                "thread {t}: out of order or twice, seed {seed}"
+            );
+        }
+    }
+
     #[test]
     fn ticks_become_nanoseconds_by_the_calibrations() {
         let start = Calibration {
