@@ -43,6 +43,13 @@ fn check(path: &std::path::Path) -> Checked {
     let text = std::fs::read_to_string(path).expect("the trace was written");
     let doc: Value = serde_json::from_str(&text).expect("the trace is JSON");
     let events = doc["traceEvents"].as_array().expect("traceEvents");
+    // The writer keeps up with these programs: a lost event would break
+    // the conservation checked below, and the count says so first.
+    assert_eq!(
+        doc["otherData"]["lost_events"].as_u64(),
+        Some(0),
+        "events lost"
+    );
     let mut c = Checked::default();
     // Per goroutine: slices (start, end, why), creation, unblocks.
     let mut slices: BTreeMap<u64, Vec<(i64, i64, String)>> = BTreeMap::new();

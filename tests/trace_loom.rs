@@ -2,6 +2,9 @@
 //! (`src/prof/trace.rs`), checked exhaustively by loom: the thread
 //! appends while the writer empties the buffer; every event appended is
 //! taken exactly once, in the order appended.
+//! `loom_catches_a_writer_that_takes_without_the_flag` brings back a
+//! writer that swaps the vector without holding the buffer's flag and
+//! checks (in a child process) that loom finds the race.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
@@ -9,7 +12,7 @@
 //! ```
 #![cfg(loom)]
 
-use defergc::go::model::{TraceBuffer, TraceEvent, TraceKind};
+use defergc::go::model::{self, TraceBuffer, TraceEvent, TraceKind};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -26,28 +29,72 @@ fn event(g: u64) -> TraceEvent {
     }
 }
 
-#[test]
-fn the_writer_takes_every_event_once_in_order() {
+fn check(f: impl Fn() + Sync + Send + 'static) {
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(3);
     }
-    b.check(|| {
-        let buffer = Arc::new(TraceBuffer::new());
-        let writer = {
-            let buffer = buffer.clone();
-            thread::spawn(move || {
-                let mut seen = buffer.take();
-                seen.extend(buffer.take());
-                seen
-            })
-        };
-        for g in 1..=3 {
-            buffer.push(event(g));
-        }
-        let mut seen = writer.join().unwrap();
-        seen.extend(buffer.take());
-        let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
-        assert_eq!(gs, [1, 2, 3]);
-    });
+    b.check(f);
+}
+
+/// The thread appends three events while the writer empties the buffer
+/// twice; every event is seen once, in order.
+fn handoff() {
+    let buffer = Arc::new(TraceBuffer::new());
+    let writer = {
+        let buffer = buffer.clone();
+        thread::spawn(move || {
+            let mut seen = buffer.take();
+            seen.extend(buffer.take());
+            seen
+        })
+    };
+    for g in 1..=3 {
+        buffer.push(event(g));
+    }
+    let mut seen = writer.join().unwrap();
+    seen.extend(buffer.take());
+    let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
+    assert_eq!(gs, [1, 2, 3]);
+}
+
+#[test]
+fn the_writer_takes_every_event_once_in_order() {
+    check(handoff);
+}
+
+const UNLOCKED_CHILD: &str = "DEFERGC_TRACE_LOOM_UNLOCKED_CHILD";
+
+/// A writer that swaps the vector without the flag races the thread's
+/// append. Loom must find it.
+#[test]
+fn loom_catches_a_writer_that_takes_without_the_flag() {
+    if std::env::var_os(UNLOCKED_CHILD).is_some() {
+        model::set_unlocked_take(true);
+        check(handoff);
+        println!("loom found nothing");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "loom_catches_a_writer_that_takes_without_the_flag",
+            "--nocapture",
+        ])
+        .env(UNLOCKED_CHILD, "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        !out.status.success() && !stdout.contains("loom found nothing"),
+        "loom found nothing wrong with a writer that ignores the flag: the model checks nothing"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("panicked"))
+        .unwrap_or("(no message)");
+    eprintln!("with a writer that ignores the flag, loom failed with: {line}");
 }

@@ -30,7 +30,8 @@
 //!
 //! [`TraceBuffer`] is a thread's buffer of the execution trace
 //! (`prof/trace.rs`), appended to by its thread and emptied by the
-//! writer, for `tests/trace_loom.rs`.
+//! writer, for `tests/trace_loom.rs`; [`set_unlocked_take`] brings back
+//! a writer that swaps the buffer without holding its flag.
 //!
 //! [`SyscallP`] is a processor's status and system-call tick with the real
 //! transitions of `syscall.rs` (enter, the worker's reacquire, sysmon's
@@ -56,7 +57,9 @@ use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 pub use crate::prof::ring::{set_early_publish as set_ring_early_publish, Ring as CpuRing};
-pub use crate::prof::trace::{Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind};
+pub use crate::prof::trace::{
+    set_unlocked_take, Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind,
+};
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{

@@ -42,7 +42,7 @@ fn event(session: u32, kind: Kind, track: u32, g: u64, arg: u64) {
             session,
             kind,
             track,
-            ts: trace::now(),
+            ts: trace::ticks(),
             dur: 0,
             g,
             arg,
@@ -58,7 +58,7 @@ pub(crate) fn slice_start(p: Option<&super::procs::P>) -> Option<(u64, u32)> {
         return None;
     }
     Some((
-        trace::now(),
+        trace::ticks(),
         p.map_or(trace::OTHER, |p| trace::track_of_p(p.id)),
     ))
 }
@@ -80,7 +80,7 @@ pub(crate) fn slice_end(start: (u64, u32), g: &G, why: Option<Switch>) {
         Some(Switch::Park) => (End::Block, g.wait_reason.get()),
         Some(Switch::SyscallExit) => (End::Syscall, ""),
     };
-    let now = trace::now();
+    let now = trace::ticks();
     trace::emit(
         session,
         Event {
