@@ -17,6 +17,7 @@
 mod child;
 mod cprog;
 
+use defergc::defer;
 use defergc::go::{self, async_preempt_hooks as hooks, Refusal};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -372,6 +373,68 @@ fn a_due_timer_preempts_a_spinner_before_its_time_slice_ends() {
     let stats = go::sched_stats();
     assert!(stats.timer_preempt_requests >= 1, "{stats:?}");
     println!("timer ok: {stats:?}");
+}
+
+/// One worker: a deferred call that spins in compiled code is preempted,
+/// once run at the function's return and once while a panic unwinds
+/// through it (the deferred call then recovers the panic): another
+/// goroutine runs meanwhile and ends each spin, and the recovery sees the
+/// panic's value. Without preemption the spinner keeps the only worker
+/// and the child is killed.
+#[test]
+fn a_deferred_call_is_preempted_at_a_return_and_during_a_panic() {
+    if !is_child() {
+        in_child(
+            "a_deferred_call_is_preempted_at_a_return_and_during_a_panic",
+            &[("GOMAXPROCS", "1")],
+            "defer ok",
+        );
+        return;
+    }
+    assert!(hooks::enabled(), "asynchronous preemption is off");
+    let before = go::preempt_counts().preempted;
+    go::run(|| {
+        for panicking in [false, true] {
+            let flag = Arc::new(AtomicU32::new(0));
+            let spinning = Arc::new(AtomicBool::new(false));
+            let done = go::Chan::new(2);
+            let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+            go::go(move || {
+                let recovered = defer::named(String::new(), |fr, out| {
+                    fr.defer_with(move |dc| {
+                        s.store(true, Ordering::SeqCst);
+                        // SAFETY: the flag lives until the spin ends (this
+                        // closure holds it).
+                        let loads = unsafe { preempt_spin_until(f.as_ptr()) };
+                        assert!(loads > 0, "the deferred call never spun");
+                        if let Some(v) = dc.recover() {
+                            out.update(|r| *r = v.to_string());
+                        }
+                    });
+                    if panicking {
+                        defer::panic("unwinding");
+                    }
+                    "returned".to_string()
+                });
+                d.send(recovered);
+            });
+            let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
+            go::go(move || {
+                while !s.load(Ordering::SeqCst) {
+                    go::gosched();
+                }
+                f.store(1, Ordering::SeqCst);
+                d.send(String::new());
+            });
+            let mut got: Vec<String> = (0..2).map(|_| done.recv().unwrap()).collect();
+            got.sort();
+            let want = if panicking { "unwinding" } else { "returned" };
+            assert_eq!(got, ["".to_string(), want.to_string()]);
+        }
+    });
+    let c = go::preempt_counts();
+    assert!(c.preempted >= before + 2, "{c:?}");
+    println!("defer ok: {c:?}");
 }
 
 /// Prints `line` and ends the process at once with status 0 (a spinner
