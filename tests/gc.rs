@@ -94,21 +94,29 @@ fn realloc_keeps_contents_and_grows() {
     assert!(!fresh.is_null());
 }
 
-static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+/// Counts finalizations into the counter its client data names. Each test
+/// has a counter of its own: finalizers of one test's garbage may run on
+/// the finalizer thread while a later test runs, and must not land in that
+/// test's count.
+unsafe extern "C" fn count_finalized(_obj: *mut c_void, data: *mut c_void) {
+    // SAFETY: every registration passes a `&'static AtomicUsize`.
+    let counter = unsafe { &*data.cast::<AtomicUsize>() };
+    counter.fetch_add(1, Ordering::SeqCst);
+}
 
-unsafe extern "C" fn count_finalized(_obj: *mut c_void, _data: *mut c_void) {
-    FINALIZED.fetch_add(1, Ordering::SeqCst);
+fn counter_data(counter: &'static AtomicUsize) -> *mut c_void {
+    std::ptr::from_ref(counter).cast_mut().cast()
 }
 
 /// Allocates `n` finalizable objects and forgets them, in a frame of its
 /// own so that no stale pointer stays in the caller's frame.
 #[cfg(defergc_boehm)]
 #[inline(never)]
-fn make_garbage_with_finalizers(n: usize) {
+fn make_garbage_with_finalizers(n: usize, counter: &'static AtomicUsize) {
     for _ in 0..n {
         let p = gc::alloc(48).as_ptr();
         // SAFETY: p is a fresh collectable object.
-        unsafe { gc::register_finalizer(p, Some(count_finalized), std::ptr::null_mut()) };
+        unsafe { gc::register_finalizer(p, Some(count_finalized), counter_data(counter)) };
     }
 }
 
@@ -116,8 +124,9 @@ fn make_garbage_with_finalizers(n: usize) {
 #[serial]
 #[cfg(defergc_boehm)]
 fn collection_frees_unreachable_objects() {
-    FINALIZED.store(0, Ordering::SeqCst);
-    make_garbage_with_finalizers(1000);
+    static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+    let counter = &FINALIZED;
+    make_garbage_with_finalizers(1000, counter);
     for _ in 0..5 {
         churn(1 << 20);
         gc::collect();
@@ -135,8 +144,9 @@ fn collection_frees_unreachable_objects() {
 #[serial]
 #[cfg(defergc_boehm)]
 fn finalizers_run_on_their_own_thread_without_being_asked() {
-    FINALIZED.store(0, Ordering::SeqCst);
-    make_garbage_with_finalizers(100);
+    static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+    let counter = &FINALIZED;
+    make_garbage_with_finalizers(100, counter);
     // The thread runs them within milliseconds; the bound only turns a
     // finalizer thread that never runs into a failure instead of a hang.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
@@ -158,7 +168,8 @@ fn objects_on_a_spawned_threads_stack_survive_collections() {
     const N: usize = 256;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-    FINALIZED.store(0, Ordering::SeqCst);
+    static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+    let counter = &FINALIZED;
     let worker = gc::spawn(move || {
         // The only references live in this array, on this thread's stack.
         let mut objs = [std::ptr::null_mut::<u8>(); N];
@@ -166,7 +177,7 @@ fn objects_on_a_spawned_threads_stack_survive_collections() {
             let p = gc::alloc(128).as_ptr();
             fill(p, 128, i as u8);
             // SAFETY: p is a fresh collectable object.
-            unsafe { gc::register_finalizer(p, Some(count_finalized), std::ptr::null_mut()) };
+            unsafe { gc::register_finalizer(p, Some(count_finalized), counter_data(counter)) };
             *slot = p;
         }
         let objs = black_box(objs);
@@ -227,10 +238,11 @@ fn uncollectable_memory_survives_without_any_reference() {
 #[serial]
 #[cfg(defergc_boehm)]
 fn uncollectable_memory_is_scanned() {
-    FINALIZED.store(0, Ordering::SeqCst);
+    static FINALIZED: AtomicUsize = AtomicUsize::new(0);
+    let counter = &FINALIZED;
     let root = gc::alloc_uncollectable(8 * 64).as_ptr().cast::<*mut u8>();
     let hidden_root = Hidden::new(root.cast());
-    fill_roots(root, 64);
+    fill_roots(root, 64, counter);
     for _ in 0..5 {
         churn(1 << 20);
         gc::collect();
@@ -252,13 +264,13 @@ fn uncollectable_memory_is_scanned() {
 
 #[cfg(defergc_boehm)]
 #[inline(never)]
-fn fill_roots(root: *mut *mut u8, n: usize) {
+fn fill_roots(root: *mut *mut u8, n: usize, counter: &'static AtomicUsize) {
     for i in 0..n {
         let p = gc::alloc(32).as_ptr();
         fill(p, 32, i as u8);
         // SAFETY: p is a fresh collectable object; root has n slots.
         unsafe {
-            gc::register_finalizer(p, Some(count_finalized), std::ptr::null_mut());
+            gc::register_finalizer(p, Some(count_finalized), counter_data(counter));
             root.add(i).write(p);
         }
     }
