@@ -508,6 +508,122 @@ fn system_calls_of_random_length_beside_computing_goroutines() {
     println!("\nok");
 }
 
+/// A seeded stress test of the system-call handshake against both kinds
+/// of taker: goroutines making system calls of random length (a getpid,
+/// or a sleep of up to 200 µs, long enough for sysmon to retake) while a
+/// plain thread stops the world over and over (changing `GOMAXPROCS`
+/// between 2 and 3, each change a stop that takes the processors in
+/// calls). Every call's result is checked and counted; between its calls
+/// a goroutine holds a processor, and no more goroutines than processors
+/// are ever counted there at once (two workers that both believed they
+/// held one processor would break that bound). The seed is printed;
+/// `DEFERGC_SEED=n` repeats a run.
+#[test]
+fn system_calls_beside_sysmon_and_stops_of_the_world() {
+    const NAME: &str = "system_calls_beside_sysmon_and_stops_of_the_world";
+    if !is_child() {
+        let seed = std::env::var("DEFERGC_SEED").unwrap_or_else(|_| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+                .to_string()
+        });
+        println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
+        let text = in_child(
+            NAME,
+            "2",
+            &[("DEFERGC_SEED", &seed)],
+            Duration::from_secs(300),
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("stress:"))
+            .unwrap_or("");
+        println!("{line}");
+        return;
+    }
+    let seed: u64 = std::env::var("DEFERGC_SEED")
+        .unwrap()
+        .parse::<u128>()
+        .unwrap() as u64;
+    const CALLERS: u64 = 12;
+    const CALLS: u64 = 400;
+    const STOPS: usize = 200;
+    const MOST_PROCS: u64 = 3;
+    let calls = Arc::new(AtomicU64::new(0));
+    let holding = Arc::new(AtomicU64::new(0));
+    let most = Arc::new(AtomicU64::new(0));
+    let (c2, h2, m2) = (calls.clone(), holding.clone(), most.clone());
+    let before = go::sched_stats();
+    let status = go::run(move || {
+        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let stop2 = stopping.clone();
+        let stopper = std::thread::spawn(move || {
+            let mut n = 0;
+            while n < STOPS || stop2.load(Ordering::SeqCst) {
+                go::set_gomaxprocs(2 + n % 2);
+                n += 1;
+                std::thread::sleep(Duration::from_micros(50));
+            }
+            go::set_gomaxprocs(2);
+            n
+        });
+        let wg = Arc::new(WaitGroup::new());
+        wg.add(CALLERS as i32).unwrap();
+        for i in 0..CALLERS {
+            let (wg, calls, holding, most) = (wg.clone(), c2.clone(), h2.clone(), m2.clone());
+            go::go(move || {
+                let mut x = seed ^ (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+                for _ in 0..CALLS {
+                    x = xorshift(x);
+                    let now = holding.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::hint::black_box(checksum(x, x % 2000));
+                    holding.fetch_sub(1, Ordering::SeqCst);
+                    if x.is_multiple_of(2) {
+                        // SAFETY: getpid has no preconditions.
+                        let pid = go::syscall(|| unsafe { libc::getpid() });
+                        // SAFETY: as above.
+                        assert_eq!(pid, unsafe { libc::getpid() });
+                    } else {
+                        let us = (x >> 8) % 200;
+                        go::syscall(|| std::thread::sleep(Duration::from_micros(us)));
+                    }
+                    calls.fetch_add(1, Ordering::SeqCst);
+                }
+                wg.done().unwrap();
+            });
+        }
+        wg.wait();
+        stopping.store(false, Ordering::SeqCst);
+        // The join blocks this worker's thread: as a system call, or the
+        // stopper's last stop would wait for it.
+        assert!(go::syscall(|| stopper.join()).unwrap() >= STOPS);
+    });
+    assert_eq!(status, 0);
+    assert_eq!(calls.load(Ordering::SeqCst), CALLERS * CALLS);
+    let most = most.load(Ordering::SeqCst);
+    assert!(
+        (1..=MOST_PROCS).contains(&most),
+        "{most} goroutines held processors at once, with at most {MOST_PROCS} processors"
+    );
+    let after = go::sched_stats();
+    let slow = after.syscall_slow_exits - before.syscall_slow_exits;
+    let retakes = after.syscall_retakes - before.syscall_retakes;
+    // Every retaken call ends on the slow path; so do calls a stop took.
+    assert!(slow >= retakes, "{before:?} {after:?}");
+    println!(
+        "stress: {} retakes, {} slow exits, {} exits that waited for a verdict, \
+         at most {most} goroutines holding processors, fenceless exits: {}",
+        retakes,
+        slow,
+        after.syscall_undecided_exits - before.syscall_undecided_exits,
+        go::syscall_exit_without_fence(),
+    );
+    println!("\nok");
+}
+
 fn xorshift(mut x: u64) -> u64 {
     x ^= x << 13;
     x ^= x >> 7;

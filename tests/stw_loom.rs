@@ -22,8 +22,9 @@
 //! up under the scheduler lock, which the stopper holds while it begins.)
 //!
 //! A stop and a worker entering a system call (`syscall.rs`'s
-//! `publish_enter`, `stop_began`, `claim_for_stop`, and `stw.rs`'s claims
-//! of processors in calls): the call lasts until the stop is over, so the
+//! `publish_enter`, `stop_began`, `claim_for_stop`, and the take that
+//! `stw.rs` makes of processors in calls, after its heavy barrier, and
+//! the worker's `leave`): the call lasts until the stop is over, so the
 //! stop completes only if the stopper claims the processor or the worker
 //! gives it over at its entry, whichever saw the other. Loom reports a
 //! stop that waits for the call as a deadlock;
@@ -31,7 +32,7 @@
 //! does not look for a stop (the bug Go's `entersyscall_gcwait` avoids).
 #![cfg(loom)]
 
-use defergc::go::model::{self, SyscallP, World};
+use defergc::go::model::{self, SyscallP, SyscallWorker, World};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
@@ -165,9 +166,9 @@ fn two_stoppers() {
 /// enters a system call lasting until the stop is over.
 struct CallRace {
     world: World,
+    /// The processor, and the scheduler lock.
     p: SyscallP,
-    /// The scheduler lock.
-    lock: Mutex<()>,
+    w: SyscallWorker,
     /// The call may return (the stop is over).
     over: Mutex<bool>,
     over_cv: Condvar,
@@ -181,13 +182,13 @@ impl CallRace {
     /// point again.
     fn worker(&self) {
         if self.world.waiting() {
-            let _l = self.lock.lock().unwrap();
+            let _l = self.p.lock();
             self.world.stopped_one();
             return;
         }
-        self.p.enter();
+        self.p.enter(&self.w);
         if self.p.stop_began(&self.world) {
-            let _l = self.lock.lock().unwrap();
+            let _l = self.p.lock();
             if self.p.claim_for_stop() {
                 self.world.stopped_one();
             }
@@ -198,7 +199,7 @@ impl CallRace {
             over = self.over_cv.wait(over).unwrap();
         }
         drop(over);
-        if !self.p.reacquire() {
+        if !self.p.leave(&self.w) {
             // Taken for the stop: the slow exit queues the goroutine.
             return;
         }
@@ -212,9 +213,9 @@ impl CallRace {
     fn stop(&self) {
         self.world.acquire();
         {
-            let _l = self.lock.lock().unwrap();
+            let _l = self.p.lock();
             self.world.begin(1);
-            if self.p.claim_for_stop() {
+            if self.p.take_for_stop() {
                 self.world.stopped_one();
             }
         }
@@ -226,7 +227,7 @@ impl CallRace {
         );
         *self.over.lock().unwrap() = true;
         self.over_cv.notify_all();
-        let _l = self.lock.lock().unwrap();
+        let _l = self.p.lock();
         self.world.end();
         drop(_l);
         self.world.release();
@@ -237,7 +238,7 @@ fn call_race() {
     let r = Arc::new(CallRace {
         world: World::new(),
         p: SyscallP::new_running(),
-        lock: Mutex::new(()),
+        w: SyscallWorker::new(),
         over: Mutex::new(false),
         over_cv: Condvar::new(),
         busy: AtomicUsize::new(0),

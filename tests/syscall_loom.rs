@@ -7,13 +7,19 @@
 //! ```
 //!
 //! The handshake: a worker enters a system call (its processor becomes
-//! `P_SYSCALL`) and, back from it, takes the processor back with a CAS;
-//! sysmon, having seen the same call, takes it with a CAS. Exactly one of
-//! them owns the processor afterwards, and the owner sees what the worker
-//! wrote to the processor's queue before the call: the queue is a loom
-//! cell, so two owners, or an owner without the happens-before edge, are
-//! a data race loom reports. `loom_catches_a_retake_by_store` brings back
-//! a retake by a plain store and checks that loom finds the double owner.
+//! `P_SYSCALL`) and, back from it, marks itself out of the call and looks
+//! for a taker with plain loads and stores; sysmon, having seen the same
+//! call, raises the processor's `taking` flag, makes the heavy barrier
+//! (a fence under loom, which is what `membarrier` makes every running
+//! thread do) and takes the processor if the worker is still in its call.
+//! Exactly one of them owns the processor afterwards, and the owner sees
+//! what the worker wrote to the processor's queue before the call: the
+//! queue is a loom cell, so two owners, or an owner without the
+//! happens-before edge, are a data race loom reports. A processor taken
+//! and handed to a second worker, itself in a call on it, is not the
+//! first worker's when it comes back. `loom_catches_a_blind_leave` brings
+//! back a worker that does not look for a taker and checks that loom
+//! finds the double owner.
 //!
 //! sysmon's wait: it waits while every processor is idle, and a worker
 //! that takes a processor from the idle list wakes it. Loom reports a
@@ -23,7 +29,7 @@
 //! child process: loom aborts after such a report.
 #![cfg(loom)]
 
-use defergc::go::model::{self, Sleeper, SyscallP};
+use defergc::go::model::{self, Sleeper, SyscallP, SyscallWorker};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
@@ -38,10 +44,22 @@ fn check(f: impl Fn() + Sync + Send + 'static) {
     b.check(f);
 }
 
-/// A processor and its local queue (the holder's only).
+/// A processor and its local queue (the holder's only), and the worker
+/// that holds it first.
 struct Proc {
     p: SyscallP,
     queue: UnsafeCell<u64>,
+    w: SyscallWorker,
+}
+
+impl Proc {
+    fn new() -> Arc<Proc> {
+        Arc::new(Proc {
+            p: SyscallP::new_running(),
+            queue: UnsafeCell::new(0),
+            w: SyscallWorker::new(),
+        })
+    }
 }
 
 /// sysmon's side: looks at the processor twice (two rounds); if it saw
@@ -65,10 +83,7 @@ fn sysmon_rounds(pr: &Proc) -> bool {
 /// One system call: exactly one of the worker and sysmon owns the
 /// processor afterwards, and the owner sees the worker's write.
 fn one_call() {
-    let pr = Arc::new(Proc {
-        p: SyscallP::new_running(),
-        queue: UnsafeCell::new(0),
-    });
+    let pr = Proc::new();
     let owners = Arc::new(AtomicUsize::new(0));
     let (pr2, owners2) = (pr.clone(), owners.clone());
     let sysmon = thread::spawn(move || {
@@ -79,8 +94,8 @@ fn one_call() {
     // The worker: a goroutine queued before the call.
     // SAFETY: the worker holds the processor.
     pr.queue.with_mut(|q| unsafe { *q = 1 });
-    pr.p.enter();
-    if pr.p.reacquire() {
+    pr.p.enter(&pr.w);
+    if pr.p.leave(&pr.w) {
         owners.fetch_add(1, Ordering::SeqCst);
         // SAFETY: it took the processor back: it alone owns the queue.
         pr.queue.with_mut(|q| unsafe { *q += 100 });
@@ -103,16 +118,13 @@ fn a_call_ends_with_one_owner() {
 #[test]
 fn back_to_back_calls_never_have_two_owners() {
     check(|| {
-        let pr = Arc::new(Proc {
-            p: SyscallP::new_running(),
-            queue: UnsafeCell::new(0),
-        });
+        let pr = Proc::new();
         let pr2 = pr.clone();
         let sysmon = thread::spawn(move || sysmon_rounds(&pr2));
         let mut held = true;
         for _ in 0..2 {
-            pr.p.enter();
-            if !pr.p.reacquire() {
+            pr.p.enter(&pr.w);
+            if !pr.p.leave(&pr.w) {
                 held = false;
                 break;
             }
@@ -125,23 +137,126 @@ fn back_to_back_calls_never_have_two_owners() {
 }
 
 /// A processor that stays in its call is retaken once sysmon saw the call
-/// twice; the worker's CAS then fails (its slow path).
+/// twice; the worker then finds it taken (its slow path).
 #[test]
 fn a_long_call_is_retaken() {
     check(|| {
-        let pr = Arc::new(Proc {
-            p: SyscallP::new_running(),
-            queue: UnsafeCell::new(0),
-        });
-        pr.p.enter();
+        let pr = Proc::new();
+        pr.p.enter(&pr.w);
         let pr2 = pr.clone();
         let sysmon = thread::spawn(move || assert!(sysmon_rounds(&pr2)));
         sysmon.join().unwrap();
         assert!(
-            !pr.p.reacquire(),
+            !pr.p.leave(&pr.w),
             "the worker took back a retaken processor"
         );
     });
+}
+
+/// sysmon retakes the processor of a worker in a call and a second worker
+/// takes it from the idle list and enters a call of its own on it, while
+/// the first comes back: the first must not find the processor its own
+/// (the second's call has the same status), and the second, back from
+/// its call, owns it.
+fn handed_on() {
+    let pr = Proc::new();
+    pr.queue.with_mut(|q| {
+        // SAFETY: the first worker holds the processor.
+        unsafe { *q = 1 }
+    });
+    pr.p.enter(&pr.w);
+    let pr2 = pr.clone();
+    let second = thread::spawn(move || {
+        let Some(seen) = pr2.p.in_syscall() else {
+            return false;
+        };
+        if !pr2.p.retake(seen) {
+            return false;
+        }
+        assert!(pr2.p.take_idle(), "a retaken processor is idle");
+        let w2 = SyscallWorker::new();
+        pr2.p.enter(&w2);
+        assert!(pr2.p.leave(&w2), "no one took it from the second worker");
+        pr2.queue.with_mut(|q| {
+            // SAFETY: loom checks that this thread alone owns the queue now.
+            unsafe { *q += 10 }
+        });
+        true
+    });
+    let first = pr.p.leave(&pr.w);
+    if first {
+        pr.queue.with_mut(|q| {
+            // SAFETY: loom checks that this thread alone owns the queue now.
+            unsafe { *q += 100 }
+        });
+    }
+    let second = second.join().unwrap();
+    assert!(first != second, "one owner: first {first}, second {second}");
+}
+
+#[test]
+fn a_processor_handed_on_is_not_the_first_workers() {
+    check(handed_on);
+}
+
+/// As [`handed_on`], with a stopper taking whatever call the processor is
+/// in meanwhile (the first worker's, or the second's): every take forgets
+/// the processor's caller, so the stopper never takes the second worker's
+/// call on the word of the first, and exactly one of the three ends up
+/// owning the processor.
+fn handed_on_while_a_stop_takes() {
+    let pr = Proc::new();
+    pr.p.enter(&pr.w);
+    let (pr2, pr3) = (pr.clone(), pr.clone());
+    let second = thread::spawn(move || {
+        let Some(seen) = pr2.p.in_syscall() else {
+            return false;
+        };
+        if !pr2.p.retake(seen) || !pr2.p.take_idle() {
+            return false;
+        }
+        let w2 = SyscallWorker::new();
+        pr2.p.enter(&w2);
+        let kept = pr2.p.leave(&w2);
+        if kept {
+            pr2.queue.with_mut(|q| {
+                // SAFETY: loom checks that this thread alone owns the queue now.
+                unsafe { *q += 10 }
+            });
+        }
+        kept
+    });
+    let stopper = thread::spawn(move || {
+        let took = {
+            let _sched = pr3.p.lock();
+            pr3.p.take_for_stop()
+        };
+        if took {
+            pr3.queue.with_mut(|q| {
+                // SAFETY: loom checks that this thread alone owns the queue now.
+                unsafe { *q += 1000 }
+            });
+        }
+        took
+    });
+    let first = pr.p.leave(&pr.w);
+    if first {
+        pr.queue.with_mut(|q| {
+            // SAFETY: loom checks that this thread alone owns the queue now.
+            unsafe { *q += 100 }
+        });
+    }
+    let owners = [first, second.join().unwrap(), stopper.join().unwrap()];
+    assert_eq!(
+        owners.iter().filter(|&&o| o).count(),
+        1,
+        "one owner of first, second, stopper: {owners:?}"
+    );
+}
+
+#[test]
+fn a_stop_never_takes_a_call_on_a_stale_caller() {
+    check(handed_on_while_a_stop_takes);
 }
 
 /// sysmon waits while every processor is idle; a worker takes one (the
@@ -191,17 +306,18 @@ fn child_fails_with(test: &str, what: &str) {
     );
 }
 
-/// A retake by a plain store after a load of the status: the worker's CAS
-/// between the two wins too, and loom finds the two owners.
+/// A worker that leaves its call without looking for a taker keeps its
+/// processor while sysmon, past its barrier, takes it: loom finds the two
+/// owners.
 #[test]
-fn loom_catches_a_retake_by_store() {
+fn loom_catches_a_blind_leave() {
     if std::env::var_os(BUG_CHILD).is_some() {
-        model::set_retake_store(true);
+        model::set_blind_leave(true);
         check(one_call);
         println!("loom found nothing");
         return;
     }
-    child_fails_with("loom_catches_a_retake_by_store", "panicked");
+    child_fails_with("loom_catches_a_blind_leave", "panicked");
 }
 
 /// A sysmon that looks at the idle count before it announces its wait:

@@ -98,6 +98,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 scan: super::scan::register_worker(alt_lo, alt_hi),
                 p: Cell::new(ptr::null()),
                 oldp: Cell::new(ptr::null()),
+                caller: super::syscall::Caller::new(),
                 spinning: Cell::new(spinning),
                 locked_g: Cell::new(ptr::null()),
                 locked_wait: AtomicBool::new(false),

@@ -40,7 +40,8 @@
 //! its worker (the others keep running the rest). A goroutine about to
 //! block its thread (a system call, native code, a lock of another
 //! library) says so with [`enter_syscall`] / [`exit_syscall`] (or
-//! [`syscall`]): that costs two stores and a CAS; if the call lasts,
+//! [`syscall`]): that costs a few plain stores and loads, no fence and no
+//! read-modify-write (see `syscall.rs`); if the call lasts,
 //! sysmon hands its worker's processor to another thread, so nothing
 //! starves ([`sched_stats`] counts what sysmon did).
 //!
@@ -157,6 +158,7 @@ pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
 pub use self::stw::set_gomaxprocs;
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
+pub use self::syscall::exit_without_fence as syscall_exit_without_fence;
 pub use self::sysmon::{sched_stats, SchedStats};
 pub(crate) use self::time::sleep_ns;
 pub(crate) use self::time::timer_reset;

@@ -33,12 +33,13 @@
 //! writer, for `tests/trace_loom.rs`; [`set_unlocked_take`] brings back
 //! a writer that swaps the buffer without holding its flag.
 //!
-//! [`SyscallP`] is a processor's status and system-call tick with the real
-//! transitions of `syscall.rs` (enter, the worker's reacquire, sysmon's
-//! retake), and [`Sleeper`] sysmon's real wait (`sysmon.rs`), for
-//! `tests/syscall_loom.rs`; [`set_retake_store`] brings back a retake by
-//! a plain store, [`set_late_announce`] a sysmon that looks before it
-//! announces its wait.
+//! [`SyscallP`] is a processor's status and system-call handshake with
+//! the real transitions of `syscall.rs` (a [`SyscallWorker`]'s enter and
+//! leave, sysmon's retake, a stopper's take), and [`Sleeper`] sysmon's
+//! real wait (`sysmon.rs`), for `tests/syscall_loom.rs`;
+//! [`set_blind_leave`] brings back a worker that leaves its call without
+//! looking for a taker, [`set_late_announce`] a sysmon that looks before
+//! it announces its wait.
 //!
 //! [`PreemptRequest`] is a worker's real preemption request
 //! (`async_preempt.rs`) for `tests/preempt_loom.rs`.
@@ -63,8 +64,8 @@ pub use crate::prof::trace::{
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_retake_store,
-    set_two_stoppers, set_unchecked_poll,
+    set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_two_stoppers,
+    set_unchecked_poll,
 };
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
@@ -469,12 +470,29 @@ impl PreemptRequest {
     }
 }
 
-/// A processor's status word and system-call tick (`procs::P`'s), with
-/// `syscall.rs`'s transitions on them. It starts `P_RUNNING`, held by the
-/// thread that made it.
+/// A worker's side of the system-call handshake (`syscall::Caller`).
+pub struct SyscallWorker(super::syscall::Caller);
+
+impl SyscallWorker {
+    /// A worker in no call.
+    pub fn new() -> SyscallWorker {
+        SyscallWorker(super::syscall::Caller::new())
+    }
+}
+
+impl Default for SyscallWorker {
+    fn default() -> SyscallWorker {
+        SyscallWorker::new()
+    }
+}
+
+/// A processor's status word and system-call handshake (`procs::P`'s),
+/// with `syscall.rs`'s transitions on them, and the scheduler lock that
+/// takers hold. It starts `P_RUNNING`, held by the thread that made it.
 pub struct SyscallP {
     status: super::prim::AtomicU32,
-    tick: super::prim::AtomicU32,
+    call: super::syscall::Handshake,
+    sched: super::prim::Mutex<()>,
 }
 
 impl SyscallP {
@@ -482,30 +500,60 @@ impl SyscallP {
     pub fn new_running() -> SyscallP {
         SyscallP {
             status: super::prim::AtomicU32::new(super::procs::P_RUNNING),
-            tick: super::prim::AtomicU32::new(0),
+            call: super::syscall::Handshake::new(),
+            sched: super::prim::Mutex::new(()),
         }
     }
 
-    /// The holder enters a system call (`syscall::publish_enter`).
-    pub fn enter(&self) {
-        super::syscall::publish_enter(&self.status, &self.tick);
+    /// The scheduler lock.
+    pub fn lock(&self) -> super::prim::MutexGuard<'_, ()> {
+        self.sched.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The holder is back: whether it took the processor back.
-    pub fn reacquire(&self) -> bool {
-        super::syscall::reacquire(&self.status)
+    /// The holder `w` enters a system call (`syscall::publish_enter`).
+    pub fn enter(&self, w: &SyscallWorker) {
+        super::syscall::publish_enter(&self.status, &self.call, &w.0);
+    }
+
+    /// `w` is back from its call: whether it holds the processor again
+    /// (`syscall::leave`, and `settle` under the lock if a taker was
+    /// deciding, as `exit_syscall` does).
+    pub fn leave(&self, w: &SyscallWorker) -> bool {
+        use super::syscall::{leave, settle, Left};
+        match leave(&self.status, &self.call, &w.0) {
+            Left::Kept => true,
+            Left::Lost => false,
+            Left::Undecided => {
+                let _sched = self.lock();
+                settle(&self.status, &self.call, &w.0)
+            }
+        }
     }
 
     /// sysmon's look: the tick of the call the processor is in, if it is
     /// in one.
     pub fn in_syscall(&self) -> Option<u32> {
         (self.status.load(Ordering::Acquire) == super::procs::P_SYSCALL)
-            .then(|| self.tick.load(Ordering::Relaxed))
+            .then(|| self.call.tick.load(Ordering::Relaxed))
     }
 
-    /// sysmon takes it if it is still in the call of tick `seen`.
+    /// sysmon takes it (`P_IDLE`) if it is still in the call of tick
+    /// `seen`, as `sysmon::retake` does under the scheduler lock.
     pub fn retake(&self, seen: u32) -> bool {
-        super::syscall::retake(&self.status, &self.tick, seen)
+        let _sched = self.lock();
+        self.take(super::procs::P_IDLE, Some(seen))
+    }
+
+    /// A worker takes the retaken processor from the idle list (under the
+    /// lock, as `pidleget` then `P_RUNNING`); whether it was idle.
+    pub fn take_idle(&self) -> bool {
+        let _sched = self.lock();
+        let idle = self.status.load(Ordering::Acquire) == super::procs::P_IDLE;
+        if idle {
+            self.status
+                .store(super::procs::P_RUNNING, Ordering::Release);
+        }
+        idle
     }
 
     /// After [`SyscallP::enter`]: whether a stop of `world` began
@@ -514,10 +562,26 @@ impl SyscallP {
         super::syscall::stop_began(&world.0)
     }
 
-    /// A stop takes the processor if it is in a call
-    /// (`syscall::claim_for_stop`).
+    /// The entering worker gives the processor to a stop
+    /// (`syscall::claim_for_stop`); the caller holds [`SyscallP::lock`].
     pub fn claim_for_stop(&self) -> bool {
-        super::syscall::claim_for_stop(&self.status)
+        super::syscall::claim_for_stop(&self.status, &self.call)
+    }
+
+    /// The stopper takes the processor if its worker is in a call, as
+    /// `stw.rs` does after `World::begin`; the caller holds
+    /// [`SyscallP::lock`].
+    pub fn take_for_stop(&self) -> bool {
+        self.take(super::procs::P_GCSTOP, None)
+    }
+
+    fn take(&self, to: u32, seen: Option<u32>) -> bool {
+        use super::syscall::{begin_taking, end_taking, heavy_barrier, take_if_in_call};
+        begin_taking(&self.call);
+        heavy_barrier();
+        let took = take_if_in_call(&self.status, &self.call, to, seen);
+        end_taking(&self.call);
+        took
     }
 }
 

@@ -153,9 +153,9 @@ bug_switch!(
 
 #[cfg(loom)]
 bug_switch!(
-    /// The double owner, for `tests/syscall_loom.rs`: sysmon retakes a
-    /// processor in a system call with a plain store, not a CAS.
-    RETAKE_STORE, set_retake_store, retake_store
+    /// The double owner, for `tests/syscall_loom.rs`: a worker back from
+    /// its system call does not look for a taker deciding.
+    BLIND_LEAVE, set_blind_leave, blind_leave
 );
 
 /// A lock with a guard, for state changed only under it (a poller

@@ -9,9 +9,10 @@
 //! A processor's status says who may use it: `P_IDLE` (on the idle list,
 //! or being handed over under the scheduler lock), `P_RUNNING` (its worker
 //! runs goroutines on it), `P_SYSCALL` (its worker's goroutine is in a
-//! system call: the worker keeps it, and takes it back with one CAS, unless
-//! sysmon took it first; see `syscall.rs`). Its ticks (`schedtick`,
-//! `syscalltick`) are what sysmon compares across its rounds.
+//! system call: the worker keeps it, and takes it back with plain loads and
+//! stores, unless sysmon took it first; see `syscall.rs`). Its ticks
+//! (`schedtick`, the system-call handshake's `tick`) are what sysmon
+//! compares across its rounds.
 //!
 //! # The processor array
 //!
@@ -55,7 +56,7 @@ pub(crate) const P_IDLE: u32 = 0;
 /// Held by a worker that runs goroutines on it.
 pub(crate) const P_RUNNING: u32 = 1;
 /// Its worker's goroutine is in a system call: the worker keeps it and
-/// takes it back with one CAS (`syscall.rs`), unless sysmon retook it
+/// takes it back without a fence (`syscall.rs`), unless sysmon retook it
 /// (to [`P_IDLE`]) or a stop of the world claimed it (to [`P_GCSTOP`],
 /// `stw.rs`) first.
 pub(crate) const P_SYSCALL: u32 = 2;
@@ -84,9 +85,10 @@ pub(crate) struct P {
     /// sysmon (a goroutine that runs while it stays the same runs one
     /// time slice).
     pub(super) schedtick: AtomicU32,
-    /// System calls entered on this processor: written by the holder
-    /// only, read by sysmon (a call that lasts while it stays the same).
-    pub(super) syscalltick: prim::AtomicU32,
+    /// Its system calls: the tick sysmon compares across rounds, and the
+    /// handshake between a worker back from a call and a taker
+    /// (`syscall.rs`).
+    pub(super) call: super::syscall::Handshake,
     /// The worker that started the current time slice (`sched::execute`),
     /// for sysmon's preemption request.
     pub(super) m: AtomicPtr<M>,
@@ -130,6 +132,8 @@ pub(crate) struct M {
     /// The processor it keeps while its goroutine is in a system call
     /// (`p` is null meanwhile), or null (Go's `oldp`).
     pub(super) oldp: Cell<*const P>,
+    /// Its side of the system-call handshake (`syscall.rs`).
+    pub(super) caller: super::syscall::Caller,
     pub(super) spinning: Cell<bool>,
     /// The goroutine locked to this worker (Go's `lockedg`): while set,
     /// the worker runs no other goroutine. Written by the worker's own
@@ -235,6 +239,8 @@ pub(super) fn start(
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
         fork_hooks();
+        // Before any worker exists (see `syscall::use_membarrier`).
+        super::syscall::use_membarrier();
         let n = s.procs.clamp(1, MAX_PROCS);
         let allp: Box<[AtomicPtr<P>]> = (0..MAX_PROCS)
             .map(|id| {
@@ -288,7 +294,7 @@ pub(super) fn new_p(id: usize, status: u32) -> *const P {
         runnext: AtomicPtr::new(ptr::null_mut()),
         status: prim::AtomicU32::new(status),
         schedtick: AtomicU32::new(0),
-        syscalltick: prim::AtomicU32::new(0),
+        call: super::syscall::Handshake::new(),
         m: AtomicPtr::new(ptr::null_mut()),
         listed: AtomicBool::new(false),
     }))

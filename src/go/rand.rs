@@ -80,12 +80,14 @@ pub(crate) fn below(n: usize) -> usize {
 /// its range and keeps the low half for the next (the low half of such a
 /// product is still uniform), and a fresh number is drawn every
 /// [`Choices::PER_DRAW`] choices, while the ranges' product stays far
-/// below 2^64.
+/// below 2^64. (Under loom, select shuffles without it.)
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) struct Choices {
     bits: u64,
     left: u32,
 }
 
+#[cfg_attr(loom, allow(dead_code))]
 impl Choices {
     const PER_DRAW: u32 = 6;
 

@@ -45,7 +45,7 @@
 //! that hold processors, reach scheduling points and give their
 //! processors back; `tests/go_procs.rs` runs the real scheduler.
 
-use super::prim::{fence, AtomicBool, Condvar, Mutex, MutexGuard};
+use super::prim::{AtomicBool, Condvar, Mutex, MutexGuard};
 use std::sync::atomic::Ordering;
 
 /// The stop-the-world handshake (one per scheduler; see the module docs).
@@ -122,11 +122,9 @@ impl World {
     /// [`World::stopped_one`].
     pub(crate) fn begin(&self, running: usize) {
         self.lock().stopwait = running;
+        // The stopper's heavy barrier follows, before its claims
+        // (`syscall.rs`).
         self.waiting.store(true, Ordering::SeqCst);
-        // Pairs with the fence after a system call's entry is published
-        // (`syscall::stop_began`): either that entry sees the stop, or the
-        // stopper's claims, after this, see `P_SYSCALL`.
-        fence(Ordering::SeqCst);
     }
 
     /// One processor stopped for the stopper (by its worker, under the
@@ -184,6 +182,7 @@ pub(crate) mod real {
         self, current_m, current_m_g, pidleget, pidleput, Sched, MAX_PROCS, P, P_DEAD, P_GCSTOP,
         P_RUNNING,
     };
+    use super::super::syscall;
     use std::ptr;
     use std::sync::atomic::Ordering;
     use std::sync::OnceLock;
@@ -222,11 +221,18 @@ pub(crate) mod real {
             // Claimed without waiting: processors whose worker is in a
             // system call (its exit then takes the slow path, which
             // counts it out of `in_syscall`, as after sysmon's retake)...
+            // The heavy barrier also orders `waiting` before the claims'
+            // look at each status (an entry's light barrier pairs with it).
             for p in s.ps() {
-                if super::super::syscall::claim_for_stop(&p.status) {
+                syscall::begin_taking(&p.call);
+            }
+            syscall::heavy_barrier();
+            for p in s.ps() {
+                if syscall::take_if_in_call(&p.status, &p.call, P_GCSTOP, None) {
                     idle.in_syscall += 1;
                     s.world.stopped_one();
                 }
+                syscall::end_taking(&p.call);
             }
             // ...and the idle ones.
             while let Some(p) = pidleget(s, idle) {

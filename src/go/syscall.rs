@@ -3,37 +3,84 @@
 //!
 //! A goroutine about to block its thread says so ([`enter_syscall`]): its
 //! worker keeps its processor and only publishes that the processor is in
-//! a system call (status `P_SYSCALL`, one more `syscalltick`), with no
-//! lock and no handover. Back from the call ([`exit_syscall`]), the worker
-//! takes the processor back with one CAS, `P_SYSCALL` to `P_RUNNING` (the
-//! fast path: a short call costs two stores and a CAS). Meanwhile sysmon
-//! (`sysmon.rs`) looks at every processor each round: one whose
-//! `syscalltick` it saw the same in the round before, still `P_SYSCALL`,
-//! is in a call that has lasted a round (at least 20 µs); sysmon takes it
-//! with a CAS `P_SYSCALL` to `P_IDLE` (under the scheduler lock) and hands
+//! a system call (status `P_SYSCALL`, one more call on its [`Handshake`]),
+//! with no lock and no handover. Meanwhile sysmon (`sysmon.rs`) looks at
+//! every processor each round: one whose call it saw in the round before,
+//! still `P_SYSCALL`, is in a call that has lasted a round (at least
+//! 20 µs); sysmon takes it (`P_IDLE`, under the scheduler lock) and hands
 //! it to another worker or the idle list, so nothing starves while the
-//! call blocks. The two CASes on one word decide who owns the processor:
-//! exactly one of them succeeds. A worker whose CAS failed takes the slow
-//! path: an idle processor if there is one, else its goroutine is queued
-//! globally and the worker parks (see `sched.rs`).
+//! call blocks. A stop of the world takes such processors the same way
+//! (`P_GCSTOP`, `stw.rs`).
+//!
+//! # Leaving a call without a read-modify-write
+//!
+//! Back from the call ([`exit_syscall`]), the worker must know whether it
+//! still holds its processor. A compare-and-swap on the status word would
+//! decide it, but any locked instruction or full fence just after a
+//! system call costs about a third of a short call here, and a short call
+//! is the common case. So the two sides are asymmetric, and the fast path
+//! uses plain loads and stores and a compiler barrier only:
+//!
+//! - The worker ([`leave`]): it marks its [`Caller`] out of the call (one
+//!   more on its call count, which is odd inside a call), then, after a
+//!   light barrier, reads its processor's `taking` flag. Clear: no taker
+//!   is at work, and if the status is still its own `P_SYSCALL` the
+//!   processor is still its own; it stores `P_RUNNING`. Set: a taker is
+//!   deciding, and the worker waits for the verdict under the scheduler
+//!   lock ([`settle`]).
+//! - A taker (sysmon or a stopper, always under the scheduler lock, so
+//!   one at a time) raises `taking` ([`begin_taking`]), then makes a heavy
+//!   barrier ([`heavy_barrier`]), then takes the processor only if its
+//!   worker is still in a call on it ([`take_if_in_call`]), and lowers
+//!   `taking` ([`end_taking`]).
+//!
+//! The heavy barrier is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: the
+//! kernel makes every running thread of the process execute a full memory
+//! barrier before it returns, so it acts as if each worker had a fence at
+//! some point of its own execution (Linux's and liburcu's asymmetric
+//! fences rest on the same guarantee). As with a fence on both sides, the
+//! two cannot both miss each other: either the worker's mark is visible
+//! to the taker (the worker left: the taker takes nothing) or the taker's
+//! flag is visible to the worker (it waits for the verdict). Where
+//! `membarrier` is not available (an old kernel, a seccomp filter), both
+//! barriers are full fences and the protocol is the same.
+//!
+//! Whether a taker took the processor depends on the worker's call only:
+//! the `Caller` records the processor it entered on, and a worker whose
+//! processor was taken and handed on (perhaps to a worker now in a call
+//! of its own on it) finds another `Caller` recorded there and takes the
+//! slow path: an idle processor if there is one, else its goroutine is
+//! queued globally and the worker parks (see `sched.rs`).
 //!
 //! While in the call the worker holds no processor (`M::p` is null; the
 //! processor is its `oldp`): what the goroutine readies meanwhile (a C
 //! callback's `defergc_ready`) goes to the global queue, never to a local
 //! queue sysmon may have handed to another worker. The transitions
-//! themselves ([`publish_enter`], [`reacquire`], [`retake`]) work on the
-//! two words only and build under `cfg(loom)`: `tests/syscall_loom.rs`
-//! checks them on this code, with `model.rs`'s processor.
+//! ([`publish_enter`], [`leave`], [`settle`], [`take_if_in_call`] and the
+//! rest) work on the words only and build under `cfg(loom)`, where both
+//! barriers are fences: `tests/syscall_loom.rs` and `tests/stw_loom.rs`
+//! check them on this code, with `model.rs`'s processor.
 
 use super::g::{Switch, G};
-use super::prim::{fence, AtomicU32};
-use super::procs::{self, M, P_GCSTOP, P_IDLE, P_RUNNING, P_SYSCALL};
-use super::stw::World;
+use super::prim::{fence, AtomicPtr, AtomicU32, AtomicU64};
+use super::procs::{self, M, P_GCSTOP, P_RUNNING, P_SYSCALL};
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Exits from a system call that found their processor taken (slow path).
-static SLOW_EXITS: AtomicU64 = AtomicU64::new(0);
+static SLOW_EXITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Exits from a system call that waited for a taker's verdict.
+static UNDECIDED_EXITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many system-call exits waited for a taker's verdict.
+pub(crate) fn undecided_exits() -> u64 {
+    UNDECIDED_EXITS.load(Ordering::Relaxed)
+}
+
+/// Whether the heavy barrier is `membarrier` (registered, see
+/// [`use_membarrier`]) and the light one a compiler barrier.
+static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
 
 /// How many system-call exits took the slow path (their processor was
 /// retaken, or they came from a forked child's call), since the start.
@@ -41,16 +88,138 @@ pub(crate) fn slow_exits() -> u64 {
     SLOW_EXITS.load(Ordering::Relaxed)
 }
 
-/// The holder of a processor enters a system call: one more call on its
-/// `tick`, then its `status` says `P_SYSCALL` (released: whoever sees the
-/// status sees the tick).
-pub(crate) fn publish_enter(status: &AtomicU32, tick: &AtomicU32) {
+/// Registers the process for expedited private `membarrier` and, if that
+/// worked, makes the barriers asymmetric; whether they are. Called as the
+/// scheduler starts, before any worker exists, and in a forked child
+/// (whose only thread is the forking one): never while a worker may be
+/// between a light barrier's two sides.
+pub(crate) fn use_membarrier() -> bool {
+    #[cfg(not(loom))]
+    {
+        // SAFETY: membarrier takes no pointer; a failure is a return value.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                0,
+                0,
+            )
+        };
+        ASYMMETRIC.store(r == 0, Ordering::SeqCst);
+    }
+    ASYMMETRIC.load(Ordering::SeqCst)
+}
+
+/// Whether a worker's exit from a system call uses no fence: the
+/// scheduler registered for `membarrier`, and takers use it (see the
+/// module docs). False before the scheduler starts, and where
+/// `membarrier` is not available (both sides then use full fences).
+pub fn exit_without_fence() -> bool {
+    ASYMMETRIC.load(Ordering::Relaxed)
+}
+
+/// The worker's side of the two barriers: a compiler barrier when the
+/// heavy side is `membarrier`, else a full fence.
+#[inline(always)]
+pub(crate) fn light_barrier() {
+    #[cfg(not(loom))]
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        return;
+    }
+    fence(Ordering::SeqCst);
+}
+
+/// The taker's side: every running thread of the process executes a full
+/// barrier before this returns (or, without `membarrier`, a full fence
+/// here).
+pub(crate) fn heavy_barrier() {
+    fence(Ordering::SeqCst);
+    #[cfg(not(loom))]
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        // SAFETY: membarrier takes no pointer; a failure is a return value.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                libc::MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+                0,
+                0,
+            )
+        };
+        if r != 0 {
+            // Registered at start, so it cannot fail; if it did, the
+            // workers' compiler barriers would order nothing.
+            crate::abort("defergc: membarrier failed after registration");
+        }
+    }
+}
+
+/// A worker's side of its system calls (in `procs::M`).
+pub(crate) struct Caller {
+    /// Calls entered plus calls left: odd while in one. Written by the
+    /// worker only.
+    calls: AtomicU64,
+    /// The processor the current (or last) call was entered on: its
+    /// handshake's address.
+    on: AtomicPtr<Handshake>,
+}
+
+impl Caller {
+    pub(crate) fn new() -> Caller {
+        Caller {
+            calls: AtomicU64::new(0),
+            on: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Out of the call, if in one, without a processor to look at.
+    fn end_call(&self) {
+        let calls = self.calls.load(Ordering::Relaxed);
+        self.calls.store(calls + calls % 2, Ordering::Relaxed);
+    }
+}
+
+/// A processor's side (in `procs::P`, beside its status word).
+pub(crate) struct Handshake {
+    /// System calls entered on this processor: written by the holder
+    /// only, read by sysmon (a call that lasts while it stays the same).
+    pub(crate) tick: AtomicU32,
+    /// A taker is deciding (1) or not (0); written by takers only, under
+    /// the scheduler lock.
+    taking: AtomicU32,
+    /// The worker in (or last in) a call on this processor.
+    caller: AtomicPtr<Caller>,
+}
+
+impl Handshake {
+    pub(crate) fn new() -> Handshake {
+        Handshake {
+            tick: AtomicU32::new(0),
+            taking: AtomicU32::new(0),
+            caller: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+/// The holder of a processor enters a system call: the processor's
+/// caller is this worker, one more call on its `tick`, its `status` says
+/// `P_SYSCALL`, and last this worker's count says it is in a call
+/// (released: a taker that sees the count sees the rest, so that its own
+/// store to the status comes after the worker's).
+pub(crate) fn publish_enter(status: &AtomicU32, hs: &Handshake, me: &Caller) {
+    me.on.store(ptr::from_ref(hs).cast_mut(), Ordering::Relaxed);
+    hs.caller
+        .store(ptr::from_ref(me).cast_mut(), Ordering::Relaxed);
     // Only the holder writes the tick.
-    tick.store(
-        tick.load(Ordering::Relaxed).wrapping_add(1),
+    hs.tick.store(
+        hs.tick.load(Ordering::Relaxed).wrapping_add(1),
         Ordering::Relaxed,
     );
-    status.store(P_SYSCALL, Ordering::Release);
+    status.store(P_SYSCALL, Ordering::Relaxed);
+    // Only the worker writes its count.
+    let calls = me.calls.load(Ordering::Relaxed);
+    debug_assert!(calls.is_multiple_of(2), "defergc: a system call entered twice");
+    me.calls.store(calls + 1, Ordering::Release);
 }
 
 /// After [`publish_enter`]: whether a stop of the world has begun, which
@@ -58,57 +227,122 @@ pub(crate) fn publish_enter(status: &AtomicU32, tick: &AtomicU32) {
 /// the call. Then the worker gives it to the stopper itself
 /// ([`claim_for_stop`], under the scheduler lock: Go's
 /// `entersyscall_gcwait`), or the stop would wait for the call to return.
-/// The fence pairs with the one in [`World::begin`]: either this sees the
-/// stop, or the stopper's claim sees `P_SYSCALL`.
-pub(crate) fn stop_began(world: &World) -> bool {
+/// The light barrier pairs with the stopper's heavy one (`stw.rs`):
+/// either this sees the stop, or the stopper's claims see `P_SYSCALL`.
+pub(crate) fn stop_began(world: &super::stw::World) -> bool {
     #[cfg(loom)]
     if super::prim::no_gcwait() {
         // The bug loom must find: the stop waits for the call.
         return false;
     }
-    fence(Ordering::SeqCst);
+    light_barrier();
     world.waiting()
 }
 
-/// A stop of the world takes a processor in a system call (`P_SYSCALL` to
-/// `P_GCSTOP`); whether it did. The stopper tries every processor when
-/// it begins, and a worker whose call entry raced with that tries its own
-/// ([`stop_began`]); at most one of them wins, under the scheduler lock.
-/// The worker's exit then finds the processor taken (the slow path).
-pub(crate) fn claim_for_stop(status: &AtomicU32) -> bool {
-    status
-        .compare_exchange(P_SYSCALL, P_GCSTOP, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok()
+/// The worker that saw a stop begin as it entered its call gives its
+/// processor to the stopper (`P_SYSCALL` to `P_GCSTOP`), under the
+/// scheduler lock; whether it did (the stopper may have taken it first).
+/// Like every take, it forgets the processor's caller.
+pub(crate) fn claim_for_stop(status: &AtomicU32, hs: &Handshake) -> bool {
+    let claimed = status.load(Ordering::Relaxed) == P_SYSCALL;
+    if claimed {
+        hs.caller.store(ptr::null_mut(), Ordering::Relaxed);
+        status.store(P_GCSTOP, Ordering::Release);
+    }
+    claimed
 }
 
-/// The worker is back from the call: whether it took its processor back
-/// (`P_SYSCALL` to `P_RUNNING`). False: sysmon took it first.
-pub(crate) fn reacquire(status: &AtomicU32) -> bool {
-    status
-        .compare_exchange(P_SYSCALL, P_RUNNING, Ordering::AcqRel, Ordering::Relaxed)
-        .is_ok()
+/// What the worker found back from its call ([`leave`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Left {
+    /// It holds its processor again (`P_RUNNING`).
+    Kept,
+    /// A taker took it.
+    Lost,
+    /// A taker is deciding: [`settle`] under the scheduler lock.
+    Undecided,
 }
 
-/// Sysmon takes a processor whose call is the one it saw (`tick` still
-/// `seen`), if the worker has not taken it back (`P_SYSCALL` to `P_IDLE`);
-/// whether it did. The new owner (sysmon, then who it hands the processor
-/// to) sees everything its worker did before the call. A worker that
-/// returned and entered a new call between the tick's load and the CAS
-/// loses its processor to this one early: rare, and harmless (as in Go).
-pub(crate) fn retake(status: &AtomicU32, tick: &AtomicU32, seen: u32) -> bool {
+/// The worker is back from its call on the processor of `status` and
+/// `hs` (see the module docs): no read-modify-write, no fence.
+#[inline]
+pub(crate) fn leave(status: &AtomicU32, hs: &Handshake, me: &Caller) -> Left {
+    let calls = me.calls.load(Ordering::Relaxed);
+    me.calls.store(calls + 1, Ordering::Relaxed);
+    light_barrier();
     #[cfg(loom)]
-    if super::prim::retake_store() {
-        // The bug loom must find: the worker's CAS may already have won.
-        if tick.load(Ordering::Relaxed) == seen && status.load(Ordering::Acquire) == P_SYSCALL {
-            status.store(P_IDLE, Ordering::Release);
-            return true;
-        }
+    if super::prim::blind_leave() {
+        // The bug loom must find: a worker that does not look for a taker.
+        return kept(status, hs, me);
+    }
+    if hs.taking.load(Ordering::Acquire) != 0 {
+        return Left::Undecided;
+    }
+    kept(status, hs, me)
+}
+
+/// No taker at work: the processor is the worker's if it is still in its
+/// call, and is then marked running.
+fn kept(status: &AtomicU32, hs: &Handshake, me: &Caller) -> Left {
+    if status.load(Ordering::Acquire) == P_SYSCALL && ptr::eq(hs.caller.load(Ordering::Relaxed), me)
+    {
+        status.store(P_RUNNING, Ordering::Relaxed);
+        Left::Kept
+    } else {
+        Left::Lost
+    }
+}
+
+/// After [`Left::Undecided`], holding the scheduler lock (so no taker is
+/// at work): whether the worker kept its processor.
+pub(crate) fn settle(status: &AtomicU32, hs: &Handshake, me: &Caller) -> bool {
+    kept(status, hs, me) == Left::Kept
+}
+
+/// A taker (under the scheduler lock) begins: the workers' exits on this
+/// processor will wait for its verdict. Then [`heavy_barrier`], once for
+/// any number of processors.
+pub(crate) fn begin_taking(hs: &Handshake) {
+    hs.taking.store(1, Ordering::Relaxed);
+}
+
+/// After [`begin_taking`] and [`heavy_barrier`]: takes the processor
+/// (status `to`: `P_IDLE` for sysmon, `P_GCSTOP` for a stop) if its
+/// worker is in a call on it, and, with `seen`, if that is the call of
+/// tick `seen`; whether it did. A worker that left its call before the
+/// barrier is seen out of it; one that leaves after waits for
+/// [`end_taking`] and then finds the processor taken.
+///
+/// The caller it reads is the one of the latest call entered since the
+/// last take (every take forgets it, under the lock this taker holds), and
+/// reading that worker's count in a call shows everything the worker
+/// wrote as it entered: this taker's store to the status comes after the
+/// worker's, never before it to be overwritten.
+pub(crate) fn take_if_in_call(
+    status: &AtomicU32,
+    hs: &Handshake,
+    to: u32,
+    seen: Option<u32>,
+) -> bool {
+    // SAFETY: callers are workers' fields, and workers are never freed.
+    let Some(caller) = (unsafe { hs.caller.load(Ordering::Relaxed).as_ref() }) else {
+        return false;
+    };
+    if caller.calls.load(Ordering::Acquire) % 2 == 0
+        || !ptr::eq(caller.on.load(Ordering::Relaxed), hs)
+        || status.load(Ordering::Relaxed) != P_SYSCALL
+        || seen.is_some_and(|t| hs.tick.load(Ordering::Relaxed) != t)
+    {
         return false;
     }
-    tick.load(Ordering::Relaxed) == seen
-        && status
-            .compare_exchange(P_SYSCALL, P_IDLE, Ordering::AcqRel, Ordering::Relaxed)
-            .is_ok()
+    hs.caller.store(ptr::null_mut(), Ordering::Relaxed);
+    status.store(to, Ordering::Relaxed);
+    true
+}
+
+/// The taker is done with this processor: a waiting worker may look.
+pub(crate) fn end_taking(hs: &Handshake) {
+    hs.taking.store(0, Ordering::Release);
 }
 
 /// The running goroutine enters a system call or native code: its
@@ -138,11 +372,11 @@ pub(crate) fn enter_syscall(m: &'static M) {
     }
     m.p.set(ptr::null());
     m.oldp.set(p);
-    publish_enter(&p.status, &p.syscalltick);
+    publish_enter(&p.status, &p.call, &m.caller);
     let s = procs::sched();
     if stop_began(&s.world) {
         let mut idle = s.lock();
-        if claim_for_stop(&p.status) {
+        if claim_for_stop(&p.status, &p.call) {
             // Its exit takes the slow path, which counts it out.
             idle.in_syscall += 1;
             s.world.stopped_one();
@@ -163,20 +397,33 @@ pub(crate) fn exit_syscall(m: &'static M, g: &G) {
     g.in_syscall.store(false, Ordering::Relaxed);
     // SAFETY: processors are never freed.
     let oldp = unsafe { m.oldp.replace(ptr::null()).as_ref() };
+    let s = procs::sched();
     if let Some(p) = oldp {
-        if reacquire(&p.status) {
+        let kept = match leave(&p.status, &p.call, &m.caller) {
+            Left::Kept => true,
+            Left::Lost => false,
+            Left::Undecided => {
+                UNDECIDED_EXITS.fetch_add(1, Ordering::Relaxed);
+                // The taker holds the scheduler lock while it decides.
+                let _idle = s.lock();
+                settle(&p.status, &p.call, &m.caller)
+            }
+        };
+        if kept {
             m.p.set(p);
             // A goroutine that loops on system calls keeps its time slice:
             // sysmon may have asked it to yield meanwhile.
             super::preempt::honour(g);
             return;
         }
+    } else {
+        // No processor to look at (none was kept for the call).
+        m.caller.end_call();
     }
     SLOW_EXITS.fetch_add(1, Ordering::Relaxed);
-    let s = procs::sched();
     let got = {
-        // Sysmon counted this worker in `in_syscall` under this lock, in
-        // the same critical section as its CAS (or the fork child did).
+        // The taker counted this worker in `in_syscall` under this lock, in
+        // the same critical section as its take (or the fork child did).
         let mut idle = s.lock();
         idle.in_syscall -= 1;
         procs::pidleget(s, &mut idle)

@@ -63,7 +63,7 @@
 //! lock only to retake a processor.
 
 use super::prim::{fence, thread, AtomicBool};
-use super::procs::{self, Sched, P, P_RUNNING, P_SYSCALL};
+use super::procs::{self, Sched, P, P_IDLE, P_RUNNING, P_SYSCALL};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -267,7 +267,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
 /// Whether sysmon should look again soon: it retook the processor, or the
 /// call is new while goroutines wait to run (retaken if it lasts a round).
 fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> bool {
-    let tick = p.syscalltick.load(Ordering::Relaxed);
+    let tick = p.call.tick.load(Ordering::Relaxed);
     if tick != seen.syscalltick {
         seen.syscalltick = tick;
         seen.syscallwhen = now;
@@ -282,7 +282,7 @@ fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> boo
         // A stop of the world claims processors in calls itself.
         return false;
     }
-    if !super::syscall::retake(&p.status, &p.syscalltick, tick) {
+    if !retake(p, tick) {
         return false;
     }
     idle.in_syscall += 1;
@@ -303,6 +303,16 @@ fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> boo
         procs::pidleput(s, &mut idle, p);
     }
     true
+}
+
+/// Takes a processor whose call is the one of tick `seen`, if its worker
+/// has not left it (`syscall.rs`'s handshake; under the scheduler lock).
+fn retake(p: &P, seen: u32) -> bool {
+    super::syscall::begin_taking(&p.call);
+    super::syscall::heavy_barrier();
+    let took = super::syscall::take_if_in_call(&p.status, &p.call, P_IDLE, Some(seen));
+    super::syscall::end_taking(&p.call);
+    took
 }
 
 /// A processor running goroutines: if its time slice is the one of
@@ -381,8 +391,11 @@ pub struct SchedStats {
     /// Processors sysmon took back from goroutines in system calls.
     pub syscall_retakes: u64,
     /// `exit_syscall`s that found their processor taken (the slow path);
-    /// every other exit took it back with one CAS.
+    /// every other exit took it back, most with plain loads and stores.
     pub syscall_slow_exits: u64,
+    /// `exit_syscall`s that found a taker (sysmon or a stopper) deciding
+    /// whether to take their processor, and waited for its verdict.
+    pub syscall_undecided_exits: u64,
     /// Preemption requests sysmon made (a goroutine ran 10 ms, or 1 ms
     /// while a timer was due that no processor was free to run).
     pub preempt_requests: u64,
@@ -404,6 +417,7 @@ pub fn sched_stats() -> SchedStats {
         sysmon_wakeups,
         syscall_retakes,
         syscall_slow_exits: super::syscall::slow_exits(),
+        syscall_undecided_exits: super::syscall::undecided_exits(),
         preempt_requests,
         timer_preempt_requests: TIMER_PREEMPTS.load(Ordering::Relaxed),
         preempts_honoured,

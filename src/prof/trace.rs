@@ -152,6 +152,7 @@ impl<T> Slot<T> {
     }
 }
 #[cfg(loom)]
+#[allow(clippy::unsafe_removed_from_name)]
 use loom::cell::UnsafeCell as Slot;
 
 /// One thread's events: appended by its thread, taken by the writer.
