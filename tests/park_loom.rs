@@ -20,18 +20,12 @@
 #![cfg(loom)]
 
 mod child;
+mod loom_check;
 
 use defergc::go::model::{self, Blocked, Parker};
 use loom::sync::Arc;
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// No descriptor is waited on: the parker sleeps, and a wake ends it.
 #[test]

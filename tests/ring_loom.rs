@@ -18,18 +18,12 @@
 #![cfg(loom)]
 
 mod child;
+mod loom_check;
 
 use defergc::go::model::{self, CpuRing};
 use loom::sync::Arc;
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// The stack a writer with `tag` pushes: two words derived from it.
 fn stack_of(tag: usize) -> [usize; 2] {

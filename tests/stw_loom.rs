@@ -32,19 +32,13 @@
 #![cfg(loom)]
 
 mod child;
+mod loom_check;
 
 use defergc::go::model::{self, SyscallP, World};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// The scheduler around the handshake.
 struct Sched {

@@ -24,21 +24,15 @@
 #![cfg(loom)]
 
 mod child;
+mod loom_check;
 
 use defergc::go::model::{self, Sleeper, SyscallP};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
+use loom_check::check;
 use std::sync::atomic::Ordering;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
 
 /// A processor and its local queue (the holder's only).
 struct Proc {

@@ -13,10 +13,12 @@
 #![cfg(loom)]
 
 mod child;
+mod loom_check;
 
 use defergc::go::model::{self, TraceBuffer, TraceEvent, TraceKind};
 use loom::sync::Arc;
 use loom::thread;
+use loom_check::check;
 
 fn event(g: u64) -> TraceEvent {
     TraceEvent {
@@ -29,14 +31,6 @@ fn event(g: u64) -> TraceEvent {
         arg: 0,
         reason: "",
     }
-}
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
 }
 
 /// The thread appends three events while the writer empties the buffer
