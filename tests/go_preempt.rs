@@ -16,9 +16,11 @@
 
 mod child;
 mod cprog;
+mod seeded;
 
 use defergc::defer;
 use defergc::go::{self, async_preempt_hooks as hooks, Refusal};
+use seeded::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -888,22 +890,6 @@ fn precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds() {
     println!("precise ok: {:?}", go::preempt_counts());
 }
 
-/// xorshift64*: the stress test's random numbers, from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 const SEED: &str = "DEFERGC_PREEMPT_SEED";
 
 /// A precise object holding `key` (its raw handle: kept by the caller
@@ -938,16 +924,7 @@ fn precise_object_is(raw: u64, key: u64) -> bool {
 #[test]
 fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
     if !is_child() {
-        let seed = std::env::var(SEED)
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
+        let seed = seeded::seed(SEED);
         let procs = (1 + seed % 4).to_string();
         println!("seed {seed} (GOMAXPROCS={procs})");
         let out = in_child(
