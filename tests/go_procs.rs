@@ -6,29 +6,15 @@
 //! locked to their threads and channel traffic (its seed printed:
 //! `DEFERGC_PROCS_SEED=<n>` reruns its workload).
 
+mod gorun;
 mod seeded;
 
 use defergc::go::{self, Chan, WaitGroup};
+use gorun::{gettid, run};
 use seeded::Rng;
 use serial_test::serial;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// `go::run`, with the main goroutine's panic report in the failure.
-fn run<F: FnOnce() + Send + 'static>(main: F) {
-    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| go::run(main))) {
-        let report = e
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_else(|| "(no report)".into());
-        panic!("the main goroutine panicked:\n{report}");
-    }
-}
-
-fn gettid() -> i64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) }
-}
 
 /// Goroutines inside a section without runtime calls, and the most seen
 /// at once since the last reset.
