@@ -32,6 +32,8 @@
 //! goroutines and threads are `go_chan.rs` and `go_chan_ports.rs`.
 #![cfg(loom)]
 
+mod loom_check;
+
 use defergc::go::model::{self, select, Case, Chan, SendOnClosed};
 use loom::sync::Arc;
 use loom::thread;
@@ -338,11 +340,7 @@ fn loom_catches_bug_1() {
         model::set_bug1(false);
         let err =
             caught.expect_err("loom found nothing wrong with bug 1 back: the model checks nothing");
-        let msg = err
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| err.downcast_ref::<&str>().copied())
-            .unwrap_or("(not a string)");
+        let msg = loom_check::panic_message(&*err);
         eprintln!("with bug 1 (channels in order {order:?}), loom failed with: {msg}");
     }
 }

@@ -4,6 +4,7 @@
 //! (inside malloc, the collector, the scheduler) breaks nothing.
 
 mod cprog;
+mod seeded;
 mod skip;
 
 use defergc::go::pprof::{self, ProfileError};
@@ -299,16 +300,7 @@ fn intact(p: *const u64, words: usize, seed: u64) -> bool {
 #[test]
 #[serial]
 fn the_signal_landing_in_malloc_the_collector_or_the_scheduler_breaks_nothing() {
-    let seed = std::env::var("DEFERGC_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
+    let seed = seeded::seed("DEFERGC_SEED");
     eprintln!("cpu profile stress: DEFERGC_SEED={seed}");
     set_rate(1000);
     let out = Shared::default();

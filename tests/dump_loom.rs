@@ -16,17 +16,12 @@
 //! unchanged) and checks that loom finds the torn read.
 #![cfg(loom)]
 
+mod loom_check;
+
 use defergc::go::model::Parked;
 use loom::sync::Arc;
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// A goroutine that runs twice (its stack 1, then 2) beside a dump.
 fn runs_twice_beside_a_dump(counts: bool) {

@@ -6,6 +6,7 @@
 //! (`DUMPS_CASE` says which), its standard error in a file (a dump of
 //! 1,000 goroutines does not fit a pipe read after the child ends).
 
+mod seeded;
 mod skip;
 
 use defergc::go;
@@ -285,15 +286,7 @@ fn sigquit_prints_every_parked_goroutine_with_its_frames_and_exits_2() {
 
 #[test]
 fn sigquit_while_goroutines_churn_prints_consistent_sections() {
-    let seed: u64 = std::env::var("DUMPS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
+    let seed = seeded::seed("DUMPS_SEED");
     for round in 0..3 {
         let seed = seed.wrapping_add(round);
         eprintln!("sigquit churn: DUMPS_SEED={seed}");
@@ -374,15 +367,7 @@ fn child_stack_churn() {
 
 #[test]
 fn runtime_stack_while_goroutines_park_and_run_never_mixes_two_states() {
-    let seed: u64 = std::env::var("DUMPS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
+    let seed = seeded::seed("DUMPS_SEED");
     eprintln!("stack churn: DUMPS_SEED={seed}");
     let (status, text) = child("stack_churn", &[("DUMPS_SEED", &seed.to_string())]);
     assert_eq!(status, Some(0), "seed {seed}: {text}");

@@ -6,26 +6,13 @@
 //! do nothing; a goroutine that exits locked ends its thread, and the
 //! process's thread count does not grow over many such exits.
 
+mod gorun;
+
 use defergc::go::{self, Chan, WaitGroup};
+use gorun::{gettid, run};
 use serial_test::serial;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// `go::run`, with the main goroutine's panic report in the failure.
-fn run<F: FnOnce() + Send + 'static>(main: F) {
-    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| go::run(main))) {
-        let report = e
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_else(|| "(no report)".into());
-        panic!("the main goroutine panicked:\n{report}");
-    }
-}
-
-fn gettid() -> i64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) }
-}
 
 fn thread_alive(tid: i64) -> bool {
     std::path::Path::new(&format!("/proc/self/task/{tid}")).exists()

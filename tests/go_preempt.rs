@@ -16,9 +16,11 @@
 
 mod child;
 mod cprog;
+mod seeded;
 
 use defergc::defer;
 use defergc::go::{self, async_preempt_hooks as hooks, Refusal};
+use seeded::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -202,16 +204,114 @@ extern "C" {
 }
 
 /// A plain thread that requests preemption of every running goroutine,
-/// every `pause`, until `stop`; returns how many signals it sent.
-fn requester(stop: Arc<AtomicBool>, pause: Duration) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        let mut sent = 0u64;
-        while !stop.load(Ordering::SeqCst) {
-            sent += hooks::signal_running() as u64;
-            std::thread::sleep(pause);
+/// every `pause`, until stopped.
+struct Requester {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Requester {
+    fn start(pause: Duration) -> Requester {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut sent = 0u64;
+            while !s.load(Ordering::SeqCst) {
+                sent += hooks::signal_running() as u64;
+                std::thread::sleep(pause);
+            }
+            sent
+        });
+        Requester { stop, thread }
+    }
+
+    /// Stops the thread; how many signals it sent.
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().unwrap()
+    }
+}
+
+/// A goroutine spinning in compiled code until another ends its spin:
+/// the flag it spins on (0 until ended) and whether it has started.
+#[derive(Clone, Default)]
+struct Spin {
+    flag: Arc<AtomicU32>,
+    started: Arc<AtomicBool>,
+}
+
+impl Spin {
+    /// The spinner's part: says it started, then loops without calls
+    /// (`preempt_spin_until`) until the spin is ended; how many loads it
+    /// made.
+    fn run(&self) -> u64 {
+        self.start();
+        // SAFETY: the flag lives as long as `self`.
+        unsafe { preempt_spin_until(self.flag.as_ptr()) }
+    }
+
+    /// Says the spin started (for a spinner that spins on [`Spin::flag`]
+    /// in a loop of its own).
+    fn start(&self) {
+        self.started.store(true, Ordering::SeqCst);
+    }
+
+    fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    /// The flag to spin on.
+    fn flag(&self) -> &AtomicU32 {
+        &self.flag
+    }
+
+    /// Waits (yielding to other goroutines) until the spin has started:
+    /// on one worker, from then on only a preemption lets the caller run
+    /// again.
+    fn wait_started(&self) {
+        while !self.started() {
+            go::gosched();
         }
-        sent
-    })
+    }
+
+    /// Ends the spin.
+    fn end(&self) {
+        self.flag.store(1, Ordering::SeqCst);
+    }
+
+    /// Starts a goroutine that runs `spinner`; the channel its result
+    /// comes on.
+    fn spawn<T: Send + 'static>(
+        &self,
+        spinner: impl FnOnce(&Spin) -> T + Send + 'static,
+    ) -> go::Chan<T> {
+        let done = go::Chan::new(1);
+        let (s, d) = (self.clone(), done.clone());
+        go::go(move || d.send(spinner(&s)));
+        done
+    }
+
+    /// In a goroutine: starts a spinner that runs `spinner` and an ender
+    /// that waits until the spin has started, runs `between` and ends the
+    /// spin; returns the spinner's result once both are done.
+    fn with_ender<T: Send + 'static>(
+        &self,
+        spinner: impl FnOnce(&Spin) -> T + Send + 'static,
+        between: impl FnOnce() + Send + 'static,
+    ) -> T {
+        let result = self.spawn(spinner);
+        let ended = go::Chan::new(1);
+        let (s, e) = (self.clone(), ended.clone());
+        go::go(move || {
+            s.wait_started();
+            between();
+            s.end();
+            e.send(());
+        });
+        let r = result.recv().unwrap();
+        ended.recv().unwrap();
+        r
+    }
 }
 
 /// Runs `test` in a child with `env` (and the child marker); its stdout,
@@ -250,36 +350,12 @@ fn a_spinning_goroutine_is_preempted_and_another_ends_its_spin() {
         return;
     }
     assert!(hooks::enabled(), "asynchronous preemption is off");
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(200));
+    let req = Requester::start(Duration::from_micros(200));
     go::run(|| {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(2);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
-            // SAFETY: the flag lives until the spin ends (this closure
-            // holds it).
-            let loads = unsafe { preempt_spin_until(f.as_ptr()) };
-            d.send(loads);
-        });
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            // Let the spinner start: from then on only a preemption lets
-            // this goroutine run again.
-            while !s.load(Ordering::SeqCst) {
-                go::gosched();
-            }
-            f.store(1, Ordering::SeqCst);
-            d.send(0u64);
-        });
-        let a = done.recv().unwrap();
-        let b = done.recv().unwrap();
-        assert!(a.max(b) > 0);
+        let loads = Spin::default().with_ender(Spin::run, || {});
+        assert!(loads > 0);
     });
-    stop.store(true, Ordering::SeqCst);
-    let sent = req.join().unwrap();
+    let sent = req.stop();
     let c = go::preempt_counts();
     assert!(c.preempted >= 1 && sent >= 1, "{c:?}");
     println!("spin ok: {c:?}");
@@ -299,30 +375,8 @@ fn sysmon_alone_preempts_a_spinning_c_loop() {
     }
     assert!(hooks::enabled(), "asynchronous preemption is off");
     go::run(|| {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(2);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
-            // SAFETY: the flag lives until the spin ends (this closure
-            // holds it).
-            let loads = unsafe { preempt_spin_until(f.as_ptr()) };
-            d.send(loads);
-        });
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            // Let the spinner start: from then on only a preemption lets
-            // this goroutine run again.
-            while !s.load(Ordering::SeqCst) {
-                go::gosched();
-            }
-            f.store(1, Ordering::SeqCst);
-            d.send(0u64);
-        });
-        let a = done.recv().unwrap();
-        let b = done.recv().unwrap();
-        assert!(a.max(b) > 0);
+        let loads = Spin::default().with_ender(Spin::run, || {});
+        assert!(loads > 0);
     });
     let c = go::preempt_counts();
     assert!(c.preempted >= 1, "{c:?}");
@@ -348,25 +402,15 @@ fn a_due_timer_preempts_a_spinner_before_its_time_slice_ends() {
     assert!(hooks::enabled(), "asynchronous preemption is off");
     const SLEEPS: u64 = 20;
     go::run(|| {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(1);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
-            // SAFETY: the flag lives until the spin ends (this closure
-            // holds it).
-            d.send(unsafe { preempt_spin_until(f.as_ptr()) });
-        });
-        while !spinning.load(Ordering::SeqCst) {
-            go::gosched();
-        }
+        let spin = Spin::default();
+        let done = spin.spawn(Spin::run);
+        spin.wait_started();
         let mut slept = 0;
         for _ in 0..SLEEPS {
             go::sleep(Duration::from_millis(1));
             slept += 1;
         }
-        flag.store(1, Ordering::SeqCst);
+        spin.end();
         assert!(done.recv().unwrap() > 0, "the spinner never spun");
         assert_eq!(slept, SLEEPS);
     });
@@ -395,17 +439,10 @@ fn a_deferred_call_is_preempted_at_a_return_and_during_a_panic() {
     let before = go::preempt_counts().preempted;
     go::run(|| {
         for panicking in [false, true] {
-            let flag = Arc::new(AtomicU32::new(0));
-            let spinning = Arc::new(AtomicBool::new(false));
-            let done = go::Chan::new(2);
-            let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-            go::go(move || {
-                let recovered = defer::named(String::new(), |fr, out| {
+            let spinner = move |s: &Spin| {
+                defer::named(String::new(), |fr, out| {
                     fr.defer_with(move |dc| {
-                        s.store(true, Ordering::SeqCst);
-                        // SAFETY: the flag lives until the spin ends (this
-                        // closure holds it).
-                        let loads = unsafe { preempt_spin_until(f.as_ptr()) };
+                        let loads = s.run();
                         assert!(loads > 0, "the deferred call never spun");
                         if let Some(v) = dc.recover() {
                             out.update(|r| *r = v.to_string());
@@ -415,21 +452,11 @@ fn a_deferred_call_is_preempted_at_a_return_and_during_a_panic() {
                         defer::panic("unwinding");
                     }
                     "returned".to_string()
-                });
-                d.send(recovered);
-            });
-            let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-            go::go(move || {
-                while !s.load(Ordering::SeqCst) {
-                    go::gosched();
-                }
-                f.store(1, Ordering::SeqCst);
-                d.send(String::new());
-            });
-            let mut got: Vec<String> = (0..2).map(|_| done.recv().unwrap()).collect();
-            got.sort();
+                })
+            };
+            let recovered = Spin::default().with_ender(spinner, || {});
             let want = if panicking { "unwinding" } else { "returned" };
-            assert_eq!(got, ["".to_string(), want.to_string()]);
+            assert_eq!(recovered, want);
         }
     });
     let c = go::preempt_counts();
@@ -464,27 +491,15 @@ fn asyncpreemptoff_sends_no_signal_and_preempts_nothing() {
         return;
     }
     assert!(!hooks::enabled());
-    let flag = Arc::new(AtomicU32::new(0));
-    let spinning = Arc::new(AtomicBool::new(false));
-    let (f, s) = (flag.clone(), spinning.clone());
+    let spin = Spin::default();
+    let s = spin.clone();
+    // The main goroutine waits for the spinner for good.
     std::thread::spawn(move || {
         go::run(move || {
-            let (f2, s2) = (f.clone(), s.clone());
-            go::go(move || {
-                s2.store(true, Ordering::SeqCst);
-                // SAFETY: the flag lives for the process.
-                unsafe { preempt_spin_until(f2.as_ptr()) };
-            });
-            go::go(move || {
-                while !s.load(Ordering::SeqCst) {
-                    go::gosched();
-                }
-                f.store(1, Ordering::SeqCst);
-            });
-            go::Chan::<()>::new(0).recv();
+            s.with_ender(Spin::run, || {});
         })
     });
-    while !spinning.load(Ordering::SeqCst) {
+    while !spin.started() {
         std::thread::yield_now();
     }
     let mut requests = 0;
@@ -494,7 +509,11 @@ fn asyncpreemptoff_sends_no_signal_and_preempts_nothing() {
     }
     let c = go::preempt_counts();
     assert_eq!((c.sent, c.preempted), (0, 0), "{c:?}");
-    assert_eq!(flag.load(Ordering::SeqCst), 0, "the other goroutine ran");
+    assert_eq!(
+        spin.flag().load(Ordering::SeqCst),
+        0,
+        "the other goroutine ran"
+    );
     exit_now(&format!("off ok: {requests} requests, {c:?}"));
 }
 
@@ -518,8 +537,7 @@ fn registers_and_vector_state_survive_thousands_of_preemptions() {
     }
     assert!(hooks::enabled());
     const PREEMPTIONS: u64 = 3000;
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(50));
+    let req = Requester::start(Duration::from_micros(50));
     let other_runs = Arc::new(AtomicU64::new(0));
     let calls = Arc::new(AtomicU64::new(0));
     let failed_check = Arc::new(AtomicU64::new(0));
@@ -556,8 +574,7 @@ fn registers_and_vector_state_survive_thousands_of_preemptions() {
     });
     let failed = failed_check.load(Ordering::SeqCst);
     assert_eq!(failed, 0, "check {failed} failed (see preempt_check_regs)");
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     let c = go::preempt_counts();
     assert!(c.preempted >= PREEMPTIONS, "{c:?}");
     assert!(other_runs.load(Ordering::SeqCst) > 0);
@@ -631,8 +648,7 @@ fn signals_in_libc_the_runtime_and_the_collector_are_refused_or_safe() {
     }
     assert!(hooks::enabled());
     const SIGNALS: u64 = 3000;
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(50));
+    let req = Requester::start(Duration::from_micros(50));
     let bad = Arc::new(AtomicU64::new(0));
     let b = bad.clone();
     go::run(move || {
@@ -694,8 +710,7 @@ fn signals_in_libc_the_runtime_and_the_collector_are_refused_or_safe() {
         }
         wg.wait();
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     let c = go::preempt_counts();
     assert_eq!(bad.load(Ordering::SeqCst), 0, "a list was corrupted");
     assert!(c.refused(Refusal::NotCompiledCode) > 0, "{c:?}");
@@ -727,31 +742,11 @@ fn a_programs_own_sigurg_handler_keeps_running() {
     // SAFETY: raise has no preconditions.
     unsafe { libc::raise(libc::SIGURG) };
     assert_eq!(PROGRAM_SIGURGS.load(Ordering::SeqCst), 1);
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(200));
+    let req = Requester::start(Duration::from_micros(200));
     go::run(|| {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(2);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
-            // SAFETY: the flag lives until the spin ends.
-            d.send(unsafe { preempt_spin_until(f.as_ptr()) });
-        });
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            while !s.load(Ordering::SeqCst) {
-                go::gosched();
-            }
-            f.store(1, Ordering::SeqCst);
-            d.send(0u64);
-        });
-        done.recv();
-        done.recv();
+        Spin::default().with_ender(Spin::run, || {});
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     let c = go::preempt_counts();
     let seen = PROGRAM_SIGURGS.load(Ordering::SeqCst);
     assert!(c.preempted >= 1, "{c:?}");
@@ -775,8 +770,7 @@ fn a_no_preemption_section_is_never_preempted() {
         return;
     }
     assert!(hooks::enabled());
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(100));
+    let req = Requester::start(Duration::from_micros(100));
     let flag = Arc::new(AtomicU32::new(0));
     let f = flag.clone();
     let releaser = std::thread::spawn(move || {
@@ -791,8 +785,7 @@ fn a_no_preemption_section_is_never_preempted() {
         // SAFETY: the flag lives until the spin ends.
         hooks::without_preemption(|| unsafe { preempt_spin_until(flag.as_ptr()) });
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     let preempted = releaser.join().unwrap();
     assert_eq!(preempted, 0);
     println!("no preemption ok: {:?}", go::preempt_counts());
@@ -814,44 +807,30 @@ fn an_object_held_only_in_a_register_survives_collections_while_preempted() {
         return;
     }
     assert!(hooks::enabled());
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(100));
+    let req = Requester::start(Duration::from_micros(100));
     let collections = Arc::new(AtomicU64::new(0));
     let cs = collections.clone();
     go::run(move || {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(2);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
+        let holder = |s: &Spin| {
+            s.start();
             let list = build_list(50, 0x5EED);
             // SAFETY: the flag lives until the spin ends; the list is
             // handed back.
-            let list = unsafe { preempt_hold_spin(list as usize, f.as_ptr()) };
-            d.send(check_list(list as *const u64, 50, 0x5EED));
-        });
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            while !s.load(Ordering::SeqCst) {
-                go::gosched();
-            }
-            // Each round runs while the holder is preempted.
+            let list = unsafe { preempt_hold_spin(list as usize, s.flag().as_ptr()) };
+            check_list(list as *const u64, 50, 0x5EED)
+        };
+        // Each round runs while the holder is preempted.
+        let churner = move || {
             while go::preempt_counts().preempted < 100 {
                 churn(1);
                 cs.fetch_add(1, Ordering::SeqCst);
                 go::gosched();
             }
-            f.store(1, Ordering::SeqCst);
-            d.send(true);
-        });
-        assert!(
-            done.recv().unwrap() && done.recv().unwrap(),
-            "the list was corrupted"
-        );
+        };
+        let intact = Spin::default().with_ender(holder, churner);
+        assert!(intact, "the list was corrupted");
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     println!(
         "held ok: {} collections, {:?}",
         collections.load(Ordering::SeqCst),
@@ -878,26 +857,20 @@ fn precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds() {
     use defergc::precise::{self, Handle};
     assert!(hooks::enabled());
     const VALUE: u64 = 0x0123_4567_89AB;
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(100));
+    let req = Requester::start(Duration::from_micros(100));
     go::run(move || {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(1);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
+        let spin = Spin::default();
+        let done = spin.spawn(|s| {
             let t = precise::register_bytes_type().unwrap();
             let h = precise::alloc_array(t, 8).unwrap();
             precise::write_u64(h, 0, VALUE).unwrap();
-            s.store(true, Ordering::SeqCst);
+            s.start();
             // SAFETY: the flag lives until the spin ends.
-            let raw = unsafe { preempt_hold_spin(h.to_raw() as usize, f.as_ptr()) };
+            let raw = unsafe { preempt_hold_spin(h.to_raw() as usize, s.flag().as_ptr()) };
             let h = Handle::from_raw(raw as u64).unwrap();
-            d.send(precise::read_u64(h, 0).ok());
+            precise::read_u64(h, 0).ok()
         });
-        while !spinning.load(Ordering::SeqCst) {
-            go::gosched();
-        }
+        spin.wait_started();
         for _ in 0..5 {
             // Garbage, so that a lost object's cell is reused.
             let t = precise::register_bytes_type().unwrap();
@@ -906,32 +879,15 @@ fn precise_cycles_complete_and_keep_what_a_spinning_goroutine_holds() {
             }
             precise::collect().unwrap();
         }
-        flag.store(1, Ordering::SeqCst);
+        spin.end();
         assert_eq!(
             done.recv().unwrap(),
             Some(VALUE),
             "the held object was lost"
         );
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     println!("precise ok: {:?}", go::preempt_counts());
-}
-
-/// xorshift64*: the stress test's random numbers, from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 const SEED: &str = "DEFERGC_PREEMPT_SEED";
@@ -968,16 +924,7 @@ fn precise_object_is(raw: u64, key: u64) -> bool {
 #[test]
 fn seeded_stress_preempts_a_random_mix_and_loses_nothing() {
     if !is_child() {
-        let seed = std::env::var(SEED)
-            .ok()
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
+        let seed = seeded::seed(SEED);
         let procs = (1 + seed % 4).to_string();
         println!("seed {seed} (GOMAXPROCS={procs})");
         let out = in_child(
@@ -1206,8 +1153,7 @@ fn a_c_loop_in_a_shared_library_is_preempted_once_its_code_is_registered() {
     }
     assert!(hooks::enabled());
     let (spin, ranges) = load_c_spinner();
-    let stop = Arc::new(AtomicBool::new(false));
-    let req = requester(stop.clone(), Duration::from_micros(100));
+    let req = Requester::start(Duration::from_micros(100));
     let before = Arc::new(AtomicU64::new(u64::MAX));
     let b = before.clone();
     let registrar = std::thread::spawn(move || {
@@ -1220,27 +1166,13 @@ fn a_c_loop_in_a_shared_library_is_preempted_once_its_code_is_registered() {
         }
     });
     go::run(move || {
-        let flag = Arc::new(AtomicU32::new(0));
-        let spinning = Arc::new(AtomicBool::new(false));
-        let done = go::Chan::new(2);
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            s.store(true, Ordering::SeqCst);
-            d.send(spin(Arc::as_ptr(&f)));
-        });
-        let (f, s, d) = (flag.clone(), spinning.clone(), done.clone());
-        go::go(move || {
-            while !s.load(Ordering::SeqCst) {
-                go::gosched();
-            }
-            f.store(1, Ordering::SeqCst);
-            d.send(0u64);
-        });
-        done.recv();
-        done.recv();
+        let spinner = move |s: &Spin| {
+            s.start();
+            spin(s.flag())
+        };
+        Spin::default().with_ender(spinner, || {});
     });
-    stop.store(true, Ordering::SeqCst);
-    req.join().unwrap();
+    req.stop();
     registrar.join().unwrap();
     let c = go::preempt_counts();
     assert_eq!(

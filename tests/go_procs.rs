@@ -6,26 +6,15 @@
 //! locked to their threads and channel traffic (its seed printed:
 //! `DEFERGC_PROCS_SEED=<n>` reruns its workload).
 
+mod gorun;
+mod seeded;
+
 use defergc::go::{self, Chan, WaitGroup};
+use gorun::{gettid, run};
+use seeded::Rng;
 use serial_test::serial;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-/// `go::run`, with the main goroutine's panic report in the failure.
-fn run<F: FnOnce() + Send + 'static>(main: F) {
-    if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| go::run(main))) {
-        let report = e
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_else(|| "(no report)".into());
-        panic!("the main goroutine panicked:\n{report}");
-    }
-}
-
-fn gettid() -> i64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::syscall(libc::SYS_gettid) }
-}
 
 /// Goroutines inside a section without runtime calls, and the most seen
 /// at once since the last reset.
@@ -269,34 +258,6 @@ fn resizes_while_goroutines_enter_and_leave_system_calls() {
 
 // ---- the seeded stress ------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn seed() -> u64 {
-    match std::env::var("DEFERGC_PROCS_SEED") {
-        Ok(s) => s.trim().parse().expect("DEFERGC_PROCS_SEED is a u64"),
-        Err(_) => {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-                | 1
-        }
-    }
-}
-
 /// Rounds of: a random GOMAXPROCS (1 to 8), locked goroutines that check
 /// their thread across yields, parks and channel operations and then
 /// unlock or exit locked, and channel traffic; with a checksum of every
@@ -304,7 +265,7 @@ fn seed() -> u64 {
 #[test]
 #[serial]
 fn seeded_stress_of_resizes_locked_goroutines_and_channels() {
-    let seed = seed();
+    let seed = seeded::seed("DEFERGC_PROCS_SEED");
     println!("go_procs stress seed: {seed} (rerun: DEFERGC_PROCS_SEED={seed})");
     run(move || {
         let start = go::gomaxprocs();

@@ -6,9 +6,11 @@
 //! select, timers, a mutex, forced collections) checks its own checksums
 //! under tracing and the trace's conservation.
 
+mod seeded;
 mod skip;
 
 use defergc::go::{self, Chan, Mutex, Select, WaitGroup};
+use seeded::Rng;
 use serde_json::Value;
 use serial_test::serial;
 use std::collections::BTreeMap;
@@ -207,34 +209,10 @@ fn starting_twice_and_stopping_without_a_trace_are_errors() {
     let _ = std::fs::remove_file(path);
 }
 
-/// A tiny generator (xorshift64*), seeded.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 #[test]
 #[serial]
 fn a_seeded_program_under_tracing_keeps_its_checksums_and_the_trace_is_conserved() {
-    let seed = std::env::var("DEFERGC_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
+    let seed = seeded::seed("DEFERGC_SEED");
     eprintln!("trace stress seed {seed} (DEFERGC_SEED={seed} repeats it)");
     let mut rng = Rng(seed);
     const WORKERS: u64 = 24;

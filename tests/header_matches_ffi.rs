@@ -42,6 +42,12 @@ fn strip_c(text: &str) -> String {
         .join(" ")
 }
 
+/// The canonical spelling both sides are compared in: "const void *".
+fn spelled(is_const: bool, base: &str, stars: usize) -> String {
+    let constness = if is_const { "const " } else { "" };
+    format!("{constness}{base}{}", " *".repeat(stars))
+}
+
 /// A C type in canonical form: typedefs to scalars resolved, `const` kept
 /// only on pointees, spaces normalised ("const void *").
 fn canon_c(ty: &str) -> String {
@@ -67,12 +73,7 @@ fn canon_c(ty: &str) -> String {
         "defergc_fn" | "defergc_go_fn" => "fnptr",
         other => other,
     };
-    format!(
-        "{}{}{}",
-        if is_const { "const " } else { "" },
-        base,
-        " *".repeat(stars)
-    )
+    spelled(is_const, base, stars)
 }
 
 /// The header's functions: `ret name(params);`.
@@ -207,12 +208,7 @@ fn canon_rust(ty: &str) -> String {
         other => other,
     };
     // (A `*const *mut`, C's `T *const *`, would need more: none today.)
-    format!(
-        "{}{}{}",
-        if is_const { "const " } else { "" },
-        base,
-        " *".repeat(stars)
-    )
+    spelled(is_const, base, stars)
 }
 
 /// The Rust side: every `fn defergc_*(...)` in src/ffi (plain functions

@@ -17,9 +17,12 @@
 //! finds it.
 #![cfg(loom)]
 
+mod loom_check;
+
 use defergc::go::model::{self, Poll, PollEnd};
 use loom::sync::Arc;
 use loom::thread;
+use loom_check::check;
 use std::sync::RwLock;
 
 /// Models run with the bug off while the bug test runs alone.
@@ -29,14 +32,6 @@ static BUG: RwLock<()> = RwLock::new(());
 fn on<T: 'static>(p: &Arc<Poll>, f: impl FnOnce(&Poll) -> T + 'static) -> thread::JoinHandle<T> {
     let p = p.clone();
     thread::spawn(move || f(&p))
-}
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
 }
 
 /// A wait and a readiness: the wait returns Ok whichever comes first.
@@ -152,10 +147,6 @@ fn loom_catches_a_lost_wakeup() {
     model::set_lost_wakeup(false);
     let err =
         caught.expect_err("loom found nothing wrong with a lost wakeup: the model checks nothing");
-    let msg = err
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| err.downcast_ref::<&str>().copied())
-        .unwrap_or("(not a string)");
+    let msg = loom_check::panic_message(&*err);
     eprintln!("with the lost wakeup, loom failed with: {msg}");
 }

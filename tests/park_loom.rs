@@ -19,16 +19,13 @@
 //! the lost wake.
 #![cfg(loom)]
 
+mod child;
+mod loom_check;
+
 use defergc::go::model::{self, Blocked, Parker};
 use loom::sync::Arc;
 use loom::thread;
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// No descriptor is waited on: the parker sleeps, and a wake ends it.
 #[test]
@@ -186,28 +183,16 @@ const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
 /// process, which must fail saying "deadlock".
 #[test]
 fn loom_catches_an_unchecked_poll() {
-    if std::env::var_os(BUG_CHILD).is_some() {
+    let bug = "an unchecked poll";
+    let report = child::loom_catches("loom_catches_an_unchecked_poll", BUG_CHILD, bug, || {
         model::set_unchecked_poll(true);
         check(wake_in_the_poll);
-        println!("loom found nothing");
-        return;
+    });
+    if let Some(report) = report {
+        let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
+        assert!(
+            deadlock.is_some(),
+            "the child failed without a deadlock: {report}"
+        );
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "loom_catches_an_unchecked_poll", "--nocapture"])
-        .env(BUG_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong with an unchecked poll: the model checks nothing"
-    );
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("deadlock"))
-        .unwrap_or_else(|| panic!("the child failed without a deadlock: {stderr}"));
-    eprintln!("with the unchecked poll, loom failed with: {line}");
 }

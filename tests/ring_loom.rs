@@ -17,17 +17,13 @@
 //! a child process) that loom finds the torn record.
 #![cfg(loom)]
 
+mod child;
+mod loom_check;
+
 use defergc::go::model::{self, CpuRing};
 use loom::sync::Arc;
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// The stack a writer with `tag` pushes: two words derived from it.
 fn stack_of(tag: usize) -> [usize; 2] {
@@ -108,32 +104,14 @@ const BUG_CHILD: &str = "DEFERGC_RING_LOOM_BUG_CHILD";
 /// record half written. Loom must find it.
 #[test]
 fn loom_catches_an_early_publication() {
-    if std::env::var_os(BUG_CHILD).is_some() {
+    let bug = "an early publication";
+    let test = "loom_catches_an_early_publication";
+    if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, || {
         model::set_ring_early_publish(true);
         check(|| two_writers_and_a_reader(2, 2));
-        println!("loom found nothing");
-        return;
+    }) {
+        child::loom_line(bug, &report, |l| {
+            l.contains("panicked") || l.starts_with("deadlock")
+        });
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "loom_catches_an_early_publication",
-            "--nocapture",
-        ])
-        .env(BUG_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong with an early publication: the model checks nothing"
-    );
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("panicked") || l.starts_with("deadlock"))
-        .unwrap_or("(no message)");
-    eprintln!("with an early publication, loom failed with: {line}");
 }

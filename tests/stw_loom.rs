@@ -32,18 +32,14 @@
 //! does not look for a stop (the bug Go's `entersyscall_gcwait` avoids).
 #![cfg(loom)]
 
+mod child;
+mod loom_check;
+
 use defergc::go::model::{self, SyscallP, SyscallWorker, World};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
+use loom_check::check;
 
 /// The scheduler around the handshake.
 struct Sched {
@@ -267,66 +263,30 @@ const GCWAIT_CHILD: &str = "DEFERGC_STW_LOOM_GCWAIT_CHILD";
 /// the call, which waits for the stop. Loom must find it.
 #[test]
 fn loom_catches_an_entry_that_ignores_a_stop() {
-    if std::env::var_os(GCWAIT_CHILD).is_some() {
+    let bug = "an entry that ignores a stop";
+    let test = "loom_catches_an_entry_that_ignores_a_stop";
+    if let Some(report) = child::loom_catches(test, GCWAIT_CHILD, bug, || {
         model::set_no_gcwait(true);
         check(call_race);
-        println!("loom found nothing");
-        return;
+    }) {
+        child::loom_line(bug, &report, |l| {
+            l.contains("panicked") || l.starts_with("deadlock")
+        });
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "loom_catches_an_entry_that_ignores_a_stop",
-            "--nocapture",
-        ])
-        .env(GCWAIT_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong with an entry that ignores a stop: the model checks nothing"
-    );
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("panicked") || l.starts_with("deadlock"))
-        .unwrap_or("(no message)");
-    eprintln!("with an entry that ignores a stop, loom failed with: {line}");
 }
 
 /// Two stoppers at once: the second's count overwrites the first's, and
 /// the first starts the world under the second. Loom must find it.
 #[test]
 fn loom_catches_two_stoppers_at_once() {
-    if std::env::var_os(BUG_CHILD).is_some() {
+    let bug = "two stoppers at once";
+    let test = "loom_catches_two_stoppers_at_once";
+    if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, || {
         model::set_two_stoppers(true);
         check(two_stoppers);
-        println!("loom found nothing");
-        return;
+    }) {
+        child::loom_line(bug, &report, |l| {
+            l.contains("panicked") || l.starts_with("deadlock")
+        });
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "loom_catches_two_stoppers_at_once",
-            "--nocapture",
-        ])
-        .env(BUG_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong with two stoppers at once: the model checks nothing"
-    );
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("panicked") || l.starts_with("deadlock"))
-        .unwrap_or("(no message)");
-    eprintln!("with two stoppers at once, loom failed with: {line}");
 }

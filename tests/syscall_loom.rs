@@ -29,20 +29,16 @@
 //! child process: loom aborts after such a report.
 #![cfg(loom)]
 
+mod child;
+mod loom_check;
+
 use defergc::go::model::{self, Sleeper, SyscallP, SyscallWorker};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
+use loom_check::check;
 use std::sync::atomic::Ordering;
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
-}
 
 /// A processor and its local queue (the holder's only), and the worker
 /// that holds it first.
@@ -284,26 +280,14 @@ fn a_busy_processor_wakes_a_waiting_sysmon() {
 
 const BUG_CHILD: &str = "DEFERGC_SYSCALL_LOOM_BUG";
 
-/// Runs `test` of this binary in a child with `BUG_CHILD` set: it must
-/// fail with loom's report containing `what`.
-fn child_fails_with(test: &str, what: &str) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture"])
-        .env(BUG_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong in {test}: the model checks nothing\n{stdout}{stderr}"
-    );
-    assert!(
-        stderr.to_lowercase().contains(what),
-        "{test} failed without {what:?}: {stderr}"
-    );
+/// Runs `test` (the caller) in a child with `BUG_CHILD` set, where
+/// `model` runs the model with `bug` on: it must fail with loom's report
+/// containing `what`.
+fn loom_catches(test: &str, bug: &str, what: &str, model: impl FnOnce()) {
+    if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, model) {
+        let line = child::loom_line(bug, &report, |l| l.to_lowercase().contains(what));
+        assert!(line.is_some(), "{test} failed without {what:?}: {report}");
+    }
 }
 
 /// A worker that leaves its call without looking for a taker keeps its
@@ -311,24 +295,20 @@ fn child_fails_with(test: &str, what: &str) {
 /// owners.
 #[test]
 fn loom_catches_a_blind_leave() {
-    if std::env::var_os(BUG_CHILD).is_some() {
+    let test = "loom_catches_a_blind_leave";
+    loom_catches(test, "a blind leave", "panicked", || {
         model::set_blind_leave(true);
         check(one_call);
-        println!("loom found nothing");
-        return;
-    }
-    child_fails_with("loom_catches_a_blind_leave", "panicked");
+    });
 }
 
 /// A sysmon that looks at the idle count before it announces its wait:
 /// a wake in between finds no waiter, and loom finds the deadlock.
 #[test]
 fn loom_catches_a_late_announcement() {
-    if std::env::var_os(BUG_CHILD).is_some() {
+    let test = "loom_catches_a_late_announcement";
+    loom_catches(test, "a late announcement", "deadlock", || {
         model::set_late_announce(true);
         check(sysmon_waits_until_a_processor_is_busy);
-        println!("loom found nothing");
-        return;
-    }
-    child_fails_with("loom_catches_a_late_announcement", "deadlock");
+    });
 }

@@ -12,9 +12,13 @@
 //! ```
 #![cfg(loom)]
 
+mod child;
+mod loom_check;
+
 use defergc::go::model::{self, TraceBuffer, TraceEvent, TraceKind};
 use loom::sync::Arc;
 use loom::thread;
+use loom_check::check;
 
 fn event(g: u64) -> TraceEvent {
     TraceEvent {
@@ -27,14 +31,6 @@ fn event(g: u64) -> TraceEvent {
         arg: 0,
         reason: "",
     }
-}
-
-fn check(f: impl Fn() + Sync + Send + 'static) {
-    let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
-    }
-    b.check(f);
 }
 
 /// The thread appends three events while the writer empties the buffer
@@ -69,32 +65,12 @@ const UNLOCKED_CHILD: &str = "DEFERGC_TRACE_LOOM_UNLOCKED_CHILD";
 /// append. Loom must find it.
 #[test]
 fn loom_catches_a_writer_that_takes_without_the_flag() {
-    if std::env::var_os(UNLOCKED_CHILD).is_some() {
+    let bug = "a writer that ignores the flag";
+    let test = "loom_catches_a_writer_that_takes_without_the_flag";
+    if let Some(report) = child::loom_catches(test, UNLOCKED_CHILD, bug, || {
         model::set_unlocked_take(true);
         check(handoff);
-        println!("loom found nothing");
-        return;
+    }) {
+        child::loom_line(bug, &report, |l| l.contains("panicked"));
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "loom_catches_a_writer_that_takes_without_the_flag",
-            "--nocapture",
-        ])
-        .env(UNLOCKED_CHILD, "1")
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        !out.status.success() && !stdout.contains("loom found nothing"),
-        "loom found nothing wrong with a writer that ignores the flag: the model checks nothing"
-    );
-    let line = stderr
-        .lines()
-        .find(|l| l.contains("panicked"))
-        .unwrap_or("(no message)");
-    eprintln!("with a writer that ignores the flag, loom failed with: {line}");
 }

@@ -218,7 +218,10 @@ pub(crate) fn publish_enter(status: &AtomicU32, hs: &Handshake, me: &Caller) {
     status.store(P_SYSCALL, Ordering::Relaxed);
     // Only the worker writes its count.
     let calls = me.calls.load(Ordering::Relaxed);
-    debug_assert!(calls.is_multiple_of(2), "defergc: a system call entered twice");
+    debug_assert!(
+        calls.is_multiple_of(2),
+        "defergc: a system call entered twice"
+    );
     me.calls.store(calls + 1, Ordering::Release);
 }
 
