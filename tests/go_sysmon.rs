@@ -7,6 +7,7 @@
 //! measures time.
 
 mod child;
+mod seeded;
 
 use defergc::go::{self, Chan, WaitGroup};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -404,13 +405,7 @@ fn a_forked_child_has_a_working_sysmon() {
 #[test]
 fn system_calls_of_random_length_beside_computing_goroutines() {
     if !is_child() {
-        let seed = std::env::var("DEFERGC_SEED").unwrap_or_else(|_| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-                .to_string()
-        });
+        let seed = seeded::seed("DEFERGC_SEED").to_string();
         println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
         for procs in ["1", "3"] {
             let text = in_child(
@@ -427,10 +422,7 @@ fn system_calls_of_random_length_beside_computing_goroutines() {
         }
         return;
     }
-    let seed: u64 = std::env::var("DEFERGC_SEED")
-        .unwrap()
-        .parse::<u128>()
-        .unwrap() as u64;
+    let seed = seeded::seed("DEFERGC_SEED");
     const CALLERS: u64 = 16;
     const CALLS: u64 = 300;
     const COMPUTERS: u64 = 8;
@@ -522,13 +514,7 @@ fn system_calls_of_random_length_beside_computing_goroutines() {
 fn system_calls_beside_sysmon_and_stops_of_the_world() {
     const NAME: &str = "system_calls_beside_sysmon_and_stops_of_the_world";
     if !is_child() {
-        let seed = std::env::var("DEFERGC_SEED").unwrap_or_else(|_| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-                .to_string()
-        });
+        let seed = seeded::seed("DEFERGC_SEED").to_string();
         println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
         let text = in_child(
             NAME,
@@ -543,10 +529,7 @@ fn system_calls_beside_sysmon_and_stops_of_the_world() {
         println!("{line}");
         return;
     }
-    let seed: u64 = std::env::var("DEFERGC_SEED")
-        .unwrap()
-        .parse::<u128>()
-        .unwrap() as u64;
+    let seed = seeded::seed("DEFERGC_SEED");
     const CALLERS: u64 = 12;
     const CALLS: u64 = 400;
     const STOPS: usize = 200;

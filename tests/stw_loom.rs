@@ -185,7 +185,7 @@ impl CallRace {
         self.p.enter(&self.w);
         if self.p.stop_began(&self.world) {
             let _l = self.p.lock();
-            if self.p.claim_for_stop() {
+            if self.p.claim_for_stop(&self.w) {
                 self.world.stopped_one();
             }
         }

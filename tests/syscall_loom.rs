@@ -255,6 +255,44 @@ fn a_stop_never_takes_a_call_on_a_stale_caller() {
     check(handed_on_while_a_stop_takes);
 }
 
+/// A worker that saw a stop begin as it entered its call waits for the
+/// scheduler lock to give its processor to the stopper; meanwhile the
+/// stop took the processor, the world started again, and a second worker
+/// took it and entered a call of its own. The first worker's claim must
+/// not take the second worker's call (the stop that counted it is over:
+/// it would count a processor for no stop, or twice for the next).
+fn a_claim_after_the_take() {
+    let pr = Proc::new();
+    pr.p.enter(&pr.w);
+    let pr2 = pr.clone();
+    let stop = thread::spawn(move || {
+        let took = {
+            let _sched = pr2.p.lock();
+            pr2.p.take_for_stop()
+        };
+        if took {
+            pr2.p.restart();
+            assert!(pr2.p.take_idle(), "a restarted processor is idle");
+            pr2.p.enter(&SyscallWorker::new());
+        }
+        took
+    });
+    let claimed = {
+        let _sched = pr.p.lock();
+        pr.p.claim_for_stop(&pr.w)
+    };
+    let took = stop.join().unwrap();
+    assert!(
+        !(claimed && took),
+        "the stop took the processor and the worker claimed it too"
+    );
+}
+
+#[test]
+fn a_late_claim_never_takes_another_workers_call() {
+    check(a_claim_after_the_take);
+}
+
 /// sysmon waits while every processor is idle; a worker takes one (the
 /// idle count drops) and wakes it.
 fn sysmon_waits_until_a_processor_is_busy() {

@@ -556,16 +556,25 @@ impl SyscallP {
         idle
     }
 
+    /// The world starts again: a stopped processor goes idle (under the
+    /// lock, as `start_the_world` does).
+    pub fn restart(&self) {
+        let _sched = self.lock();
+        if self.status.load(Ordering::Acquire) == super::procs::P_GCSTOP {
+            self.status.store(super::procs::P_IDLE, Ordering::Release);
+        }
+    }
+
     /// After [`SyscallP::enter`]: whether a stop of `world` began
     /// (`syscall::stop_began`).
     pub fn stop_began(&self, world: &World) -> bool {
         super::syscall::stop_began(&world.0)
     }
 
-    /// The entering worker gives the processor to a stop
+    /// The entering worker `w` gives the processor to a stop
     /// (`syscall::claim_for_stop`); the caller holds [`SyscallP::lock`].
-    pub fn claim_for_stop(&self) -> bool {
-        super::syscall::claim_for_stop(&self.status, &self.call)
+    pub fn claim_for_stop(&self, w: &SyscallWorker) -> bool {
+        super::syscall::claim_for_stop(&self.status, &self.call, &w.0)
     }
 
     /// The stopper takes the processor if its worker is in a call, as

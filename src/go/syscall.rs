@@ -242,12 +242,16 @@ pub(crate) fn stop_began(world: &super::stw::World) -> bool {
     world.waiting()
 }
 
-/// The worker that saw a stop begin as it entered its call gives its
-/// processor to the stopper (`P_SYSCALL` to `P_GCSTOP`), under the
-/// scheduler lock; whether it did (the stopper may have taken it first).
-/// Like every take, it forgets the processor's caller.
-pub(crate) fn claim_for_stop(status: &AtomicU32, hs: &Handshake) -> bool {
-    let claimed = status.load(Ordering::Relaxed) == P_SYSCALL;
+/// The worker `me`, which saw a stop begin as it entered its call, gives
+/// its processor to the stopper (`P_SYSCALL` to `P_GCSTOP`), under the
+/// scheduler lock; whether it did. Not if the stop took it first: then
+/// the processor has been taken (it forgot its caller), and may even be
+/// another worker's by now, in a call of its own, or in no stop at all
+/// (the stop that took it ended before this worker had the lock). Like
+/// every take, it forgets the processor's caller.
+pub(crate) fn claim_for_stop(status: &AtomicU32, hs: &Handshake, me: &Caller) -> bool {
+    let claimed = status.load(Ordering::Relaxed) == P_SYSCALL
+        && ptr::eq(hs.caller.load(Ordering::Relaxed), me);
     if claimed {
         hs.caller.store(ptr::null_mut(), Ordering::Relaxed);
         status.store(P_GCSTOP, Ordering::Release);
@@ -379,7 +383,7 @@ pub(crate) fn enter_syscall(m: &'static M) {
     let s = procs::sched();
     if stop_began(&s.world) {
         let mut idle = s.lock();
-        if claim_for_stop(&p.status, &p.call) {
+        if claim_for_stop(&p.status, &p.call, &m.caller) {
             // Its exit takes the slow path, which counts it out.
             idle.in_syscall += 1;
             s.world.stopped_one();
