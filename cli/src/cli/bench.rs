@@ -646,20 +646,31 @@ fn measure(name: Name) -> (f64, f64) {
 
 /// `syscall`: ns a getpid through enter/exit, and bare.
 fn syscall_calls() -> (f64, f64) {
-    const N: u64 = 1_000_000;
+    // A million calls each way, in rounds that alternate the two (and
+    // which of them goes first), so that both see the same machine.
+    const ROUNDS: u64 = 20;
+    const N: u64 = 50_000;
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u64;
-    let t = Instant::now();
-    // SAFETY: a function of cli/c/go_bench.c, run in a goroutine.
-    let sum = unsafe { bench_getpid_calls(N, 1) };
-    let through = ns_per(t, N);
-    assert_eq!(sum, N * pid, "getpid through enter/exit");
-    let t = Instant::now();
-    // SAFETY: as above.
-    let sum = unsafe { bench_getpid_calls(N, 0) };
-    let bare = ns_per(t, N);
-    assert_eq!(sum, N * pid, "bare getpid");
-    (through, bare)
+    let (mut through, mut bare) = (Duration::ZERO, Duration::ZERO);
+    let calls = |via: i32| {
+        let t = Instant::now();
+        // SAFETY: a function of cli/c/go_bench.c, run in a goroutine.
+        let sum = unsafe { bench_getpid_calls(N, via) };
+        assert_eq!(sum, N * pid, "getpid (through enter/exit: {via})");
+        t.elapsed()
+    };
+    for round in 0..ROUNDS {
+        if round % 2 == 0 {
+            through += calls(1);
+            bare += calls(0);
+        } else {
+            bare += calls(0);
+            through += calls(1);
+        }
+    }
+    let per = |d: Duration| d.as_secs_f64() * 1e9 / (ROUNDS * N) as f64;
+    (per(through), per(bare))
 }
 
 /// `preempt`: the largest wake-up delay (ms) of a goroutine sleeping 1 ms
