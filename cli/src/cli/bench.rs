@@ -109,6 +109,10 @@ pub enum Name {
     /// enter_syscall / exit_syscall (ns a call; the bare call and the
     /// ratio beside it).
     Syscall,
+    /// One processor: a goroutine blocks 2 ms in a system call while
+    /// another is ready to run; how long that one waits for the processor
+    /// (µs: the median of 50, the largest beside it).
+    Retake,
     /// One processor: a goroutine spins in compiled code without calls
     /// while another sleeps 1 ms at a time for 1 s; how late its wake-ups
     /// are (ms: the largest, and the 99th percentile beside it).
@@ -146,6 +150,7 @@ impl Name {
             Name::Skynet => "skynet",
             Name::WgFanout => "wg-fanout",
             Name::Syscall => "syscall",
+            Name::Retake => "retake",
             Name::Preempt => "preempt",
             Name::Echo => "echo",
             Name::Http => "http",
@@ -171,6 +176,7 @@ impl Name {
             | Name::WgFanout
             | Name::Preempt => "ms",
             Name::Million | Name::MillionHeap => "s",
+            Name::Retake => "us",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
         }
@@ -268,10 +274,11 @@ fn run_one(args: &Args) -> i32 {
         );
         return 2;
     }
-    if name == Name::YieldPingpong || name == Name::Preempt {
+    if matches!(name, Name::YieldPingpong | Name::Preempt | Name::Retake) {
         // Go's figure is for GOMAXPROCS=1: the two goroutines share a
         // processor (every gosched is a switch; the spinner holds the
-        // only processor until it is preempted).
+        // only processor until it is preempted; the processor of a
+        // goroutine in a system call must be taken back for the other).
         let _ = go::init_with(go::Config {
             max_procs: Some(1),
             stack_size: None,
@@ -369,6 +376,7 @@ fn run_one(args: &Args) -> i32 {
             .num("bare_ns", median_of(&extra))
             .num("ratio", median / median_of(&extra)),
         Name::Preempt => line.num("p99_ms", median_of(&extra)),
+        Name::Retake => line.num("max_us", median_of(&extra)),
         _ => line,
     };
     if args.json {
@@ -392,6 +400,9 @@ fn run_one(args: &Args) -> i32 {
                 median_of(&extra),
                 median / median_of(&extra)
             );
+        }
+        if name == Name::Retake {
+            println!("  the longest wait: median {:.3} us", median_of(&extra));
         }
         if name == Name::Preempt {
             println!(
@@ -506,6 +517,7 @@ fn merge_runs(
         "bare_ns",
         "ratio",
         "p99_ms",
+        "max_us",
     ] {
         let v = all(key);
         if !v.is_empty() {
@@ -626,6 +638,7 @@ fn measure(name: Name) -> (f64, f64) {
         Name::Skynet => (skynet(), 0.0),
         Name::WgFanout => (wg_fanout(), 0.0),
         Name::Syscall => syscall_calls(),
+        Name::Retake => retake_waits(),
         Name::Preempt => preempt_delays(),
         Name::PanicRecover => {
             const N: u64 = 200_000;
@@ -671,6 +684,33 @@ fn syscall_calls() -> (f64, f64) {
     }
     let per = |d: Duration| d.as_secs_f64() * 1e9 / (ROUNDS * N) as f64;
     (per(through), per(bare))
+}
+
+/// `retake`: how long (µs) a ready goroutine waits for the only processor
+/// while another blocks 2 ms in a system call, from just before the call
+/// (sysmon takes the processor back from the call and hands it over): the
+/// median of 50, and the largest.
+fn retake_waits() -> (f64, f64) {
+    let base = Instant::now();
+    let mut waits = Vec::new();
+    for _ in 0..50 {
+        let entered = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let done = Chan::<()>::new(1);
+        let (e, d) = (entered.clone(), done.clone());
+        go::go(move || {
+            e.store(base.elapsed().as_nanos() as u64 + 1, Ordering::SeqCst);
+            go::syscall(|| std::thread::sleep(Duration::from_millis(2)));
+            d.send(());
+        });
+        while entered.load(Ordering::SeqCst) == 0 {
+            go::gosched();
+        }
+        let now = base.elapsed().as_nanos() as u64 + 1;
+        waits.push((now - entered.load(Ordering::SeqCst)) as f64 / 1e3);
+        assert!(done.recv().is_some(), "the sleeper never came back");
+    }
+    waits.sort_by(f64::total_cmp);
+    (waits[waits.len() / 2], waits[waits.len() - 1])
 }
 
 /// `preempt`: the largest wake-up delay (ms) of a goroutine sleeping 1 ms
