@@ -80,6 +80,7 @@ fn fork_child() {
             let local = unsafe { p.local() };
             while local.pop().is_some() {}
             p.listed.store(false, Ordering::Relaxed);
+            super::syscall::forget_caller(&p.call);
             if mine.is_some_and(|q| q.id == p.id) {
                 continue;
             }

@@ -347,6 +347,14 @@ pub(crate) fn take_if_in_call(
     true
 }
 
+/// In a forked child, whose processors are all made idle (or kept by the
+/// forking worker): no call on them goes on, and a later taker must not
+/// act on a worker of the parent that was in one.
+pub(crate) fn forget_caller(hs: &Handshake) {
+    hs.caller.store(ptr::null_mut(), Ordering::Relaxed);
+    hs.taking.store(0, Ordering::Relaxed);
+}
+
 /// The taker is done with this processor: a waiting worker may look.
 pub(crate) fn end_taking(hs: &Handshake) {
     hs.taking.store(0, Ordering::Release);
