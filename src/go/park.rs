@@ -298,10 +298,20 @@ fn base() -> Instant {
 }
 
 /// Nanoseconds from [`base`] to now: the clock timer deadlines are kept
-/// in.
+/// in. The calling thread keeps what it read ([`LAST_NOW`]).
 pub(crate) fn now_ns() -> u64 {
-    u64::try_from(Instant::now().saturating_duration_since(base()).as_nanos())
-        .unwrap_or(NO_TIMER - 1)
+    let ns = u64::try_from(Instant::now().saturating_duration_since(base()).as_nanos())
+        .unwrap_or(NO_TIMER - 1);
+    LAST_NOW.set(ns);
+    ns
+}
+
+thread_local! {
+    /// What [`now_ns`] last read on this thread: a time that has passed,
+    /// so a deadline before it is due without reading the clock again
+    /// (a worker behind on its timers reads it once per batch, not once
+    /// per scheduling point).
+    static LAST_NOW: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// The instant `ns` after [`base`].
@@ -374,7 +384,8 @@ pub(crate) fn check_timers(p: usize, all: bool) -> bool {
     if at == NO_TIMER {
         return false;
     }
-    let now = now_ns();
+    let last = LAST_NOW.get();
+    let now = if at <= last { last } else { now_ns() };
     at <= now && RUN_TIMERS.get().is_some_and(|f| f(Some(p), all, now))
 }
 
