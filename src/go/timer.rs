@@ -33,7 +33,7 @@
 use super::chan::RawChan;
 use super::park::{now_ns, NO_TIMER, TIMER_HEAPS};
 use super::wait::Waiter;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -45,11 +45,16 @@ enum Action {
     Wake(*const Waiter),
     /// Send the time on a timer's channel.
     Send(*const Timer),
-    /// Call `f(a, b, id)` with the entry's id, after the heap's lock is
-    /// released (the callee may take locks that are held around
-    /// [`cancel_call`]: the network poller's deadlines).
-    Call(fn(u64, u64, u64), u64, u64),
+    /// Make the call the heap keeps under the entry's id (see
+    /// [`Heap::calls`]), after the heap's lock is released (the callee may
+    /// take locks that are held around [`cancel_call`]: the network
+    /// poller's deadlines). Kept aside so that an entry is 32 bytes: the
+    /// heap's levels are cache misses.
+    Call,
 }
+
+/// A call's function and arguments: `f(a, b, id)`.
+type Call = (fn(u64, u64, u64), u64, u64);
 
 #[derive(Clone, Copy)]
 struct Entry {
@@ -83,12 +88,13 @@ struct Heap {
     cap: usize,
     /// Entries added so far (ids are made from it, see [`Heap::next_id`]).
     seq: u64,
-    /// The ids of the [`Action::Call`] entries in the heap, and those of
-    /// them cancelled: a cancelled call stays in the heap until it comes
-    /// up (skipped then) or the cancelled outnumber a quarter of the heap
-    /// (all removed at once), so a cancel costs a set insert, not a
-    /// search of the heap (a server moves a deadline per request).
-    calls: BTreeSet<u64>,
+    /// The calls of the [`Action::Call`] entries in the heap, by id, and
+    /// the ids of those cancelled: a cancelled call's entry stays in the
+    /// heap until it comes up (skipped then) or the cancelled outnumber a
+    /// quarter of the heap (all removed at once), so a cancel costs a set
+    /// insert, not a search of the heap (a server moves a deadline per
+    /// request).
+    calls: BTreeMap<u64, Call>,
     cancelled: BTreeSet<u64>,
 }
 
@@ -111,7 +117,7 @@ static HEAPS: [Shard; TIMER_HEAPS] = {
             len: 0,
             cap: 0,
             seq: 0,
-            calls: BTreeSet::new(),
+            calls: BTreeMap::new(),
             cancelled: BTreeSet::new(),
         })));
         i += 1;
@@ -135,6 +141,9 @@ fn own_heap() -> usize {
 fn heap_of(id: u64) -> usize {
     (id % TIMER_HEAPS as u64) as usize
 }
+
+// An entry's size: what a level of the heap costs in cache lines.
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 
 /// Children per node of the heaps.
 const ARITY: usize = 4;
@@ -381,11 +390,13 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
                 wakes[n] = w;
                 n += 1;
             }
-            Action::Call(f, a, b) => {
-                h.calls.remove(&e.seq);
+            Action::Call => {
                 if h.cancelled.remove(&e.seq) {
                     continue;
                 }
+                let Some((f, a, b)) = h.calls.remove(&e.seq) else {
+                    continue;
+                };
                 drop(h);
                 f(a, b, e.seq);
                 h = heap(index);
@@ -427,7 +438,7 @@ fn fire(e: &Entry) {
                 unsafe { release(t) };
             }
         }
-        Action::Wake(_) | Action::Call(..) => {
+        Action::Wake(_) | Action::Call => {
             unreachable!("run outside the lock by `run_heap`")
         }
     }
@@ -469,8 +480,8 @@ pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
     let mut h = heap(own_heap());
     // The id is the one `add` assigns next.
     let id = h.next_id();
-    h.calls.insert(id);
-    let seq = add(h, deadline(ns), Action::Call(f, a, b));
+    h.calls.insert(id, (f, a, b));
+    let seq = add(h, deadline(ns), Action::Call);
     debug_assert_eq!(seq, id);
     id
 }
@@ -479,7 +490,7 @@ pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
 /// was still pending.
 pub(crate) fn cancel_call(id: u64) -> bool {
     let mut h = heap(heap_of(id));
-    if !h.calls.remove(&id) {
+    if h.calls.remove(&id).is_none() {
         return false;
     }
     h.cancelled.insert(id);
