@@ -12,8 +12,10 @@
 //!
 //! No thread of its own: each heap publishes its earliest deadline to the
 //! idle workers' parker (`park.rs`); a worker looking for work runs what
-//! is due on its processor's heap, and on the others' whose lock is free;
-//! the idle worker that watches the poller blocks until the earliest
+//! is due on its processor's heap, and on every heap every 61 scheduling
+//! points, when it finds no goroutine to run, or when sysmon asks (it made
+//! a goroutine yield for a due timer); the idle worker that watches the
+//! poller blocks until the earliest
 //! deadline of all heaps and then runs every heap's (Go's timers in
 //! `findRunnable`, `stealWork` and `netpoll(delay)`). A timer that
 //! becomes its heap's earliest wakes that watcher, or makes an idle worker
