@@ -10,9 +10,10 @@
 //!
 //! The poller is the model's (`model::install_poller`): `epoll_wait`
 //! without descriptors, with its break (the eventfd) and events that a
-//! model thread makes arrive. Timers are the heap's published earliest
-//! deadline (`model::set_timer`): due at once, or an hour away (a model
-//! has no time). Loom reports a parker nobody wakes as a
+//! model thread makes arrive. Timers are the heaps' published earliest
+//! deadlines (`model::set_timer`, `model::set_timer_on`: a model has two
+//! heaps, as two processors): due at once, or an hour away (a model has
+//! no time). Loom reports a parker nobody wakes as a
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
@@ -173,6 +174,47 @@ fn an_earlier_timer_wakes_the_watcher() {
 #[test]
 fn an_earlier_timer_breaks_the_poll() {
     check(|| earlier_timer(true));
+}
+
+/// The parker watches heap 0's timer, an hour away; heap 1 (another
+/// processor's) publishes a due one: the watcher sees the earliest of
+/// both heaps, is woken and returns to run the timers.
+#[test]
+fn a_timer_on_another_heap_wakes_the_watcher() {
+    check(|| {
+        model::set_timer_on(0, false);
+        let p = Parker::for_current();
+        let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        thread::spawn(move || {
+            model::set_timer_on(1, true);
+            d.store(true, std::sync::atomic::Ordering::Release);
+        });
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&done);
+    });
+}
+
+/// Two heaps publish at once, one an hour away and one due, while the
+/// parker goes to sleep with nothing to watch: whichever it reads, it is
+/// made to look again and returns to run the due one.
+#[test]
+fn two_heaps_publish_at_once() {
+    check(|| {
+        let p = Parker::for_current();
+        let done = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        for heap in 0..2 {
+            let d = done.clone();
+            thread::spawn(move || {
+                model::set_timer_on(heap, heap == 1);
+                d.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+        }
+        assert_eq!(p.block(), Blocked::Timers);
+        while done.load(std::sync::atomic::Ordering::Acquire) < 2 {
+            thread::yield_now();
+        }
+    });
 }
 
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
