@@ -26,7 +26,16 @@ mod loom_check;
 use defergc::go::model::{self, Blocked, Parker};
 use loom::sync::Arc;
 use loom::thread;
-use loom_check::check;
+
+/// The model's scheduler (the thread a timer kicks, `model::Parker`) is
+/// the process's, not one model's: models that ran at once in the test
+/// harness's threads would kick each other's threads, and loom reports
+/// such a model as not deterministic. One model at a time.
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    loom_check::check(f);
+}
 
 /// No descriptor is waited on: the parker sleeps, and a wake ends it.
 #[test]
@@ -159,8 +168,10 @@ fn earlier_timer(poll: bool) {
     if poll {
         model::install_poller(1);
     }
-    model::set_timer(false);
+    // The parker first: it is the thread a timer with no watcher kicks
+    // (a kick before it exists would reach the previous run's thread).
     let p = Parker::for_current();
+    model::set_timer(false);
     let t = spawn_timer();
     assert_eq!(p.block(), Blocked::Timers);
     wait_for(&t);
@@ -182,8 +193,8 @@ fn an_earlier_timer_breaks_the_poll() {
 #[test]
 fn a_timer_on_another_heap_wakes_the_watcher() {
     check(|| {
-        model::set_timer_on(0, false);
         let p = Parker::for_current();
+        model::set_timer_on(0, false);
         let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
         let d = done.clone();
         thread::spawn(move || {
