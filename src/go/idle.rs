@@ -294,7 +294,7 @@ pub(super) fn deadlock_check(s: &Sched, idle: &Idle) {
         idle.workers,
         idle.ms.len() + idle.locked_parked,
         idle.in_syscall,
-        &s.goroutines,
+        &s.goroutines.0,
         &s.launching,
     );
 }
