@@ -183,7 +183,7 @@ fn random_node(c: Chan<u64>, seed: u64, id: u64, depth: u32, t: Arc<Tally>) {
     for k in 0..kids {
         let (rc, t) = (rc.clone(), t.clone());
         go::go(move || random_node(rc, seed, id * 16 + k + 1, depth - 1, t));
-        if mix(seed ^ id ^ k) % 4 == 0 {
+        if mix(seed ^ id ^ k).is_multiple_of(4) {
             go::gosched();
         }
     }
