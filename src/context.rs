@@ -185,14 +185,18 @@ impl Context {
     pub(crate) unsafe fn destroy_states(&self) {
         let this = self;
         let n = KEY_COUNT.load(Ordering::Acquire);
-        let mut keys: Vec<(usize, &Key)> = (0..n)
-            .filter_map(|i| {
-                // SAFETY: reserve only stores &'static keys.
-                unsafe { KEYS[i].load(Ordering::Acquire).as_ref() }.map(|k| (i, k))
-            })
-            .collect();
-        keys.sort_by_key(|&(_, key)| std::cmp::Reverse(key.rank));
-        for (i, key) in keys {
+        // Every goroutine's end comes here: most have no state left, and
+        // the order is made on the stack, without allocating.
+        if this.slots[..n].iter().all(|s| s.get().is_null()) {
+            return;
+        }
+        let mut keys: [Option<(usize, &Key)>; MAX_KEYS] = [None; MAX_KEYS];
+        for (i, k) in keys.iter_mut().enumerate().take(n) {
+            // SAFETY: reserve only stores &'static keys.
+            *k = unsafe { KEYS[i].load(Ordering::Acquire).as_ref() }.map(|key| (i, key));
+        }
+        keys[..n].sort_by_key(|k| std::cmp::Reverse(k.map(|(_, key)| key.rank)));
+        for (i, key) in keys.into_iter().flatten() {
             let value = this.slots[i].replace(ptr::null_mut());
             if !value.is_null() {
                 // SAFETY: the slot holds a value its key's layer stored,

@@ -104,6 +104,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 locked_wait: AtomicBool::new(false),
                 polled: Cell::new(None),
                 current: Cell::new(ptr::null()),
+                spawned: Cell::new(0),
                 preempt: super::async_preempt::WorkerPreempt::for_current_thread(),
             }));
             set_current_m(m);
@@ -303,7 +304,7 @@ pub(super) fn deadlock_check(s: &Sched, idle: &Idle) {
         idle.workers,
         idle.ms.len() + idle.locked_parked,
         idle.in_syscall,
-        &s.goroutines,
+        &s.goroutines.0,
         &s.launching,
     );
 }

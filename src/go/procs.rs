@@ -34,6 +34,7 @@ use super::park::Parker;
 use super::prim;
 use super::scan::WorkerScan;
 use super::stack;
+use crate::cache::CachePadded;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::{Cell, UnsafeCell};
 use std::ptr;
@@ -150,6 +151,9 @@ pub(crate) struct M {
     pub(super) polled: Cell<Option<usize>>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
+    /// Goroutines the current one started in its time slice so far (see
+    /// `sched::yield_if_far_ahead`).
+    pub(super) spawned: Cell<usize>,
     /// Asynchronous preemption: the pending request, the no-preemption
     /// count, the thread's id (async_preempt.rs).
     pub(crate) preempt: super::async_preempt::WorkerPreempt,
@@ -190,8 +194,11 @@ pub(crate) struct Sched {
     idle: Mutex<Idle>,
     pub(super) npidle: AtomicUsize,
     pub(super) nmspinning: AtomicUsize,
-    /// Live goroutines (not yet finished).
-    pub(crate) goroutines: AtomicUsize,
+    /// Live goroutines (not yet finished). Every start and every end
+    /// writes it: alone on its cache line, so that those writes do not
+    /// cost `wakep`'s reads of `npidle` and `nmspinning` (on every
+    /// `runqput`) a miss each.
+    pub(crate) goroutines: CachePadded<AtomicUsize>,
     /// Goroutines that plain threads are starting: counted in
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
@@ -275,7 +282,7 @@ pub(super) fn start(
             }),
             npidle: AtomicUsize::new(n),
             nmspinning: AtomicUsize::new(0),
-            goroutines: AtomicUsize::new(0),
+            goroutines: CachePadded(AtomicUsize::new(0)),
             launching: AtomicUsize::new(0),
             deadlock_check,
             worker_loop,

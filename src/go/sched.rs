@@ -55,9 +55,7 @@
 
 use super::g::{self, Switch, G};
 use super::idle::{exit_locked_m, find_runnable, startlockedm, stoplockedm, stopm, wakep};
-use super::procs::{
-    current_g, current_m, current_p, sched, DeadlockCheck, GRef, Sched, Settings, M, P,
-};
+use super::procs::{current_g, current_m, sched, DeadlockCheck, GRef, Sched, Settings, M, P};
 use super::stack;
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -210,6 +208,7 @@ fn execute(m: &'static M, g: &'static G) -> bool {
         p.m.store((m as *const M).cast_mut(), Ordering::Relaxed);
     }
     m.current.set(g);
+    m.spawned.set(0);
     // SAFETY: processors are never freed.
     let traced = super::trace::slice_start(unsafe { m.p.get().as_ref() });
     m.scan
@@ -329,19 +328,48 @@ pub(crate) fn preempted(g: &G) {
 pub(crate) const SPAWN_LEAD: usize = 256;
 
 /// After the running goroutine queued a new one: if its processor's queue
-/// holds [`SPAWN_LEAD`] goroutines, it goes behind them. A loop of `go`
-/// statements otherwise outruns the workers that run what it starts:
-/// every goroutine waiting holds a stack slot and a header page, and by
-/// the time it runs they are cold (mutex-100k reached 68,000 waiting, 230
-/// MB, each run colder than the last).
+/// holds [`SPAWN_LEAD`] goroutines, either the spawner goes behind them
+/// or half of them go to the global queue.
+///
+/// A goroutine that started [`SPAWN_LEAD`] goroutines in this time slice
+/// (a loop of `go` statements) yields: otherwise it outruns the workers
+/// that run what it starts, every goroutine waiting holds a stack slot and
+/// a header page, and by the time it runs they are cold (mutex-100k
+/// reached 68,000 waiting, 230 MB, each run colder than the last).
+///
+/// Otherwise (a tree of goroutines that each start a few, as `skynet`'s)
+/// the oldest half of the queue moves to the global queue, as Go's
+/// `runqput` does when the local queue is full: the processor goes on
+/// with the newest goroutines, which finish the subtrees already begun
+/// (their parents wait for them) instead of starting the old ones' (the
+/// global queue is still served every `GLOBAL_TICK` schedules, and when
+/// the local one is empty). Sending the spawner behind the queue there
+/// turned the tree breadth first: twice the goroutines alive at once.
 pub(crate) fn yield_if_far_ahead() {
-    let Some(p) = current_p() else { return };
+    let Some(m) = current_m() else { return };
+    let spawned = m.spawned.get() + 1;
+    m.spawned.set(spawned);
+    // SAFETY: processors are never freed.
+    let Some(p) = (unsafe { m.p.get().as_ref() }) else {
+        return;
+    };
     // SAFETY: this worker holds p.
-    if unsafe { p.local() }.len() < SPAWN_LEAD {
+    let local = unsafe { p.local() };
+    if local.len() < SPAWN_LEAD {
         return;
     }
-    if let Some(g) = current_g() {
-        gosched(g);
+    if spawned >= SPAWN_LEAD {
+        if let Some(g) = current_g() {
+            gosched(g);
+        }
+        return;
+    }
+    let global = sched().global();
+    for _ in 0..SPAWN_LEAD / 2 {
+        match local.pop() {
+            Some(g) => global.push(g),
+            None => break,
+        }
     }
 }
 
