@@ -383,21 +383,8 @@ fn is_runtime_symbol(name: &str, file: Option<&str>) -> bool {
     }
     // Rust's manglings (legacy `_ZN`, v0 `_R`) start with `_`, as do the
     // C library's start files and the compilers' helpers.
-    name.starts_with('_')
-        || name.starts_with("GC_")
-        || name.starts_with("defergc_")
-        || RUNTIME_UNMANGLED.contains(&name)
+    name.starts_with('_') || name.starts_with("GC_") || name.starts_with("defergc_")
 }
-
-/// The runtime's functions whose names are not mangled: the coroutine
-/// library's assembly (a goroutine's first instructions run in
-/// `stack_init_trampoline` before it has a yielder to switch out with)
-/// and Rust's unwinding personality.
-const RUNTIME_UNMANGLED: [&str; 3] = [
-    "stack_init_trampoline",
-    "stack_call_trampoline",
-    "rust_eh_personality",
-];
 
 /// The executable's compiled code, from its symbol table (empty if it
 /// cannot be read).
@@ -560,11 +547,6 @@ mod tests {
             "defergc_chan_send",
             "_start",
             "__libc_csu_init",
-            // corosensei's assembly: a goroutine preempted there, before
-            // its yielder is set, could not switch out.
-            "stack_init_trampoline",
-            "stack_call_trampoline",
-            "rust_eh_personality",
         ] {
             assert!(is_runtime_symbol(name, None), "{name}");
         }
@@ -579,9 +561,8 @@ mod tests {
         assert!(!is_runtime_symbol("helper", Some("prog.c")));
     }
 
-    /// On this test's own executable: no function rustc compiled (nor
-    /// corosensei's trampolines, where a goroutine starts) lies in a
-    /// compiled-code range (rustc's `__rdl_alloc` once did, and a
+    /// On this test's own executable: no function rustc compiled lies in
+    /// a compiled-code range (rustc's `__rdl_alloc` once did, and a
     /// goroutine preempted in it while the backtrace crate held its
     /// per-thread lock flag resumed on another worker, failing that
     /// crate's assertion or hanging on its lock).
@@ -597,8 +578,7 @@ mod tests {
             if sym.kind() != SymbolKind::Text || sym.size() == 0 {
                 continue;
             }
-            let trampoline = ["stack_init_trampoline", "stack_call_trampoline"].contains(&name);
-            if !(name.starts_with("_ZN") || name.starts_with("_R") || trampoline) {
+            if !(name.starts_with("_ZN") || name.starts_with("_R")) {
                 continue;
             }
             rust += 1;
