@@ -383,8 +383,21 @@ fn is_runtime_symbol(name: &str, file: Option<&str>) -> bool {
     }
     // Rust's manglings (legacy `_ZN`, v0 `_R`) start with `_`, as do the
     // C library's start files and the compilers' helpers.
-    name.starts_with('_') || name.starts_with("GC_") || name.starts_with("defergc_")
+    name.starts_with('_')
+        || name.starts_with("GC_")
+        || name.starts_with("defergc_")
+        || RUNTIME_UNMANGLED.contains(&name)
 }
+
+/// The runtime's functions whose names are not mangled: the coroutine
+/// library's assembly (a goroutine's first instructions run in
+/// `stack_init_trampoline` before it has a yielder to switch out with)
+/// and Rust's unwinding personality.
+const RUNTIME_UNMANGLED: [&str; 3] = [
+    "stack_init_trampoline",
+    "stack_call_trampoline",
+    "rust_eh_personality",
+];
 
 /// The executable's compiled code, from its symbol table (empty if it
 /// cannot be read).
@@ -547,6 +560,11 @@ mod tests {
             "defergc_chan_send",
             "_start",
             "__libc_csu_init",
+            // corosensei's assembly: a goroutine preempted there, before
+            // its yielder is set, could not switch out.
+            "stack_init_trampoline",
+            "stack_call_trampoline",
+            "rust_eh_personality",
         ] {
             assert!(is_runtime_symbol(name, None), "{name}");
         }
