@@ -4,6 +4,7 @@
 //! (inside malloc, the collector, the scheduler) breaks nothing.
 
 mod cprog;
+mod gotool;
 mod seeded;
 mod skip;
 
@@ -81,13 +82,6 @@ fn by_leaf(samples: &Decoded) -> Vec<(String, i64)> {
 }
 
 /// Whether `go` runs here.
-fn have_go() -> bool {
-    std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn set_rate(hz: u32) {
     // (Refused only while a profile is on: none is, between tests.)
     pprof::set_cpu_profile_rate(hz).unwrap();
@@ -125,7 +119,7 @@ fn the_function_that_burns_the_cpu_comes_first() {
 #[test]
 #[serial]
 fn go_tool_pprof_names_the_burning_function_first() {
-    if !have_go() {
+    if !gotool::have_go() {
         skip::skipped(
             "go tool pprof -top of a CPU profile",
             "Go is not installed (apt-get install golang-go)",
@@ -137,11 +131,7 @@ fn go_tool_pprof_names_the_burning_function_first() {
     pprof::start_cpu_profile_to(&path).unwrap();
     black_box(burn_in_cpu_profile_test(200));
     pprof::stop_cpu_profile().unwrap();
-    let out = std::process::Command::new("go")
-        .args(["tool", "pprof", "-top"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = gotool::pprof_top(&path, &[]);
     let _ = std::fs::remove_file(&path);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -149,13 +139,10 @@ fn go_tool_pprof_names_the_burning_function_first() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // The first row after the header names the function.
-    let first = text
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("flat"))
-        .nth(1)
-        .unwrap_or("");
-    assert!(first.contains("burn_in_cpu_profile_test"), "{text}");
+    assert!(
+        gotool::first_row(&text).contains("burn_in_cpu_profile_test"),
+        "{text}"
+    );
     assert!(text.contains("Type: cpu"), "{text}");
 }
 
@@ -440,20 +427,11 @@ fn a_c_programs_cpu_profile_names_its_hot_function() {
             && labels == &[("phase".to_string(), "hot".to_string())]),
         "{samples:?}"
     );
-    if have_go() {
-        let out = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top"])
-            .arg(&path)
-            .output()
-            .unwrap();
+    if gotool::have_go() {
+        let out = gotool::pprof_top(&path, &[]);
         let text = String::from_utf8_lossy(&out.stdout);
-        let first = text
-            .lines()
-            .skip_while(|l| !l.trim_start().starts_with("flat"))
-            .nth(1)
-            .unwrap_or("");
         assert!(
-            out.status.success() && first.contains("compiled_hot_loop"),
+            out.status.success() && gotool::first_row(&text).contains("compiled_hot_loop"),
             "{text}{}",
             String::from_utf8_lossy(&out.stderr)
         );

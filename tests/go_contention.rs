@@ -4,6 +4,7 @@
 //! by our decoder always, and by `go tool pprof -top` where Go is
 //! installed.
 
+mod gotool;
 mod skip;
 
 use defergc::gc::profile::decode_for_tests;
@@ -182,11 +183,7 @@ fn fraction_zero_records_no_mutex_event() {
 
 /// `go tool pprof -top` reads the profile and names `function`.
 fn pprof_top_names(bytes: &[u8], what: &str, function: &str) {
-    let has_go = std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_go {
+    if !gotool::have_go() {
         skip::skipped(
             &format!("reading the {what} profile with go tool pprof"),
             "Go is not installed (apt-get install golang-go)",
@@ -195,11 +192,7 @@ fn pprof_top_names(bytes: &[u8], what: &str, function: &str) {
     }
     let path = std::env::temp_dir().join(format!("defergc-{what}-{}.pprof", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
-    let out = std::process::Command::new("go")
-        .args(["tool", "pprof", "-top"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = gotool::pprof_top(&path, &[]);
     let _ = std::fs::remove_file(&path);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -405,21 +405,10 @@ fn a_forked_child_has_a_working_sysmon() {
 #[test]
 fn system_calls_of_random_length_beside_computing_goroutines() {
     if !is_child() {
-        let seed = seeded::seed("DEFERGC_SEED").to_string();
-        println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
-        for procs in ["1", "3"] {
-            let text = in_child(
-                "system_calls_of_random_length_beside_computing_goroutines",
-                procs,
-                &[("DEFERGC_SEED", &seed)],
-                Duration::from_secs(300),
-            );
-            let line = text
-                .lines()
-                .find(|l| l.starts_with("stress:"))
-                .unwrap_or("");
-            println!("GOMAXPROCS={procs}: {line}");
-        }
+        seeded_in_children(
+            "system_calls_of_random_length_beside_computing_goroutines",
+            &["1", "3"],
+        );
         return;
     }
     let seed = seeded::seed("DEFERGC_SEED");
@@ -512,21 +501,8 @@ fn system_calls_of_random_length_beside_computing_goroutines() {
 /// `DEFERGC_SEED=n` repeats a run.
 #[test]
 fn system_calls_beside_sysmon_and_stops_of_the_world() {
-    const NAME: &str = "system_calls_beside_sysmon_and_stops_of_the_world";
     if !is_child() {
-        let seed = seeded::seed("DEFERGC_SEED").to_string();
-        println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
-        let text = in_child(
-            NAME,
-            "2",
-            &[("DEFERGC_SEED", &seed)],
-            Duration::from_secs(300),
-        );
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("stress:"))
-            .unwrap_or("");
-        println!("{line}");
+        seeded_in_children("system_calls_beside_sysmon_and_stops_of_the_world", &["2"]);
         return;
     }
     let seed = seeded::seed("DEFERGC_SEED");
@@ -605,6 +581,27 @@ fn system_calls_beside_sysmon_and_stops_of_the_world() {
         go::syscall_exit_without_fence(),
     );
     println!("\nok");
+}
+
+/// A seeded stress test's parent side: prints the seed, runs the test
+/// `name` in a child under each of `procs` processors with that seed,
+/// and prints the child's `stress:` line.
+fn seeded_in_children(name: &str, procs: &[&str]) {
+    let seed = seeded::seed("DEFERGC_SEED").to_string();
+    println!("seed {seed} (DEFERGC_SEED={seed} repeats this run)");
+    for procs in procs {
+        let text = in_child(
+            name,
+            procs,
+            &[("DEFERGC_SEED", &seed)],
+            Duration::from_secs(300),
+        );
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("stress:"))
+            .unwrap_or("");
+        println!("GOMAXPROCS={procs}: {line}");
+    }
 }
 
 fn xorshift(mut x: u64) -> u64 {

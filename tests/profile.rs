@@ -2,6 +2,7 @@
 //! back (and, where Go is installed, by `go tool pprof -top`).
 
 mod cprog;
+mod gotool;
 mod skip;
 
 use defergc::gc::{self, profile};
@@ -82,7 +83,7 @@ fn a_profile_names_the_allocating_function_with_its_counts() {
     }
     gc::keep_alive(keep);
 
-    if have_go() {
+    if gotool::have_go() {
         let path = std::env::temp_dir().join(format!("defergc-heap-{}.pprof", std::process::id()));
         profile::write_heap_profile_to(&path).unwrap();
         let out = pprof_top(&path);
@@ -213,7 +214,7 @@ fn a_c_programs_profile_names_its_function_and_binary() {
         return;
     }
     assert_eq!(objects, 1000, "{sites:?}");
-    if have_go() {
+    if gotool::have_go() {
         let out = pprof_top(&path);
         let text = String::from_utf8_lossy(&out.stdout);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -235,19 +236,7 @@ fn a_c_programs_profile_names_its_function_and_binary() {
     }
 }
 
-/// Whether `go` runs here.
-fn have_go() -> bool {
-    std::process::Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `go tool pprof -top` of the profile at `path`, by allocations.
 fn pprof_top(path: &std::path::Path) -> std::process::Output {
-    std::process::Command::new("go")
-        .args(["tool", "pprof", "-top", "-sample_index=alloc_objects"])
-        .arg(path)
-        .output()
-        .unwrap()
+    gotool::pprof_top(path, &["-sample_index=alloc_objects"])
 }

@@ -49,6 +49,16 @@ struct Proc {
 }
 
 impl Proc {
+    /// The owner of the processor adds `n` to its queue: loom reports a
+    /// data race if another thread may own it at the same time, or if
+    /// this one took it over without seeing the previous owner's writes.
+    fn own(&self, n: u64) {
+        self.queue.with_mut(|q| {
+            // SAFETY: loom checks that this thread alone owns the queue now.
+            unsafe { *q += n }
+        });
+    }
+
     fn new() -> Arc<Proc> {
         Arc::new(Proc {
             p: SyscallP::new_running(),
@@ -69,10 +79,7 @@ fn sysmon_rounds(pr: &Proc) -> bool {
         return false;
     }
     // The new owner (the worker it hands the processor to).
-    pr.queue.with_mut(|q| {
-        // SAFETY: loom checks that this thread alone owns the queue now.
-        unsafe { *q += 10 }
-    });
+    pr.own(10);
     true
 }
 
@@ -88,13 +95,13 @@ fn one_call() {
         }
     });
     // The worker: a goroutine queued before the call.
-    // SAFETY: the worker holds the processor.
-    pr.queue.with_mut(|q| unsafe { *q = 1 });
+    // The worker holds the processor.
+    pr.own(1);
     pr.p.enter(&pr.w);
     if pr.p.leave(&pr.w) {
         owners.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: it took the processor back: it alone owns the queue.
-        pr.queue.with_mut(|q| unsafe { *q += 100 });
+        // It took the processor back: it alone owns the queue.
+        pr.own(100);
     }
     sysmon.join().unwrap();
     assert_eq!(owners.load(Ordering::SeqCst), 1, "one owner after the call");
@@ -124,8 +131,8 @@ fn back_to_back_calls_never_have_two_owners() {
                 held = false;
                 break;
             }
-            // SAFETY: it took the processor back: it alone owns the queue.
-            pr.queue.with_mut(|q| unsafe { *q += 1 });
+            // It took the processor back: it alone owns the queue.
+            pr.own(1);
         }
         let retook = sysmon.join().unwrap();
         assert_eq!(held, !retook, "the worker holds it unless sysmon took it");
@@ -156,10 +163,8 @@ fn a_long_call_is_retaken() {
 /// its call, owns it.
 fn handed_on() {
     let pr = Proc::new();
-    pr.queue.with_mut(|q| {
-        // SAFETY: the first worker holds the processor.
-        unsafe { *q = 1 }
-    });
+    // The first worker holds the processor.
+    pr.own(1);
     pr.p.enter(&pr.w);
     let pr2 = pr.clone();
     let second = thread::spawn(move || {
@@ -173,18 +178,12 @@ fn handed_on() {
         let w2 = SyscallWorker::new();
         pr2.p.enter(&w2);
         assert!(pr2.p.leave(&w2), "no one took it from the second worker");
-        pr2.queue.with_mut(|q| {
-            // SAFETY: loom checks that this thread alone owns the queue now.
-            unsafe { *q += 10 }
-        });
+        pr2.own(10);
         true
     });
     let first = pr.p.leave(&pr.w);
     if first {
-        pr.queue.with_mut(|q| {
-            // SAFETY: loom checks that this thread alone owns the queue now.
-            unsafe { *q += 100 }
-        });
+        pr.own(100);
     }
     let second = second.join().unwrap();
     assert!(first != second, "one owner: first {first}, second {second}");
@@ -215,10 +214,7 @@ fn handed_on_while_a_stop_takes() {
         pr2.p.enter(&w2);
         let kept = pr2.p.leave(&w2);
         if kept {
-            pr2.queue.with_mut(|q| {
-                // SAFETY: loom checks that this thread alone owns the queue now.
-                unsafe { *q += 10 }
-            });
+            pr2.own(10);
         }
         kept
     });
@@ -228,19 +224,13 @@ fn handed_on_while_a_stop_takes() {
             pr3.p.take_for_stop()
         };
         if took {
-            pr3.queue.with_mut(|q| {
-                // SAFETY: loom checks that this thread alone owns the queue now.
-                unsafe { *q += 1000 }
-            });
+            pr3.own(1000);
         }
         took
     });
     let first = pr.p.leave(&pr.w);
     if first {
-        pr.queue.with_mut(|q| {
-            // SAFETY: loom checks that this thread alone owns the queue now.
-            unsafe { *q += 100 }
-        });
+        pr.own(100);
     }
     let owners = [first, second.join().unwrap(), stopper.join().unwrap()];
     assert_eq!(

@@ -585,12 +585,7 @@ impl SyscallP {
     }
 
     fn take(&self, to: u32, seen: Option<u32>) -> bool {
-        use super::syscall::{begin_taking, end_taking, heavy_barrier, take_if_in_call};
-        begin_taking(&self.call);
-        heavy_barrier();
-        let took = take_if_in_call(&self.status, &self.call, to, seen);
-        end_taking(&self.call);
-        took
+        super::syscall::take(&self.status, &self.call, to, seen)
     }
 }
 

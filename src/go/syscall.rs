@@ -355,6 +355,18 @@ pub(crate) fn forget_caller(hs: &Handshake) {
     hs.taking.store(0, Ordering::Relaxed);
 }
 
+/// One processor taken on its own (sysmon's retake): [`begin_taking`],
+/// [`heavy_barrier`], [`take_if_in_call`], [`end_taking`]; whether it was.
+/// Under the scheduler lock. A stop takes every processor with one
+/// barrier instead (`stw.rs`).
+pub(crate) fn take(status: &AtomicU32, hs: &Handshake, to: u32, seen: Option<u32>) -> bool {
+    begin_taking(hs);
+    heavy_barrier();
+    let took = take_if_in_call(status, hs, to, seen);
+    end_taking(hs);
+    took
+}
+
 /// The taker is done with this processor: a waiting worker may look.
 pub(crate) fn end_taking(hs: &Handshake) {
     hs.taking.store(0, Ordering::Release);

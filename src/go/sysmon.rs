@@ -313,11 +313,7 @@ fn syscall_round(s: &Sched, p: &'static P, seen: &mut Seen, now: Instant) -> boo
 /// Takes a processor whose call is the one of tick `seen`, if its worker
 /// has not left it (`syscall.rs`'s handshake; under the scheduler lock).
 fn retake(p: &P, seen: u32) -> bool {
-    super::syscall::begin_taking(&p.call);
-    super::syscall::heavy_barrier();
-    let took = super::syscall::take_if_in_call(&p.status, &p.call, P_IDLE, Some(seen));
-    super::syscall::end_taking(&p.call);
-    took
+    super::syscall::take(&p.status, &p.call, P_IDLE, Some(seen))
 }
 
 /// A processor running goroutines: if its time slice is the one of

@@ -874,19 +874,24 @@ mod tests {
         assert_eq!(micros(1_234_567), "1234.567");
     }
 
-    #[test]
-    fn a_buffer_gives_its_events_once() {
-        let b = Buffer::new();
-        let e = Event {
+    /// A goroutine's creation, for the buffer's tests.
+    fn created(g: u64) -> Event {
+        Event {
             session: 1,
             kind: Kind::Create,
             track: OTHER,
             ts: 1,
             dur: 0,
-            g: 7,
+            g,
             arg: 0,
             reason: "",
-        };
+        }
+    }
+
+    #[test]
+    fn a_buffer_gives_its_events_once() {
+        let b = Buffer::new();
+        let e = created(7);
         b.push(e);
         b.push(Event { g: 8, ..e });
         assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [7, 8]);
@@ -896,16 +901,7 @@ mod tests {
     #[test]
     fn a_full_buffer_drops_the_event() {
         let b = Buffer::new();
-        let e = Event {
-            session: 1,
-            kind: Kind::Create,
-            track: OTHER,
-            ts: 1,
-            dur: 0,
-            g: 1,
-            arg: 0,
-            reason: "",
-        };
+        let e = created(1);
         assert!(b.push_bounded(e, 2));
         assert!(b.push_bounded(Event { g: 2, ..e }, 2));
         assert!(!b.push_bounded(Event { g: 3, ..e }, 2));

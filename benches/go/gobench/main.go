@@ -446,24 +446,17 @@ func syscallBench() float64 {
 	const rounds, n = 20, 50_000
 	pid := uintptr(os.Getpid())
 	var through, bare time.Duration
-	wrapped := func() {
+	calls := func(call func(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err syscall.Errno), into *time.Duration) {
 		t := time.Now()
 		for i := 0; i < n; i++ {
-			if r, _, _ := syscall.Syscall(syscall.SYS_GETPID, 0, 0, 0); r != pid {
-				fail("getpid through Syscall returned another pid")
+			if r, _, _ := call(syscall.SYS_GETPID, 0, 0, 0); r != pid {
+				fail("getpid returned another pid")
 			}
 		}
-		through += time.Since(t)
+		*into += time.Since(t)
 	}
-	raw := func() {
-		t := time.Now()
-		for i := 0; i < n; i++ {
-			if r, _, _ := syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0); r != pid {
-				fail("getpid through RawSyscall returned another pid")
-			}
-		}
-		bare += time.Since(t)
-	}
+	wrapped := func() { calls(syscall.Syscall, &through) }
+	raw := func() { calls(syscall.RawSyscall, &bare) }
 	for round := 0; round < rounds; round++ {
 		if round%2 == 0 {
 			wrapped()
