@@ -499,30 +499,67 @@ fn child_stack() {
         for _ in 0..5 {
             c.send(0);
         }
-        // A goroutine in a system call (its status stays running): Go's
-        // `[syscall]` header.
+        // Goroutines in system calls (their status stays running): Go's
+        // `[syscall]` header, and the frames of the function that entered
+        // the call (the world is stopped while they are read), through the
+        // Rust API and through the C ABI.
         let inside = Arc::new(AtomicUsize::new(0));
-        let (i, done) = (inside.clone(), go::Chan::<u64>::new(1));
-        let d = done.clone();
-        go::go(move || {
-            go::syscall(|| {
-                i.store(1, Ordering::SeqCst);
-                while i.load(Ordering::SeqCst) == 1 {
-                    std::thread::sleep(std::time::Duration::from_millis(1));
+        let done = go::Chan::<u64>::new(2);
+        for c_abi in [false, true] {
+            let (i, d) = (inside.clone(), done.clone());
+            go::go(move || {
+                if c_abi {
+                    blocks_in_a_c_system_call(&i);
+                } else {
+                    blocks_in_a_system_call(&i);
                 }
+                d.send(0);
             });
-            d.send(0);
-        });
-        while inside.load(Ordering::SeqCst) == 0 {
+        }
+        while inside.load(Ordering::SeqCst) < 2 {
             go::gosched();
         }
         let all = go::stack(true);
-        assert_eq!(all.matches(" [syscall]:\n").count(), 1, "{all}");
-        inside.store(2, Ordering::SeqCst);
+        assert_eq!(all.matches(" [syscall]:\n").count(), 2, "{all}");
+        for f in ["blocks_in_a_system_call", "blocks_in_a_c_system_call"] {
+            // Its first frame is the function that entered the call, and
+            // the goroutine's body called it.
+            let found = sections(&all).into_iter().find(|(h, lines)| {
+                h.ends_with(" [syscall]:") && lines.first().is_some_and(|l| l.contains(f))
+            });
+            let (h, lines) =
+                found.unwrap_or_else(|| panic!("no [syscall] section starts in {f}: {all}"));
+            check_shape(&h, &lines);
+            assert!(lines.iter().any(|l| l.contains("child_stack")), "{lines:?}");
+        }
+        assert!(!all.contains("stack unavailable"), "{all}");
+        inside.store(3, Ordering::SeqCst);
+        done.recv();
         done.recv();
         o.store(1, Ordering::SeqCst);
     });
     assert_eq!(out.load(Ordering::SeqCst), 1);
+}
+
+/// Waits in a system call (a sleep loop) until `inside` reaches 3.
+#[inline(never)]
+fn blocks_in_a_system_call(inside: &AtomicUsize) {
+    go::syscall(|| wait_in_call(inside));
+}
+
+/// The same, entered through the C ABI.
+#[inline(never)]
+fn blocks_in_a_c_system_call(inside: &AtomicUsize) {
+    defergc::ffi::defergc_enter_syscall();
+    wait_in_call(inside);
+    defergc::ffi::defergc_exit_syscall();
+}
+
+fn wait_in_call(inside: &AtomicUsize) {
+    inside.fetch_add(1, Ordering::SeqCst);
+    while inside.load(Ordering::SeqCst) < 3 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 #[test]

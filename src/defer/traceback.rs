@@ -400,10 +400,11 @@ pub(crate) fn created_by(pc: usize, creator: u64) -> Option<String> {
 
 /// What `GOTRACEBACK=all` adds: the other goroutines' sections, from the
 /// layer that runs them (set once, by the go layer).
-static OTHERS: OnceLock<fn(u64) -> String> = OnceLock::new();
+/// Its second argument: whether to stop the world while reading them.
+static OTHERS: OnceLock<fn(u64, bool) -> String> = OnceLock::new();
 
 /// Registers the provider of the other goroutines' section.
-pub(crate) fn set_others(f: fn(u64) -> String) {
+pub(crate) fn set_others(f: fn(u64, bool) -> String) {
     let _ = OTHERS.set(f);
 }
 
@@ -420,7 +421,7 @@ pub(crate) fn section(trace: Option<&Trace>, id: u64, live: bool) -> String {
     }
     if level() >= Level::All {
         if let Some(f) = OTHERS.get() {
-            out.push_str(&f(id));
+            out.push_str(&f(id, false));
         }
     }
     out
@@ -523,7 +524,7 @@ pub fn stack(all: bool) -> String {
     }
     if all {
         if let Some(f) = OTHERS.get() {
-            out.push_str(&f(id));
+            out.push_str(&f(id, true));
         }
     }
     out

@@ -262,7 +262,9 @@ pub extern "C" fn defergc_ready(g: CGoroutine) -> c_int {
 /// `defergc_exit_syscall`. Does nothing outside a goroutine.
 #[no_mangle]
 pub extern "C" fn defergc_enter_syscall() {
-    entry("defergc_enter_syscall", go::enter_syscall)
+    // Its own frame record names the compiled code that entered the call.
+    let at = crate::unwind::caller_frame();
+    entry("defergc_enter_syscall", || go::enter_syscall_from(at))
 }
 
 /// Ends `defergc_enter_syscall`: the goroutine takes a processor again

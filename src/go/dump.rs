@@ -12,17 +12,21 @@
 //! every caller up to its coroutine's entry: `unwind::walk_chain`, which
 //! reads nothing outside the goroutine's slot ([`Snapshot::take`]), so a
 //! stale pointer ends a walk early and never faults (slots stay mapped
-//! for the life of the process). A goroutine that is running (or in a
-//! system call) is listed as Go lists one on another thread: "stack
-//! unavailable".
+//! for the life of the process). A goroutine that is running is listed
+//! as Go lists one on another thread: "stack unavailable". One in a
+//! system call is walked, with the world stopped, from the frame record
+//! of the function that entered the call (`G::syscall_fp`): that
+//! function and its callers stay as they are until the call's exit,
+//! which waits for the world to start (its processor was claimed for
+//! the stop) or has not begun (`G::in_syscall` is still set).
 //!
 //! # Consistency
 //!
-//! SIGQUIT's dump and the goroutine profile stop the world (`stw.rs`):
-//! nothing runs while the stacks are walked, so every section is
-//! exact. The deadlock report runs when every worker is parked. The
-//! others (a panic's report, `runtime.Stack`) walk while goroutines may
-//! run: a goroutine whose status word changed during its walk, or that
+//! SIGQUIT's dump, `runtime.Stack(buf, true)` and the goroutine profile
+//! stop the world (`stw.rs`), as Go's do: nothing runs while the stacks
+//! are walked, so every section is exact. The deadlock report runs when
+//! every worker is parked. A panic's report (`GOTRACEBACK=all`) walks
+//! while goroutines may run: a goroutine whose status word changed during its walk, or that
 //! switched out again meanwhile (`G::switches`, as a sequence lock's
 //! count), is listed as unavailable, never with frames of two states.
 //! The goroutine's side: its worker stores RUNNING and then a release
@@ -87,8 +91,9 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    /// Reads goroutine `g` and walks its stack if it is not running.
-    fn take(g: &G, geometry: &pool::Geometry, now: u64) -> Option<Snapshot> {
+    /// Reads goroutine `g` and walks its stack if it is not running (or,
+    /// with the world `stopped`, if it is in a system call).
+    fn take(g: &G, geometry: &pool::Geometry, now: u64, stopped: bool) -> Option<Snapshot> {
         if g.state() == g::DEAD {
             return None;
         }
@@ -106,11 +111,11 @@ impl Snapshot {
         let reason = g.wait_reason.get();
         let since = g.waitsince.load(Ordering::Relaxed);
         let saved = g.fp.load(Ordering::Acquire) != 0;
+        let range = crate::unwind::StackRange {
+            lo: g.slot.lo(geometry),
+            hi: g.slot.hi(geometry),
+        };
         let pcs = if (state == g::WAITING || state == g::RUNNABLE) && saved {
-            let range = crate::unwind::StackRange {
-                lo: g.slot.lo(geometry),
-                hi: g.slot.hi(geometry),
-            };
             seq::read(
                 status,
                 || g.status.load(Ordering::Acquire),
@@ -122,6 +127,12 @@ impl Snapshot {
                     buf[..n].to_vec()
                 },
             )
+        } else if state == SYSCALL && stopped && g.syscall_pc.load(Ordering::Relaxed) != 0 {
+            let mut buf = [0usize; MAX_PCS];
+            buf[0] = g.syscall_pc.load(Ordering::Relaxed);
+            let fp = g.syscall_fp.load(Ordering::Relaxed);
+            let n = crate::unwind::walk_chain(fp, range, &mut buf[1..]);
+            Some(buf[..=n].to_vec())
         } else if state == g::RUNNABLE {
             // Never ran: nothing on its stack yet.
             Some(Vec::new())
@@ -158,15 +169,16 @@ impl Snapshot {
     }
 }
 
-/// Every live goroutine but `skip`, by id.
-pub(crate) fn snapshot_all(skip: Option<u64>) -> Vec<Snapshot> {
+/// Every live goroutine but `skip`, by id; `stopped`: the caller stopped
+/// the world.
+pub(crate) fn snapshot_all(skip: Option<u64>, stopped: bool) -> Vec<Snapshot> {
     let mut list = Vec::new();
     let geometry = pool::geometry();
     let now = coarse_now();
     pool::for_each_live(|slot| {
         // SAFETY: a live slot holds a goroutine's header.
         let g = unsafe { G::of(slot, &geometry) };
-        if let Some(s) = Snapshot::take(g, &geometry, now) {
+        if let Some(s) = Snapshot::take(g, &geometry, now, stopped) {
             if Some(s.id) != skip {
                 list.push(s);
             }
@@ -265,19 +277,32 @@ impl Symbols {
 
 /// The sections of every goroutine but `skip` (see the module docs).
 pub(crate) fn sections(skip: Option<u64>) -> String {
-    let list = snapshot_all(skip);
+    format_sections(&snapshot_all(skip, false))
+}
+
+/// The sections of `list`, in its order.
+fn format_sections(list: &[Snapshot]) -> String {
     let mut out = String::with_capacity(list.len() * 160);
     let mut symbols = Symbols::default();
-    for s in &list {
+    for s in list {
         symbols.push_section(&mut out, s);
     }
     out
 }
 
-/// `GOTRACEBACK=all`'s and `runtime.Stack(all)`'s addition: every other
-/// goroutine's section.
-pub(crate) fn other_goroutines(running: u64) -> String {
-    sections(Some(running))
+/// `GOTRACEBACK=all`'s addition to a panic's report, and
+/// `runtime.Stack(buf, true)`'s: every goroutine's section but
+/// `running`'s. `stop`: read with the world stopped (`runtime.Stack`, as
+/// Go's; a panic's report walks as it goes, see the module docs).
+pub(crate) fn other_goroutines(running: u64, stop: bool) -> String {
+    if !stop {
+        return sections(Some(running));
+    }
+    let Some(s) = procs::get() else {
+        return String::new();
+    };
+    let list = super::stw::real::stop_the_world(s, |_| snapshot_all(Some(running), true));
+    format_sections(&list)
 }
 
 /// What a SIGQUIT does (registered with the signal layer): with the
@@ -290,7 +315,7 @@ fn on_quit(q: crate::signal::Quit) {
     );
     let s = super::config::scheduler();
     super::stw::real::stop_the_world(s, |_| {
-        text.push_str(&sections(None));
+        text.push_str(&format_sections(&snapshot_all(None, true)));
         text.push('\n');
         crate::defer::exit_go(&text)
     })
@@ -314,7 +339,7 @@ fn profile_stacks() -> Vec<Vec<usize>> {
     });
     let me = procs::current_g().map(|g| g.id());
     let list = match procs::get() {
-        Some(s) => super::stw::real::stop_the_world(s, |_| snapshot_all(me)),
+        Some(s) => super::stw::real::stop_the_world(s, |_| snapshot_all(me, true)),
         None => Vec::new(),
     };
     let mut symbols = Symbols::default();

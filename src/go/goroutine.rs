@@ -128,9 +128,16 @@ pub fn park(reason: &'static str) {
 /// system call, native code): its worker's processor goes to another
 /// thread meanwhile. Pair with [`exit_syscall`]. Does nothing outside a
 /// goroutine.
+#[inline(never)]
 pub fn enter_syscall() {
+    enter_syscall_from(crate::unwind::caller_frame());
+}
+
+/// [`enter_syscall`] for the function whose frame record is `at`
+/// (`unwind::caller_frame`): the C ABI's entry names its caller.
+pub(crate) fn enter_syscall_from(at: (usize, usize)) {
     if let Some((m, _)) = procs::current_m_g() {
-        super::syscall::enter_syscall(m);
+        super::syscall::enter_syscall(m, at);
     }
 }
 

@@ -148,7 +148,7 @@ pub use self::goroutine::{
     enter_syscall, exit_syscall, goid, gosched, local, lock_os_thread, num_goroutine, park,
     set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,
 };
-pub(crate) use self::goroutine::{locals_ptr, park_unlock};
+pub(crate) use self::goroutine::{enter_syscall_from, locals_ptr, park_unlock};
 pub(crate) use self::preempt::check_slow as preempt_check;
 pub use self::preempt::preempt_point;
 pub(crate) use self::program::run_main;

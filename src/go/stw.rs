@@ -267,7 +267,7 @@ pub(crate) mod real {
         }
         match current_m_g() {
             Some((m, g)) => {
-                super::super::syscall::enter_syscall(m);
+                super::super::syscall::enter_syscall(m, crate::unwind::caller_frame());
                 s.world.acquire();
                 super::super::syscall::exit_syscall(m, g);
             }

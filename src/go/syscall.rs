@@ -375,8 +375,9 @@ pub(crate) fn end_taking(hs: &Handshake) {
 /// The running goroutine enters a system call or native code: its
 /// processor is marked `P_SYSCALL` and kept (see the module docs). `m`:
 /// the calling thread's worker, which runs a goroutine (whose status word
-/// is left alone).
-pub(crate) fn enter_syscall(m: &'static M) {
+/// is left alone); `at`: the frame record of the function that enters the
+/// call (`unwind::caller_frame`), whose frames a dump shows meanwhile.
+pub(crate) fn enter_syscall(m: &'static M, at: (usize, usize)) {
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         // In a system call already.
@@ -395,6 +396,8 @@ pub(crate) fn enter_syscall(m: &'static M) {
     // SAFETY: the caller's worker runs a goroutine, which lives while it
     // runs.
     if let Some(g) = unsafe { m.current.get().as_ref() } {
+        g.syscall_fp.store(at.0, Ordering::Relaxed);
+        g.syscall_pc.store(at.1, Ordering::Relaxed);
         g.in_syscall.store(true, Ordering::Relaxed);
     }
     m.p.set(ptr::null());

@@ -139,6 +139,30 @@ pub fn return_address() -> usize {
     unsafe { (fp as *const usize).add(1).read() }
 }
 
+/// The frame record of the function this is inlined into: its caller's
+/// frame pointer and the return address into its caller, `(fp, pc)`.
+/// What a goroutine entering a system call keeps: its caller's frames
+/// stay as they are while the call lasts, so a dump walks them from
+/// there. `(0, 0)` on architectures without frame records. The function
+/// must be built with frame pointers and must not be inlined itself.
+#[inline(always)]
+pub fn caller_frame() -> (usize, usize) {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        return (0, 0);
+    }
+    let fp = registers().0;
+    if fp == 0 || !fp.is_multiple_of(std::mem::size_of::<usize>()) {
+        return (0, 0);
+    }
+    // SAFETY: with frame pointers, the running function's frame pointer
+    // points at its own frame record on the running stack: the caller's
+    // frame pointer, then the return address.
+    unsafe {
+        let record = fp as *const usize;
+        (record.read(), record.add(1).read())
+    }
+}
+
 /// Follows the chain from `fp`, no record below `sp` nor outside `stack`.
 fn follow(mut fp: usize, sp: usize, stack: StackRange, out: &mut [usize]) -> usize {
     const WORD: usize = std::mem::size_of::<usize>();

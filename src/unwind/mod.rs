@@ -9,5 +9,7 @@
 mod fp;
 mod tables;
 
-pub use fp::{frame_pointer, return_address, walk_chain, walk_from, walk_here, Regs, StackRange};
+pub use fp::{
+    caller_frame, frame_pointer, return_address, walk_chain, walk_from, walk_here, Regs, StackRange,
+};
 pub(crate) use tables::{lock_for_fork, resolve, walk, walk_frames};
