@@ -153,6 +153,57 @@ fn check_parked_sections(text: &str, n: usize) {
     }
 }
 
+/// What a SIGQUIT dump adds at Go's traceback level 2 (Go treats a
+/// SIGQUIT as a runtime throw): each header names the goroutine's and its
+/// worker's addresses, the runtime's frames are shown, each frame's place
+/// line carries `fp= sp= pc=` (the offset's line, at least), and the
+/// interrupted registers end the dump under Go's names, in Go's order
+/// (`tests/go/dumps/sigquit.go1.19.out`).
+fn check_system_level(text: &str) {
+    let all = sections(text);
+    assert!(!all.is_empty());
+    for (h, lines) in &all {
+        let rest = h.strip_prefix("goroutine ").unwrap();
+        let (_, rest) = rest.split_once(" gp=0x").unwrap_or_else(|| panic!("{h}"));
+        assert!(rest.contains(" m=nil [") || rest.contains(" mp=0x"), "{h}");
+        // (The go statement's place has no fields, as in Go.)
+        let frames = lines.iter().take_while(|l| !l.starts_with("created by "));
+        for place in frames.filter(|l| l.starts_with('\t') && l.contains(" +0x")) {
+            let fields = place.split_once(" fp=0x").map(|(_, f)| f);
+            assert!(
+                fields.is_some_and(|f| f.contains(" sp=0x") && f.contains(" pc=0x")),
+                "{h}: {place}"
+            );
+        }
+    }
+    let parked = all
+        .iter()
+        .find(|(_, lines)| lines.iter().any(|l| l.contains("parked_in_dump_test")))
+        .unwrap();
+    assert!(
+        parked.1.iter().any(|l| l.starts_with("defergc::go::")),
+        "the runtime's frames: {parked:?}"
+    );
+    let go = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/go/dumps/sigquit.go1.19.out"
+    ))
+    .unwrap();
+    let names = |t: &str| -> Vec<String> {
+        let lines: Vec<&str> = t.lines().collect();
+        lines[lines.len() - 21..]
+            .iter()
+            .map(|l| {
+                let (name, value) = l.split_at(7);
+                assert!(value.starts_with("0x"), "{l}");
+                assert!(u64::from_str_radix(&value[2..], 16).is_ok(), "{l}");
+                name.trim_end().to_string()
+            })
+            .collect()
+    };
+    assert_eq!(names(text), names(&go));
+}
+
 /// The entry of every child (does nothing in the test run itself).
 #[test]
 fn child_entry() {
@@ -161,6 +212,7 @@ fn child_entry() {
     };
     match case.as_str() {
         "sigquit" => child_sigquit(1000),
+        "sigquit_small" => child_sigquit(3),
         "deadlock" => child_deadlock(10),
         "deadlock_three" => child_deadlock(3),
         "panic_all" => child_panic_all(),
@@ -268,6 +320,7 @@ fn sigquit_prints_every_parked_goroutine_with_its_frames_and_exits_2() {
     );
     assert_eq!(lines.next(), Some(""));
     check_parked_sections(&text, 1000);
+    check_system_level(&text);
     // The main goroutine is there too (sleeping, or its timer just
     // fired), without created by.
     let main = sections(&text)
@@ -285,6 +338,16 @@ fn sigquit_prints_every_parked_goroutine_with_its_frames_and_exits_2() {
 }
 
 #[test]
+fn sigquit_at_gotraceback_none_prints_two_lines_and_exits_2() {
+    let (status, text) = child("sigquit_small", &[("GOTRACEBACK", "none")]);
+    assert_eq!(status, Some(2), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0], "SIGQUIT: quit");
+    assert!(lines[1].starts_with("PC=0x"), "{text}");
+}
+
+#[test]
 fn sigquit_while_goroutines_churn_prints_consistent_sections() {
     let seed = seeded::seed("DUMPS_SEED");
     for round in 0..3 {
@@ -295,6 +358,7 @@ fn sigquit_while_goroutines_churn_prints_consistent_sections() {
         assert_eq!(status, Some(2), "seed {seed}: {text}");
         assert!(text.starts_with("SIGQUIT: quit\n"), "seed {seed}: {text}");
         check_parked_sections(&text, 200);
+        check_system_level(&text);
     }
 }
 

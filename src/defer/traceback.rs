@@ -321,7 +321,8 @@ pub(crate) fn is_runtime_code(pc: usize) -> bool {
     decided.unwrap_or(false)
 }
 
-/// Frames below `main`: the C library's start and thread entry.
+/// Frames below `main`: the C library's start and thread entry, and a
+/// goroutine's coroutine entry.
 fn is_process_start(function: &str) -> bool {
     matches!(
         function,
@@ -331,6 +332,8 @@ fn is_process_start(function: &str) -> bool {
             | "start_thread"
             | "clone"
             | "clone3"
+            // A goroutine's first frame, below its coroutine's entry.
+            | "stack_init_trampoline"
     ) || function.starts_with("__libc_start")
 }
 
@@ -348,8 +351,8 @@ pub(crate) enum FrameText {
 /// What a dump prints for return address `pc` (see [`FrameText`]): each
 /// function inlined there, innermost first, as Go lists inlined calls
 /// (the offset on the outermost only: the others have no entry of their
-/// own), the runtime's left out.
-pub(crate) fn frame_text(pc: usize) -> FrameText {
+/// own), the runtime's left out unless `system` (Go's level 2).
+pub(crate) fn frame_text(pc: usize, system: bool) -> FrameText {
     let mut frames: SmallVec<[Described; 4]> = SmallVec::new();
     // (resolve looks up the byte before the address it is given.)
     crate::unwind::resolve(pc, |sym| {
@@ -370,7 +373,7 @@ pub(crate) fn frame_text(pc: usize) -> FrameText {
         return FrameText::End;
     }
     let mut out = String::new();
-    for f in frames.iter().filter(|f| !is_runtime(&f.function)) {
+    for f in frames.iter().filter(|f| system || !is_runtime(&f.function)) {
         push_frame(&mut out, f);
     }
     if out.is_empty() {

@@ -88,6 +88,13 @@ pub(crate) struct Snapshot {
     creator: u64,
     /// Its frames (return addresses, innermost first), when walked.
     pcs: Option<Vec<usize>>,
+    /// For each of `pcs`, the address of the frame record it was read
+    /// from (the callee's frame pointer): Go's `sp=` and `fp=` fields.
+    records: Vec<usize>,
+    /// Its header's address (Go's `gp=`).
+    gp: usize,
+    /// The worker of its system call (Go's `m=N mp=0x…`): `(id, address)`.
+    m: Option<(usize, usize)>,
 }
 
 impl Snapshot {
@@ -115,29 +122,34 @@ impl Snapshot {
             lo: g.slot.lo(geometry),
             hi: g.slot.hi(geometry),
         };
-        let pcs = if (state == g::WAITING || state == g::RUNNABLE) && saved {
+        let mut m = None;
+        let walked = if (state == g::WAITING || state == g::RUNNABLE) && saved {
             seq::read(
                 status,
                 || g.status.load(Ordering::Acquire),
                 &g.switches,
-                || {
-                    let mut buf = [0usize; MAX_PCS];
-                    let fp = g.fp.load(Ordering::Relaxed);
-                    let n = crate::unwind::walk_chain(fp, range, &mut buf);
-                    buf[..n].to_vec()
-                },
+                || walk(g.fp.load(Ordering::Relaxed), range, None),
             )
         } else if state == SYSCALL && stopped && g.syscall_pc.load(Ordering::Relaxed) != 0 {
-            let mut buf = [0usize; MAX_PCS];
-            buf[0] = g.syscall_pc.load(Ordering::Relaxed);
-            let fp = g.syscall_fp.load(Ordering::Relaxed);
-            let n = crate::unwind::walk_chain(fp, range, &mut buf[1..]);
-            Some(buf[..=n].to_vec())
+            // SAFETY: workers are never freed; this one was stored by the
+            // goroutine as it entered the call it is still in.
+            let worker = unsafe { &*(g.syscall_m.load(Ordering::Relaxed) as *const procs::M) };
+            m = Some((worker.id, worker as *const procs::M as usize));
+            let entered = crate::unwind::FrameRecord {
+                at: g.syscall_sp.load(Ordering::Relaxed) - 2 * std::mem::size_of::<usize>(),
+                fp: g.syscall_fp.load(Ordering::Relaxed),
+                pc: g.syscall_pc.load(Ordering::Relaxed),
+            };
+            Some(walk(entered.fp, range, Some(entered)))
         } else if state == g::RUNNABLE {
             // Never ran: nothing on its stack yet.
-            Some(Vec::new())
+            Some((Vec::new(), Vec::new()))
         } else {
             None
+        };
+        let (pcs, records) = match walked {
+            Some((pcs, records)) => (Some(pcs), records),
+            None => (None, Vec::new()),
         };
         Some(Snapshot {
             id: g.id(),
@@ -153,6 +165,9 @@ impl Snapshot {
             created_pc: g.created_pc,
             creator: g.creator,
             pcs,
+            records,
+            gp: g as *const G as usize,
+            m,
         })
     }
 
@@ -167,6 +182,24 @@ impl Snapshot {
             _ => self.reason,
         }
     }
+}
+
+/// The return addresses of the chain of frame records from `fp`, each
+/// with the address of the record it was read from; `first`: a frame
+/// record read earlier, whose return address comes first.
+fn walk(
+    fp: usize,
+    range: crate::unwind::StackRange,
+    first: Option<crate::unwind::FrameRecord>,
+) -> (Vec<usize>, Vec<usize>) {
+    let mut pcs = [0usize; MAX_PCS];
+    let mut records = [0usize; MAX_PCS];
+    let k = usize::from(first.is_some());
+    if let Some(f) = first {
+        (pcs[0], records[0]) = (f.pc, f.at);
+    }
+    let n = k + crate::unwind::walk_chain_records(fp, range, &mut pcs[k..], &mut records[k..]);
+    (pcs[..n].to_vec(), records[..n].to_vec())
 }
 
 /// Every live goroutine but `skip`, by id; `stopped`: the caller stopped
@@ -188,9 +221,27 @@ pub(crate) fn snapshot_all(skip: Option<u64>, stopped: bool) -> Vec<Snapshot> {
     list
 }
 
-/// Go's goroutine header: `goroutine 7 [chan receive, 2 minutes]:`.
-pub(crate) fn header(id: u64, status: &str, waited_ns: u64, locked: bool) -> String {
-    let mut out = format!("goroutine {id} [{status}");
+/// Go's goroutine header: `goroutine 7 [chan receive, 2 minutes]:`; at
+/// the system level (`Some(gp, m)`) with the goroutine's address and its
+/// worker's, `goroutine 7 gp=0x… m=nil [chan receive]:`.
+pub(crate) fn header(
+    id: u64,
+    status: &str,
+    waited_ns: u64,
+    locked: bool,
+    system: Option<(usize, Option<(usize, usize)>)>,
+) -> String {
+    let mut out = format!("goroutine {id}");
+    match system {
+        Some((gp, Some((m, mp)))) => {
+            let _ = write!(out, " gp={gp:#x} m={m} mp={mp:#x}");
+        }
+        Some((gp, None)) => {
+            let _ = write!(out, " gp={gp:#x} m=nil");
+        }
+        None => {}
+    }
+    let _ = write!(out, " [{status}");
     let minutes = waited_ns / 60_000_000_000;
     if minutes >= 1 {
         let _ = write!(out, ", {minutes} minutes");
@@ -207,26 +258,53 @@ pub(crate) fn header(id: u64, status: &str, waited_ns: u64, locked: bool) -> Str
 pub(crate) struct Symbols {
     frames: HashMap<usize, FrameText>,
     created: HashMap<(usize, u64), Option<String>>,
+    /// Go's traceback level 2 (`GOTRACEBACK=system`, and every SIGQUIT):
+    /// the runtime's frames shown, `fp= sp= pc=` on each frame's place
+    /// line, the goroutine's and its worker's addresses in its header.
+    system: bool,
 }
 
 impl Symbols {
-    fn frame(&mut self, pc: usize) -> &FrameText {
-        self.frames
-            .entry(pc)
-            .or_insert_with(|| traceback::frame_text(pc))
+    /// Symbols for a dump at Go's level 2 (see `system`).
+    fn system() -> Symbols {
+        Symbols {
+            system: true,
+            ..Symbols::default()
+        }
     }
 
-    /// The frames a section prints for `pcs` (the runtime's left out).
-    fn push_frames(&mut self, out: &mut String, pcs: &[usize]) {
+    fn frame(&mut self, pc: usize) -> &FrameText {
+        let system = self.system;
+        self.frames
+            .entry(pc)
+            .or_insert_with(|| traceback::frame_text(pc, system))
+    }
+
+    /// The frames a section prints for `pcs` (the runtime's left out,
+    /// but at the system level); `records`: where each was read (for the
+    /// system level's fields).
+    fn push_frames(&mut self, out: &mut String, pcs: &[usize], records: &[usize]) {
+        const WORD: usize = std::mem::size_of::<usize>();
+        let system = self.system;
         let mut shown = 0;
-        for &pc in pcs {
+        for (i, &pc) in pcs.iter().enumerate() {
             match self.frame(pc) {
                 FrameText::Shown(text) => {
                     if shown == MAX_FRAMES {
                         out.push_str("...additional frames elided...\n");
                         return;
                     }
-                    out.push_str(text);
+                    match records.get(i).filter(|_| system) {
+                        Some(&at) => {
+                            // The frame starts two words above its callee's
+                            // record and ends two words above its own.
+                            let fp = records.get(i + 1).map_or(0, |&r| r + 2 * WORD);
+                            let sp = at + 2 * WORD;
+                            out.push_str(text.strip_suffix('\n').unwrap_or(text));
+                            let _ = writeln!(out, " fp={fp:#x} sp={sp:#x} pc={pc:#x}");
+                        }
+                        None => out.push_str(text),
+                    }
                     shown += 1;
                 }
                 FrameText::Hidden => {}
@@ -266,9 +344,10 @@ impl Symbols {
     /// `created by`.
     pub(crate) fn push_section(&mut self, out: &mut String, s: &Snapshot) {
         out.push('\n');
-        out.push_str(&header(s.id, s.status(), s.waited, s.locked));
+        let system = self.system.then_some((s.gp, s.m));
+        out.push_str(&header(s.id, s.status(), s.waited, s.locked, system));
         match &s.pcs {
-            Some(pcs) => self.push_frames(out, pcs),
+            Some(pcs) => self.push_frames(out, pcs, &s.records),
             None => out.push_str("\tgoroutine running on other thread; stack unavailable\n"),
         }
         self.push_created_by(out, s);
@@ -277,13 +356,23 @@ impl Symbols {
 
 /// The sections of every goroutine but `skip` (see the module docs).
 pub(crate) fn sections(skip: Option<u64>) -> String {
-    format_sections(&snapshot_all(skip, false))
+    format_sections(&snapshot_all(skip, false), system_level())
 }
 
-/// The sections of `list`, in its order.
-fn format_sections(list: &[Snapshot]) -> String {
+/// Whether `GOTRACEBACK` asks for Go's level 2 (`system` or `crash`).
+fn system_level() -> bool {
+    traceback::level() >= traceback::Level::System
+}
+
+/// The sections of `list`, in its order, at Go's level 1 or (`system`)
+/// level 2.
+fn format_sections(list: &[Snapshot], system: bool) -> String {
     let mut out = String::with_capacity(list.len() * 160);
-    let mut symbols = Symbols::default();
+    let mut symbols = if system {
+        Symbols::system()
+    } else {
+        Symbols::default()
+    };
     for s in list {
         symbols.push_section(&mut out, s);
     }
@@ -302,23 +391,43 @@ pub(crate) fn other_goroutines(running: u64, stop: bool) -> String {
         return String::new();
     };
     let list = super::stw::real::stop_the_world(s, |_| snapshot_all(Some(running), true));
-    format_sections(&list)
+    format_sections(&list, system_level())
 }
 
 /// What a SIGQUIT does (registered with the signal layer): with the
-/// world stopped, Go's `SIGQUIT: quit`, the `PC=` line and every
-/// goroutine's section on standard error, then status 2.
+/// world stopped, Go's `SIGQUIT: quit`, the `PC=` line, every goroutine's
+/// section at Go's level 2 (a SIGQUIT is a runtime throw to Go, which
+/// always shows the runtime's frames) and the interrupted registers, on
+/// standard error, then status 2. At `GOTRACEBACK=none`, the first two
+/// lines only.
 fn on_quit(q: crate::signal::Quit) {
     let mut text = format!(
         "SIGQUIT: quit\nPC={:#x} m=0 sigcode={}\n",
         q.pc, q.code as i64 as u64
     );
+    if traceback::level() == traceback::Level::None {
+        crate::defer::exit_go(&text)
+    }
     let s = super::config::scheduler();
     super::stw::real::stop_the_world(s, |_| {
-        text.push_str(&format_sections(&snapshot_all(None, true)));
+        text.push_str(&format_sections(&snapshot_all(None, true), true));
         text.push('\n');
+        text.push_str(&registers(&q.registers));
         crate::defer::exit_go(&text)
     })
+}
+
+/// Go's `dumpregs`: one line per register, its name in a column of
+/// seven, its value in hex (nothing where the registers were not read).
+fn registers(values: &Option<[u64; crate::signal::REGISTERS]>) -> String {
+    let mut out = String::new();
+    for (name, value) in crate::signal::REGISTER_NAMES
+        .iter()
+        .zip(values.iter().flatten())
+    {
+        let _ = writeln!(out, "{name:<7}{value:#x}");
+    }
+    out
 }
 
 /// Installs the SIGQUIT dump (when the scheduler starts; a program
@@ -438,20 +547,47 @@ mod tests {
     #[test]
     fn minutes_show_from_one_minute_on_as_go_prints_them() {
         assert_eq!(
-            header(7, "chan receive", 0, false),
+            header(7, "chan receive", 0, false, None),
             "goroutine 7 [chan receive]:\n"
         );
         assert_eq!(
-            header(7, "chan receive", 59_999_999_999, false),
+            header(7, "chan receive", 59_999_999_999, false, None),
             "goroutine 7 [chan receive]:\n"
         );
         assert_eq!(
-            header(7, "chan receive", 60_000_000_000, false),
+            header(7, "chan receive", 60_000_000_000, false, None),
             "goroutine 7 [chan receive, 1 minutes]:\n"
         );
         assert_eq!(
-            header(12, "select", 150 * 1_000_000_000, true),
+            header(12, "select", 150 * 1_000_000_000, true, None),
             "goroutine 12 [select, 2 minutes, locked to thread]:\n"
         );
+    }
+
+    #[test]
+    fn the_system_level_names_the_goroutine_and_its_worker_as_go_1_23_does() {
+        assert_eq!(
+            header(7, "chan receive", 0, false, Some((0xc000007a40, None))),
+            "goroutine 7 gp=0xc000007a40 m=nil [chan receive]:\n"
+        );
+        assert_eq!(
+            header(9, "syscall", 0, true, Some((0x10, Some((3, 0x20))))),
+            "goroutine 9 gp=0x10 m=3 mp=0x20 [syscall, locked to thread]:\n"
+        );
+    }
+
+    #[test]
+    fn registers_print_as_go_s_dumpregs() {
+        let mut values = [0u64; crate::signal::REGISTERS];
+        values[0] = 0xfffffffffffffffc;
+        values[17] = 0x286;
+        let text = super::registers(&Some(values));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 21);
+        assert_eq!(lines[0], "rax    0xfffffffffffffffc");
+        assert_eq!(lines[8], "r8     0x0");
+        assert_eq!(lines[17], "rflags 0x286");
+        assert_eq!(lines[20], "gs     0x0");
+        assert_eq!(super::registers(&None), "");
     }
 }

@@ -161,13 +161,16 @@ pub(crate) struct G {
     /// `RUNNING`): what a dump prints as `syscall`. Written by the
     /// goroutine only, with plain stores.
     pub(crate) in_syscall: AtomicBool,
-    /// Where it entered its system call: the frame pointer of the
-    /// function that entered it and the return address into that
-    /// function (`unwind::caller_frame`), which stay as they are while
-    /// the call lasts; what a dump with the world stopped walks. Written
-    /// before the call's entry is published.
+    /// Where it entered its system call: the frame record of the
+    /// function that entered it (`unwind::caller_frame`: the caller's
+    /// stack pointer, its frame pointer and the return address into it),
+    /// which stays as it is while the call lasts, and the worker that
+    /// makes the call; what a dump with the world stopped walks and
+    /// names. Written before the call's entry is published.
+    pub(crate) syscall_sp: AtomicUsize,
     pub(crate) syscall_fp: AtomicUsize,
     pub(crate) syscall_pc: AtomicUsize,
+    pub(crate) syscall_m: AtomicUsize,
     /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
     /// set and cleared by the goroutine itself, read by the worker that
     /// takes it from a run queue (the queue orders the two).
@@ -237,8 +240,10 @@ impl G {
                 is_main: Cell::new(false),
                 preempt: AtomicBool::new(false),
                 in_syscall: AtomicBool::new(false),
+                syscall_sp: AtomicUsize::new(0),
                 syscall_fp: AtomicUsize::new(0),
                 syscall_pc: AtomicUsize::new(0),
+                syscall_m: AtomicUsize::new(0),
                 locked_m: AtomicPtr::new(std::ptr::null_mut()),
                 lock_count: Cell::new(0),
             })

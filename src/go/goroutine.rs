@@ -135,7 +135,7 @@ pub fn enter_syscall() {
 
 /// [`enter_syscall`] for the function whose frame record is `at`
 /// (`unwind::caller_frame`): the C ABI's entry names its caller.
-pub(crate) fn enter_syscall_from(at: (usize, usize)) {
+pub(crate) fn enter_syscall_from(at: crate::unwind::FrameRecord) {
     if let Some((m, _)) = procs::current_m_g() {
         super::syscall::enter_syscall(m, at);
     }

@@ -92,6 +92,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
             let (alt_lo, alt_hi) = crate::signal::alt_stack();
             crate::signal::cpu::register();
             let m: &'static M = Box::leak(Box::new(M {
+                id,
                 next_p: AtomicPtr::new(ptr::null_mut()),
                 next_spinning: AtomicBool::new(false),
                 parker: Parker::for_current(),

@@ -121,6 +121,8 @@ impl P {
 
 /// A worker thread (Go's `M`).
 pub(crate) struct M {
+    /// Its number (Go's `m.id`), as in its thread's name.
+    pub(crate) id: usize,
     /// The processor handed to this worker while it was parked.
     pub(super) next_p: AtomicPtr<P>,
     /// Whether the worker was woken to spin.

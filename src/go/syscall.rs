@@ -377,7 +377,7 @@ pub(crate) fn end_taking(hs: &Handshake) {
 /// the calling thread's worker, which runs a goroutine (whose status word
 /// is left alone); `at`: the frame record of the function that enters the
 /// call (`unwind::caller_frame`), whose frames a dump shows meanwhile.
-pub(crate) fn enter_syscall(m: &'static M, at: (usize, usize)) {
+pub(crate) fn enter_syscall(m: &'static M, at: crate::unwind::FrameRecord) {
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         // In a system call already.
@@ -396,8 +396,11 @@ pub(crate) fn enter_syscall(m: &'static M, at: (usize, usize)) {
     // SAFETY: the caller's worker runs a goroutine, which lives while it
     // runs.
     if let Some(g) = unsafe { m.current.get().as_ref() } {
-        g.syscall_fp.store(at.0, Ordering::Relaxed);
-        g.syscall_pc.store(at.1, Ordering::Relaxed);
+        g.syscall_sp
+            .store(at.at + 2 * size_of::<usize>(), Ordering::Relaxed);
+        g.syscall_fp.store(at.fp, Ordering::Relaxed);
+        g.syscall_pc.store(at.pc, Ordering::Relaxed);
+        g.syscall_m.store(m as *const M as usize, Ordering::Relaxed);
         g.in_syscall.store(true, Ordering::Relaxed);
     }
     m.p.set(ptr::null());

@@ -17,6 +17,16 @@ pub(crate) struct Interrupted {
     ctx: *mut c_void,
 }
 
+/// How many registers [`Interrupted::registers`] gives.
+pub(crate) const REGISTERS: usize = 21;
+
+/// The names of [`Interrupted::registers`]' values, as Go's `dumpregs`
+/// prints them on x86-64.
+pub(crate) const REGISTER_NAMES: [&str; REGISTERS] = [
+    "rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15", "rip", "rflags", "cs", "fs", "gs",
+];
+
 /// A function the interrupted thread is made to call by [`Interrupted::redirect`]: the
 /// four words given, then the interrupted stack pointer. It never returns
 /// to the interrupted code.
@@ -56,6 +66,49 @@ impl Interrupted {
     pub(crate) fn addr(&self) -> usize {
         // SAFETY: as in code.
         unsafe { (*self.info).si_addr() as usize }
+    }
+
+    /// The interrupted general registers, as [`REGISTER_NAMES`] lists
+    /// them (Go's `dumpregs` order on x86-64 Linux); `None` elsewhere.
+    /// Async-signal-safe.
+    pub(crate) fn registers(&self) -> Option<[u64; REGISTERS]> {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            let uc = self.ctx.cast::<libc::ucontext_t>();
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
+            let gregs = unsafe { &(*uc).uc_mcontext.gregs };
+            let r = |i: libc::c_int| gregs[i as usize] as u64;
+            // cs, gs and fs are 16-bit fields packed in one word, in
+            // that order.
+            let segments = r(libc::REG_CSGSFS);
+            Some([
+                r(libc::REG_RAX),
+                r(libc::REG_RBX),
+                r(libc::REG_RCX),
+                r(libc::REG_RDX),
+                r(libc::REG_RDI),
+                r(libc::REG_RSI),
+                r(libc::REG_RBP),
+                r(libc::REG_RSP),
+                r(libc::REG_R8),
+                r(libc::REG_R9),
+                r(libc::REG_R10),
+                r(libc::REG_R11),
+                r(libc::REG_R12),
+                r(libc::REG_R13),
+                r(libc::REG_R14),
+                r(libc::REG_R15),
+                r(libc::REG_RIP),
+                r(libc::REG_EFL),
+                segments & 0xffff,
+                (segments >> 32) & 0xffff,
+                (segments >> 16) & 0xffff,
+            ])
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        {
+            None
+        }
     }
 
     /// The interrupted program counter (0 where unknown).

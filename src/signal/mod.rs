@@ -51,6 +51,7 @@ mod quit;
 mod text;
 
 pub(crate) use altstack::{alt_stack, free_alt_stack, live as live_alt_stacks};
+pub(crate) use context::{REGISTERS, REGISTER_NAMES};
 pub(crate) use fault::{
     catch, catch_by_default, catch_on_this_thread, catching, set_overflow_check, set_policy, Fault,
     Policy,

@@ -10,17 +10,19 @@
 //! SIGQUIT takes the action installed before ours (by default, the
 //! process ends with a core dump).
 
-use super::context::Interrupted;
+use super::context::{Interrupted, REGISTERS};
 use super::handler::{self, Action};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-/// What the signal layer knows of a SIGQUIT: the interrupted instruction
-/// and the signal's `si_code` (0, `SI_USER`, for `kill`).
+/// What the signal layer knows of a SIGQUIT: the interrupted instruction,
+/// the signal's `si_code` (0, `SI_USER`, for `kill`) and the interrupted
+/// registers, named (none where the platform's are not read).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Quit {
     pub(crate) pc: usize,
     pub(crate) code: i32,
+    pub(crate) registers: Option<[u64; REGISTERS]>,
 }
 
 /// The pipe's write end (-1: not set up, or a forked child).
@@ -29,6 +31,9 @@ static WAKE: AtomicI32 = AtomicI32::new(-1);
 static TAKEN: AtomicBool = AtomicBool::new(false);
 static PC: AtomicUsize = AtomicUsize::new(0);
 static CODE: AtomicI32 = AtomicI32::new(0);
+/// The interrupted registers (`Interrupted::registers`), if read.
+static HAVE_REGISTERS: AtomicBool = AtomicBool::new(false);
+static REGISTER_VALUES: [AtomicU64; REGISTERS] = [const { AtomicU64::new(0) }; REGISTERS];
 static ACTION: OnceLock<fn(Quit)> = OnceLock::new();
 
 /// Makes `action` what a SIGQUIT does, run on a thread of its own (once:
@@ -81,9 +86,13 @@ fn wait(fd: libc::c_int) {
         return;
     }
     if let Some(action) = ACTION.get() {
+        let registers = HAVE_REGISTERS
+            .load(Ordering::Acquire)
+            .then(|| std::array::from_fn(|k| REGISTER_VALUES[k].load(Ordering::Relaxed)));
         action(Quit {
             pc: PC.load(Ordering::Acquire),
             code: CODE.load(Ordering::Acquire),
+            registers,
         });
     }
 }
@@ -96,6 +105,12 @@ fn entry(i: &mut Interrupted) -> Action {
     }
     if TAKEN.swap(true, Ordering::AcqRel) {
         return Action::Done;
+    }
+    if let Some(values) = i.registers() {
+        for (slot, value) in REGISTER_VALUES.iter().zip(values) {
+            slot.store(value, Ordering::Relaxed);
+        }
+        HAVE_REGISTERS.store(true, Ordering::Release);
     }
     PC.store(i.pc(), Ordering::Release);
     CODE.store(i.code(), Ordering::Release);

@@ -91,7 +91,7 @@ pub fn walk_from(regs: Regs, stack: StackRange, out: &mut [usize]) -> usize {
         return 0;
     }
     out[0] = regs.pc;
-    1 + follow(regs.fp, regs.sp, stack, &mut out[1..])
+    1 + follow(regs.fp, regs.sp, stack, &mut out[1..], None)
 }
 
 /// Writes the return addresses of the calling function's frame chain
@@ -101,7 +101,7 @@ pub fn walk_from(regs: Regs, stack: StackRange, out: &mut [usize]) -> usize {
 #[inline(never)]
 pub fn walk_here(stack: StackRange, out: &mut [usize]) -> usize {
     let (fp, sp) = registers();
-    follow(fp, sp, stack, out)
+    follow(fp, sp, stack, out, None)
 }
 
 /// Writes the return address of each frame record of the chain from
@@ -109,7 +109,20 @@ pub fn walk_here(stack: StackRange, out: &mut [usize]) -> usize {
 /// wrote. For a stack that is not running: a parked coroutine's, from the
 /// frame pointer it saved when it switched out. Async-signal-safe.
 pub fn walk_chain(fp: usize, stack: StackRange, out: &mut [usize]) -> usize {
-    follow(fp, stack.lo, stack, out)
+    follow(fp, stack.lo, stack, out, None)
+}
+
+/// [`walk_chain`], also writing into `records` (as long as `out`) the
+/// address of the frame record each return address was read from: a
+/// frame's stack pointer is two words above its callee's record, its
+/// frame's top two words above its own.
+pub fn walk_chain_records(
+    fp: usize,
+    stack: StackRange,
+    out: &mut [usize],
+    records: &mut [usize],
+) -> usize {
+    follow(fp, stack.lo, stack, out, Some(records))
 }
 
 /// The calling function's frame pointer (where this is inlined): kept by
@@ -139,32 +152,51 @@ pub fn return_address() -> usize {
     unsafe { (fp as *const usize).add(1).read() }
 }
 
-/// The frame record of the function this is inlined into: its caller's
-/// frame pointer and the return address into its caller, `(fp, pc)`.
-/// What a goroutine entering a system call keeps: its caller's frames
-/// stay as they are while the call lasts, so a dump walks them from
-/// there. `(0, 0)` on architectures without frame records. The function
-/// must be built with frame pointers and must not be inlined itself.
+/// A function's frame record, read: where it lies, the caller's frame
+/// pointer and the return address into the caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameRecord {
+    /// The record's address (the function's frame pointer); the caller's
+    /// stack pointer at the call was two words above it.
+    pub at: usize,
+    /// The caller's frame pointer.
+    pub fp: usize,
+    /// The return address into the caller.
+    pub pc: usize,
+}
+
+/// The frame record of the function this is inlined into. What a
+/// goroutine entering a system call keeps: its caller's frames stay as
+/// they are while the call lasts, so a dump walks them from there. All
+/// zero on architectures without frame records. The function must be
+/// built with frame pointers and must not be inlined itself.
 #[inline(always)]
-pub fn caller_frame() -> (usize, usize) {
+pub fn caller_frame() -> FrameRecord {
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
-        return (0, 0);
+        return FrameRecord::default();
     }
-    let fp = registers().0;
-    if fp == 0 || !fp.is_multiple_of(std::mem::size_of::<usize>()) {
-        return (0, 0);
+    let at = registers().0;
+    if at == 0 || !at.is_multiple_of(std::mem::size_of::<usize>()) {
+        return FrameRecord::default();
     }
     // SAFETY: with frame pointers, the running function's frame pointer
     // points at its own frame record on the running stack: the caller's
     // frame pointer, then the return address.
-    unsafe {
-        let record = fp as *const usize;
+    let (fp, pc) = unsafe {
+        let record = at as *const usize;
         (record.read(), record.add(1).read())
-    }
+    };
+    FrameRecord { at, fp, pc }
 }
 
 /// Follows the chain from `fp`, no record below `sp` nor outside `stack`.
-fn follow(mut fp: usize, sp: usize, stack: StackRange, out: &mut [usize]) -> usize {
+fn follow(
+    mut fp: usize,
+    sp: usize,
+    stack: StackRange,
+    out: &mut [usize],
+    mut records: Option<&mut [usize]>,
+) -> usize {
     const WORD: usize = std::mem::size_of::<usize>();
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         return 0;
@@ -183,6 +215,9 @@ fn follow(mut fp: usize, sp: usize, stack: StackRange, out: &mut [usize]) -> usi
             break;
         }
         out[n] = ret;
+        if let Some(r) = records.as_deref_mut().and_then(|r| r.get_mut(n)) {
+            *r = fp;
+        }
         n += 1;
         if next <= fp {
             break;

@@ -10,6 +10,7 @@ mod fp;
 mod tables;
 
 pub use fp::{
-    caller_frame, frame_pointer, return_address, walk_chain, walk_from, walk_here, Regs, StackRange,
+    caller_frame, frame_pointer, return_address, walk_chain, walk_chain_records, walk_from,
+    walk_here, FrameRecord, Regs, StackRange,
 };
 pub(crate) use tables::{lock_for_fork, resolve, walk, walk_frames};
