@@ -193,6 +193,44 @@ fn select_with_default_and_sends_and_nil_channels() {
 
 #[test]
 #[serial]
+fn a_select_keeps_each_cases_value_and_type_apart() {
+    run(|| {
+        // Nine cases (past the inline capacity) of three element types,
+        // sends holding values the select owns until one is chosen.
+        let held = std::sync::Arc::new(());
+        let (ready, full) = (Chan::<String>::new(1), Chan::<u64>::new(0));
+        ready.send(String::from("chosen"));
+        let sends: Vec<Chan<std::sync::Arc<()>>> = (0..4).map(|_| Chan::new(0)).collect();
+        let waits: Vec<Chan<u8>> = (0..4).map(|_| Chan::new(0)).collect();
+        let mut sel = Select::new();
+        for c in &sends {
+            sel.send(c, held.clone());
+        }
+        let f = sel.recv(&full);
+        let r = sel.recv(&ready);
+        for c in &waits {
+            sel.recv(c);
+        }
+        assert_eq!(std::sync::Arc::strong_count(&held), 5);
+        assert_eq!(sel.wait(), r);
+        assert_eq!(sel.received::<u64>(f), None);
+        let wrong =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sel.received::<u64>(r)));
+        let msg = wrong.unwrap_err();
+        assert_eq!(
+            msg.downcast_ref::<&str>().copied(),
+            Some("defergc: Select::received with the wrong element type")
+        );
+        assert_eq!(sel.received::<String>(r).as_deref(), Some("chosen"));
+        assert_eq!(sel.received::<String>(r), None, "a value is received once");
+        drop(sel);
+        // The four values the sends held were dropped with the select.
+        assert_eq!(std::sync::Arc::strong_count(&held), 1);
+    });
+}
+
+#[test]
+#[serial]
 fn selects_under_contention_lose_no_wakeup() {
     // Goroutines each select over two channels; senders feed both; every
     // value is received exactly once.
