@@ -141,7 +141,13 @@ impl WorkerPreempt {
     /// Drops a pending request (its time slice ended: the worker runs
     /// another goroutine next).
     pub(crate) fn forget(&self) {
-        self.pending.take();
+        // A load first: a failed compare-exchange is a locked instruction
+        // too, and at the end of each time slice there is mostly nothing
+        // to take. A request made after the load stays pending, as one
+        // made after the exchange would.
+        if self.pending.pending() {
+            self.pending.take();
+        }
     }
 }
 

@@ -446,7 +446,14 @@ pub(super) fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
             return Some(g);
         }
     }
-    let next = p.runnext.swap(ptr::null_mut(), Ordering::AcqRel);
+    // Only the processor's owner fills its runnext (others only take it):
+    // a load that finds it empty spares the locked exchange, which every
+    // switch would pay otherwise.
+    let next = if p.runnext.load(Ordering::Relaxed).is_null() {
+        ptr::null_mut()
+    } else {
+        p.runnext.swap(ptr::null_mut(), Ordering::AcqRel)
+    };
     if !next.is_null() {
         // SAFETY: queued goroutines are live.
         return Some(unsafe { &*next });
