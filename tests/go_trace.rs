@@ -116,7 +116,13 @@ fn check(path: &std::path::Path) -> Checked {
             .get(g)
             .unwrap_or_else(|| panic!("goroutine {g} created, never ran"));
         assert_eq!(s.last().unwrap().2, "exit", "goroutine {g} never ended");
-        let _ = at;
+        // It ran only after it was created (a slice whose start a worker
+        // carried over from its previous slice included).
+        assert!(
+            s[0].0 >= *at,
+            "goroutine {g} ran before its creation at {at}: {:?}",
+            s[0]
+        );
     }
     for (g, times) in &unblocked {
         let Some(s) = slices.get(g) else { continue };

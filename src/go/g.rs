@@ -171,6 +171,10 @@ pub(crate) struct G {
     pub(crate) syscall_fp: AtomicUsize,
     pub(crate) syscall_pc: AtomicUsize,
     pub(crate) syscall_m: AtomicUsize,
+    /// While a trace is taken: the time of the event that last queued it
+    /// (its creation or unblocking), written before it is queued (see
+    /// `trace::slice_start`).
+    pub(crate) trace_queued: AtomicU64,
     /// The worker (`procs::M`) it is locked to (`LockOSThread`), or null:
     /// set and cleared by the goroutine itself, read by the worker that
     /// takes it from a run queue (the queue orders the two).
@@ -244,6 +248,7 @@ impl G {
                 syscall_fp: AtomicUsize::new(0),
                 syscall_pc: AtomicUsize::new(0),
                 syscall_m: AtomicUsize::new(0),
+                trace_queued: AtomicU64::new(0),
                 locked_m: AtomicPtr::new(std::ptr::null_mut()),
                 lock_count: Cell::new(0),
             })

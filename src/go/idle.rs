@@ -93,6 +93,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
             crate::signal::cpu::register();
             let m: &'static M = Box::leak(Box::new(M {
                 id,
+                trace_tick: Cell::new(0),
                 next_p: AtomicPtr::new(ptr::null_mut()),
                 next_spinning: AtomicBool::new(false),
                 parker: Parker::for_current(),
@@ -128,10 +129,16 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
 }
 
 /// Finds a goroutine to run, parking the worker while there is none.
-/// Returns with the worker holding a processor.
-pub(super) fn find_runnable(m: &'static M) -> &'static G {
+/// Returns with the worker holding a processor, and whether the goroutine
+/// was found at the first look, in its queues (no wait, no steal).
+pub(super) fn find_runnable(m: &'static M) -> (&'static G, bool) {
     let s = sched();
+    let mut first = true;
+    let mut looked = false;
     loop {
+        // A second pass (after a stop, a poll, or a park): not at once.
+        first &= !looked;
+        looked = true;
         let p = m.p.get();
         // SAFETY: processors are never freed.
         let Some(p) = (unsafe { p.as_ref() }) else {
@@ -149,7 +156,7 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
         }
         if let Some(g) = local_or_global(s, p) {
             stop_spinning(m);
-            return g;
+            return (g, first);
         }
         // Descriptors that became ready (readied goroutines are queued).
         if super::park::poll_now() {
@@ -169,7 +176,7 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
             for round in 0..SPIN_ROUNDS {
                 if let Some(g) = steal(s, p) {
                     stop_spinning(m);
-                    return g;
+                    return (g, false);
                 }
                 if round % 8 == 7 {
                     std::thread::yield_now();

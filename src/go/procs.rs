@@ -123,6 +123,9 @@ impl P {
 pub(crate) struct M {
     /// Its number (Go's `m.id`), as in its thread's name.
     pub(crate) id: usize,
+    /// When its last goroutine's slice ended, while a trace records them
+    /// (0: none, or not to be reused); see `sched::schedule`.
+    pub(super) trace_tick: Cell<u64>,
     /// The processor handed to this worker while it was parked.
     pub(super) next_p: AtomicPtr<P>,
     /// Whether the worker was woken to spin.

@@ -117,7 +117,7 @@ pub(crate) fn ready(g: &G, tag: u64) -> bool {
                     .is_ok()
                 {
                     g.wait_reason.set("");
-                    super::trace::unblocked(tag >> 32);
+                    super::trace::unblocked(g, tag >> 32);
                     runqput(g, true);
                     return true;
                 }
@@ -158,13 +158,17 @@ fn schedule(m: &'static M) {
     loop {
         // SAFETY: a locked goroutine lives until it exits, which unlocks
         // it (below).
-        let g = match unsafe { m.locked_g.get().as_ref() } {
+        // The end of the slice that ran last, if the trace records them:
+        // the next slice starts there when its goroutine was at hand (one
+        // clock read a switch instead of two).
+        let ended = m.trace_tick.take();
+        let (g, at_once) = match unsafe { m.locked_g.get().as_ref() } {
             Some(g) => {
                 stoplockedm(m);
-                g
+                (g, false)
             }
             None => {
-                let g = find_runnable(m);
+                let (g, at_once) = find_runnable(m);
                 let l = g.locked_m.load(Ordering::Acquire).cast::<M>().cast_const();
                 // SAFETY: workers are never freed.
                 if let Some(l) = unsafe { l.as_ref() } {
@@ -173,9 +177,12 @@ fn schedule(m: &'static M) {
                         continue;
                     }
                 }
-                g
+                (g, at_once)
             }
         };
+        if at_once {
+            m.trace_tick.set(ended);
+        }
         if !execute(m, g) {
             exit_locked_m(m);
             return;
@@ -210,7 +217,7 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     m.current.set(g);
     m.spawned.set(0);
     // SAFETY: processors are never freed.
-    let traced = super::trace::slice_start(unsafe { m.p.get().as_ref() });
+    let traced = super::trace::slice_start(unsafe { m.p.get().as_ref() }, g, m.trace_tick.take());
     m.scan
         .running
         .store((g as *const G).cast_mut(), Ordering::Release);
@@ -228,7 +235,8 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     m.preempt.forget();
     m.current.set(ptr::null());
     if let Some(start) = traced {
-        super::trace::slice_end(start, g, switched);
+        m.trace_tick
+            .set(super::trace::slice_end(start, g, switched));
     }
     match switched {
         None => {
@@ -259,6 +267,8 @@ fn execute(m: &'static M, g: &'static G) -> bool {
                     // This worker has no processor: it parks until given
                     // one (a locked worker waits for its goroutine).
                     if m.locked_g.get().is_null() {
+                        // (The next slice starts after this wait.)
+                        m.trace_tick.set(0);
                         stopm(m);
                     }
                 }

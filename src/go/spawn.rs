@@ -120,7 +120,7 @@ fn launch(g: &'static G) {
     }
     s.goroutines.fetch_add(1, Ordering::SeqCst);
     stack::set_live(g.slot, true);
-    super::trace::created(g.id());
+    super::trace::created(g);
     sched::runqput(g, true);
     if foreign {
         s.launching.fetch_sub(1, Ordering::SeqCst);

@@ -35,43 +35,53 @@ fn track() -> u32 {
     super::procs::current_p().map_or(trace::OTHER, |p| trace::track_of_p(p.id))
 }
 
-fn event(session: u32, kind: Kind, track: u32, g: u64, arg: u64) {
+/// Records an instant event; returns its time.
+fn event(session: u32, kind: Kind, track: u32, g: u64, arg: u64) -> u64 {
+    let ts = trace::ticks();
     trace::emit(
         session,
         Event {
             session,
             kind,
             track,
-            ts: trace::ticks(),
+            ts,
             dur: 0,
             g,
             arg,
             reason: "",
         },
     );
+    ts
 }
 
-/// A slice starts: its start time and track, or `None` with no trace.
+/// A slice of `g` starts: its start time and track, or `None` with no
+/// trace. `at`: the time the worker's previous slice ended, when `g` was
+/// taken from its queues straight after (0: read the clock). A slice
+/// never starts before the event that queued its goroutine (its
+/// creation or unblocking, perhaps on another worker after `at`): that
+/// event's time is kept in `g` before it is queued.
 #[inline(always)]
-pub(crate) fn slice_start(p: Option<&super::procs::P>) -> Option<(u64, u32)> {
+pub(crate) fn slice_start(p: Option<&super::procs::P>, g: &G, at: u64) -> Option<(u64, u32)> {
     if !on() {
         return None;
     }
-    Some((
-        trace::ticks(),
-        p.map_or(trace::OTHER, |p| trace::track_of_p(p.id)),
-    ))
+    let start = if at != 0 {
+        at.max(g.trace_queued.load(std::sync::atomic::Ordering::Relaxed))
+    } else {
+        trace::ticks()
+    };
+    Some((start, p.map_or(trace::OTHER, |p| trace::track_of_p(p.id))))
 }
 
 /// The slice of `g` started at `start` ended by `why` (`None`: it
-/// finished). Called on the worker before the goroutine can run
-/// elsewhere (a parked one is not yet `WAITING`), so its wait reason is
-/// its own.
+/// finished); returns when (0 if the trace stopped meanwhile). Called on
+/// the worker before the goroutine can run elsewhere (a parked one is
+/// not yet `WAITING`), so its wait reason is its own.
 #[cold]
-pub(crate) fn slice_end(start: (u64, u32), g: &G, why: Option<Switch>) {
+pub(crate) fn slice_end(start: (u64, u32), g: &G, why: Option<Switch>) -> u64 {
     let session = trace::session();
     if session == 0 {
-        return;
+        return 0;
     }
     let (end, reason) = match why {
         None => (End::Exit, ""),
@@ -94,23 +104,30 @@ pub(crate) fn slice_end(start: (u64, u32), g: &G, why: Option<Switch>) {
             reason,
         },
     );
+    now
 }
 
-/// Goroutine `id` was created (by the running goroutine, if any).
+/// Goroutine `g` was created (by the running goroutine, if any); before
+/// it is queued.
 #[inline(always)]
-pub(crate) fn created(id: u64) {
+pub(crate) fn created(g: &G) {
     let session = trace::session();
     if session != 0 {
-        event(session, Kind::Create, track(), id, super::goid());
+        let ts = event(session, Kind::Create, track(), g.id(), super::goid());
+        g.trace_queued
+            .store(ts, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
-/// Goroutine `id` was made runnable from a park.
+/// Goroutine `g` (whose id is `id`) was made runnable from a park; before
+/// it is queued.
 #[inline(always)]
-pub(crate) fn unblocked(id: u64) {
+pub(crate) fn unblocked(g: &G, id: u64) {
     let session = trace::session();
     if session != 0 {
-        event(session, Kind::Unblock, track(), id, super::goid());
+        let ts = event(session, Kind::Unblock, track(), id, super::goid());
+        g.trace_queued
+            .store(ts, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
