@@ -156,12 +156,12 @@ pub(crate) fn start(
 /// a goroutine locked to this worker exited: the thread ends.
 fn schedule(m: &'static M) {
     loop {
-        // SAFETY: a locked goroutine lives until it exits, which unlocks
-        // it (below).
         // The end of the slice that ran last, if the trace records them:
         // the next slice starts there when its goroutine was at hand (one
         // clock read a switch instead of two).
         let ended = m.trace_tick.take();
+        // SAFETY: a locked goroutine lives until it exits, which unlocks
+        // it (below).
         let (g, at_once) = match unsafe { m.locked_g.get().as_ref() } {
             Some(g) => {
                 stoplockedm(m);
