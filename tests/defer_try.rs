@@ -144,3 +144,113 @@ fn a_repanic_from_a_deferred_call_replaces_the_raised_panic() {
     assert_eq!(r.ok().as_deref(), Some("from a deferred call"));
     assert!(!leftover_panic());
 }
+
+/// The message of an unrecovered panic, as it left the outermost frame.
+fn report_of(f: impl FnOnce()) -> String {
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("no panic");
+    *err.downcast::<String>().expect("a report")
+}
+
+/// The report when `value` is raised, recovered, and a deferred call then
+/// panics with "next": the recovered value's line, then the new panic.
+fn recovered_then_next<T: std::any::Any + std::fmt::Debug>(value: T) -> String {
+    report_of(|| {
+        let _ = defer::call_try(|f| -> Result<(), Panicking> {
+            f.defer_with(|d| {
+                drop(d.recover().expect("the raised value"));
+                defer::panic("next")
+            });
+            Err(defer::raise(value))
+        });
+    })
+}
+
+#[test]
+fn a_recovered_value_prints_in_a_later_report_as_it_did_when_raised() {
+    // Values a record keeps as they are (rendered only for a report) and
+    // one it renders at once (a tuple): each line reads as the value's
+    // own unrecovered report does.
+    fn same<T: std::any::Any + std::fmt::Debug + Clone>(value: T, printed: &str) {
+        let alone = report_of(|| defer::panic(value.clone()));
+        assert_eq!(alone, format!("panic: {printed}"));
+        assert_eq!(
+            recovered_then_next(value),
+            format!("panic: {printed} [recovered]\n\tpanic: next")
+        );
+    }
+    same(42u64, "42");
+    same(-7i8, "-7");
+    same(u128::MAX, "340282366920938463463374607431768211455");
+    same(0.1f32, "0.1");
+    same(2.5f64, "2.5");
+    same(true, "true");
+    same('x', "x");
+    same("two\nlines", "two\n\tlines");
+    same(
+        defer::RuntimeError("index out of range"),
+        "runtime error: index out of range",
+    );
+    same(defer::PanicNilError, "panic called with nil argument");
+    same((1, "a"), "(1, \"a\")");
+    let obj = defergc::gc::alloc(16);
+    same(obj, &format!("{:p}", obj.as_ptr()));
+}
+
+#[test]
+fn a_record_reused_after_a_recovery_carries_nothing_of_the_last_panic() {
+    for i in 0..3u64 {
+        let r = defer::named_try(0u64, |f, out| {
+            f.defer_with(move |d| out.set(*d.recover().unwrap().downcast_ref::<u64>().unwrap()));
+            Err(defer::raise(i))
+        });
+        assert_eq!(r.ok(), Some(i));
+    }
+    // The next panic's report is its own: no earlier value, no marks.
+    assert_eq!(report_of(|| defer::panic("last")), "panic: last");
+    assert!(!leftover_panic());
+}
+
+#[test]
+fn goroutines_raise_a_heap_object_and_recover_it() {
+    use defergc::go::{self, WaitGroup};
+    use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    const N: usize = 2_000;
+    let recovered = Arc::new(AtomicUsize::new(0));
+    let seen = recovered.clone();
+    let status = go::run(move || {
+        let wg = Arc::new(WaitGroup::new());
+        wg.add(N as i32).unwrap();
+        for i in 0..N {
+            let (wg, seen) = (wg.clone(), seen.clone());
+            go::go(move || {
+                let ended: Result<(), Panicking> = defer::call_try(|f| {
+                    f.defer(move || wg.done().unwrap());
+                    let obj = defergc::gc::alloc(16);
+                    // SAFETY: a fresh 16-byte object.
+                    unsafe { obj.cast::<usize>().as_ptr().write(i) };
+                    let addr = obj.as_ptr() as usize;
+                    f.defer_with(move |d| {
+                        if i % 500 == 0 {
+                            // The panic value keeps the object alive.
+                            defergc::gc::collect();
+                        }
+                        let v = d.recover().expect("the raised object");
+                        let p = v.downcast::<NonNull<u8>>().expect("a pointer");
+                        assert_eq!(p.as_ptr() as usize, addr);
+                        // SAFETY: the object the goroutine raised, live.
+                        assert_eq!(unsafe { p.cast::<usize>().read() }, i);
+                        seen.fetch_add(1, Ordering::Relaxed);
+                    });
+                    Err(defer::raise(obj))
+                });
+                assert!(ended.is_ok(), "the panic was recovered");
+                assert!(!leftover_panic());
+            });
+        }
+        wg.wait();
+    });
+    assert_eq!(status, 0);
+    assert_eq!(recovered.load(Ordering::Relaxed), N);
+}

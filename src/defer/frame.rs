@@ -449,6 +449,12 @@ pub(crate) fn drain_one(th: &DeferState, unwinding: bool) -> bool {
 /// (a report prints strings, numbers and errors through `Display`, the
 /// rest through `Debug`); a recovered [`PanicValue`] is re-raised as it
 /// is.
+///
+/// This is the panic for code that must unwind (every Rust frame on the
+/// way drops what it owns), and unwinding costs microseconds. Code that
+/// can hand the panic back to its frame, as generated code can, uses
+/// [`raise`] in a [`named_try`] or [`call_try`] frame instead: the same
+/// panic, recovered at what a panic through the C ABI costs.
 #[track_caller]
 pub fn panic<T: Any + std::fmt::Debug>(value: T) -> ! {
     panic::start(

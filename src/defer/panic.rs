@@ -36,21 +36,68 @@ fn push(
     site: super::traceback::Origin,
 ) -> *mut PanicRec {
     let key = value.as_ref().map(|v| v.key);
-    let trace = (!goexit).then(|| super::traceback::Trace::capture(site, th.frame_origins()));
-    let rec = Box::into_raw(Box::new(PanicRec {
-        link: Cell::new(th.panics.get()),
-        value,
-        key,
-        trace,
-        signal: None,
-        text: Recovered::Nothing,
-        recovered: false,
-        aborted: false,
-        goexit,
-    }));
+    let mut rec = th.spare.replace(ptr::null_mut());
+    if rec.is_null() {
+        rec = Box::into_raw(Box::new(PanicRec {
+            link: Cell::new(ptr::null_mut()),
+            value: None,
+            key: None,
+            trace: None,
+            signal: None,
+            text: Recovered::Nothing,
+            recovered: false,
+            aborted: false,
+            goexit: false,
+        }));
+    }
+    // SAFETY: a record no chain links (new, or the reset spare): only this
+    // thread holds it. Its fields are filled where it lies, the trace's
+    // entries too, so nothing of its size is copied.
+    let r = unsafe { &mut *rec };
+    r.link.set(th.panics.get());
+    r.value = value;
+    r.key = key;
+    if goexit {
+        r.trace = None;
+    } else {
+        r.trace
+            .get_or_insert_with(Default::default)
+            .capture_into(site, th.frame_origins());
+    }
+    r.goexit = goexit;
     th.panics.set(rec);
     recount(th);
     rec
+}
+
+/// Takes `rec`, unlinked from its chain, out of use: it becomes the
+/// state's spare record if there is none, reset, or is freed. What it held
+/// is dropped last, once the record is parked (a value's destructor may
+/// panic again, and push).
+///
+/// # Safety
+/// `rec` is a record of `th` that no chain links any more.
+unsafe fn release(th: &DeferState, rec: *mut PanicRec) {
+    if !th.spare.get().is_null() {
+        // SAFETY: every record comes from Box::into_raw in push, and the
+        // caller gives this one up.
+        drop(unsafe { Box::from_raw(rec) });
+        return;
+    }
+    // SAFETY: the caller's: the record is ours alone.
+    let r = unsafe { &mut *rec };
+    let held = (
+        r.value.take(),
+        std::mem::replace(&mut r.text, Recovered::Nothing),
+    );
+    r.link.set(ptr::null_mut());
+    r.key = None;
+    r.signal = None;
+    r.recovered = false;
+    r.aborted = false;
+    r.goexit = false;
+    th.spare.set(rec);
+    drop(held);
 }
 
 /// Unrecovered panics whose final report is being made: the process ends
@@ -93,10 +140,10 @@ pub(crate) fn wait_for_panics(patience: std::time::Duration) {
 fn pop(th: &DeferState) {
     let rec = th.panics.get();
     if !rec.is_null() {
-        // SAFETY: the newest record is ours; unlink then free it.
+        // SAFETY: the newest record is ours; unlink then release it.
         unsafe {
             th.panics.set((*rec).link.get());
-            drop(Box::from_raw(rec));
+            release(th, rec);
         }
     }
     recount(th);

@@ -20,7 +20,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::ffi::c_void;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Who owns a frame: Rust code ([`super::call`]) or compiled code through
 /// the C protocol ([`super::cframe`]).
@@ -55,6 +55,10 @@ pub(crate) struct DeferState {
     pub(crate) frame: Cell<*const FrameLink>,
     /// The newest panic (or Goexit) record, linked to older ones.
     pub(crate) panics: Cell<*mut PanicRec>,
+    /// A record kept for the next panic, or null: a goroutine that panics
+    /// and recovers in a loop allocates its record once (`panic::push`,
+    /// `panic::pop`).
+    pub(crate) spare: Cell<*mut PanicRec>,
     /// Set by Goexit; only the thread's outermost frame clears it.
     pub(crate) goexiting: Cell<bool>,
     /// The low-level head word of runtimes that manage their own frames.
@@ -76,17 +80,48 @@ pub(crate) struct DeferState {
     /// `lowlevel::record_free`).
     pub(crate) quarantine: RefCell<VecDeque<NonNull<u8>>>,
     /// The next deferred call's token, from this state's current block of
-    /// [`TOKEN_BLOCK`] tokens (0: take a new block).
+    /// [`TOKENS`] (0: take a new block).
     tokens: Cell<u64>,
 }
 
-/// Tokens a state takes at once from [`NEXT_TOKEN_BLOCK`]: one atomic
-/// operation per four billion deferred calls.
-const TOKEN_BLOCK: u64 = 1 << 32;
-/// The first token of the next block (block 0 is never handed out, so no
-/// token is 0, which is NULL to compiled code).
-static NEXT_TOKEN_BLOCK: std::sync::atomic::AtomicU64 =
-    std::sync::atomic::AtomicU64::new(TOKEN_BLOCK);
+/// Numbers unique in the process, handed out in blocks of 2^32 so that
+/// whoever takes them (a state, a thread) pays one atomic operation per
+/// four billion. No number is 0 (NULL to compiled code).
+pub(crate) struct Sequence {
+    /// The first number of the next block (block 0 is never handed out).
+    next_block: AtomicU64,
+}
+
+impl Sequence {
+    const BLOCK: u64 = 1 << 32;
+
+    pub(crate) const fn new() -> Sequence {
+        Sequence {
+            next_block: AtomicU64::new(Self::BLOCK),
+        }
+    }
+
+    /// The next number of the block `local` is in (0 at first: take one).
+    #[inline(always)]
+    pub(crate) fn next(&self, local: &Cell<u64>) -> u64 {
+        let mut n = local.get();
+        if n.is_multiple_of(Self::BLOCK) {
+            // The first number, or the end of a block: a block's first
+            // number is skipped, so only a block's end is a multiple of it.
+            n = self.block() + 1;
+        }
+        local.set(n + 1);
+        n
+    }
+
+    /// A fresh block's first number, for a taker with nowhere to keep one.
+    pub(crate) fn block(&self) -> u64 {
+        self.next_block.fetch_add(Self::BLOCK, Ordering::Relaxed)
+    }
+}
+
+/// Where deferred calls' tokens come from.
+static TOKENS: Sequence = Sequence::new();
 
 /// The defer layer's slot in every execution context (rank 5: its depth in
 /// design.md's list of layers).
@@ -116,14 +151,7 @@ impl DeferState {
     /// A token for the next deferred call, unique in the process.
     #[inline(always)]
     pub(crate) fn next_token(&self) -> u64 {
-        let mut t = self.tokens.get();
-        if t.is_multiple_of(TOKEN_BLOCK) {
-            // The first block, or the end of one: the block's first token
-            // is skipped, so only a block's end is a multiple of it.
-            t = NEXT_TOKEN_BLOCK.fetch_add(TOKEN_BLOCK, std::sync::atomic::Ordering::Relaxed) + 1;
-        }
-        self.tokens.set(t + 1);
-        t
+        TOKENS.next(&self.tokens)
     }
 
     /// Where the frames of the chain started, innermost first.
@@ -162,6 +190,7 @@ impl DeferState {
                         stack: RootStack::new(),
                         frame: Cell::new(ptr::null()),
                         panics: Cell::new(ptr::null_mut()),
+                        spare: Cell::new(ptr::null_mut()),
                         goexiting: Cell::new(false),
                         head: Cell::new(ptr::null_mut()),
                         running: Cell::new(ptr::null()),
@@ -272,6 +301,7 @@ unsafe fn destroy(ctx: &context::Context, state: *mut u8) {
     // more (it is destroyed after its own code ended).
     unsafe {
         free_all((*state).panics.replace(ptr::null_mut()));
+        free_all((*state).spare.replace(ptr::null_mut()));
         recount(&*state);
         for block in (*state).quarantine.borrow_mut().drain(..) {
             roots::free_block(block);

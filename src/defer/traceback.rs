@@ -84,7 +84,17 @@ impl Trace {
     /// What a panic starting at `site` will report, in a context whose
     /// frames started at `frames` (innermost first).
     pub(crate) fn capture(site: Origin, frames: impl Iterator<Item = Origin>) -> Trace {
-        let mut entries = SmallVec::new();
+        let mut trace = Trace::default();
+        trace.capture_into(site, frames);
+        trace
+    }
+
+    /// [`capture`](Self::capture) into this trace, replacing what it held:
+    /// a reused panic record refills its trace where it lies, rather than
+    /// moving a fresh one in.
+    pub(crate) fn capture_into(&mut self, site: Origin, frames: impl Iterator<Item = Origin>) {
+        let entries = &mut self.entries;
+        entries.clear();
         let raised_by_runtime = matches!(site, Origin::Source(loc) if is_runtime_location(loc));
         if level() >= Level::System || raised_by_runtime {
             // The whole stack, now. A panic the runtime raised (a channel
@@ -96,22 +106,16 @@ impl Trace {
                 entries.push(Origin::Return(pc));
                 entries.len() < 100
             });
-            return Trace {
-                entries,
-                site_first: false,
-                whole: true,
-            };
+            self.site_first = false;
+            self.whole = true;
+            return;
         }
-        let site_first = !matches!(site, Origin::None);
-        if site_first {
+        self.site_first = !matches!(site, Origin::None);
+        if self.site_first {
             entries.push(site);
         }
         entries.extend(frames);
-        Trace {
-            entries,
-            site_first,
-            whole: false,
-        }
+        self.whole = false;
     }
 
     /// The frames section: one `function(...)\n\tfile:line +0xoff\n` per

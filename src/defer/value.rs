@@ -4,6 +4,7 @@
 //! flight; the runtime's own error values; a value's identity and how a
 //! report prints it.
 
+use super::state::Sequence;
 use crate::roots;
 use std::any::{Any, TypeId};
 use std::ffi::c_void;
@@ -137,6 +138,8 @@ pub struct PanicValue {
     type_name: &'static str,
     /// How a report prints the value (see `render.rs`).
     render: fn(&dyn Any) -> String,
+    /// What a recovered record keeps of the value for a later report.
+    keep: fn(&dyn Any) -> Recovered,
     /// The value's identity: a re-panic with the value a recover returned
     /// is the same panic to a report (Go's `[recovered, repanicked]`).
     pub(crate) key: Key,
@@ -154,9 +157,23 @@ pub(crate) enum Key {
     Iface(usize, usize),
 }
 
+/// Where object keys come from: a thread takes them a block at a time, so
+/// a panic's value gets its identity without an atomic operation (a value
+/// may move to another thread; its key stays unique in the process).
+static KEYS: Sequence = Sequence::new();
+
+thread_local! {
+    /// The thread's next object key (see [`Sequence::next`]).
+    static NEXT_KEY: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 fn next_object_key() -> Key {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    Key::Object(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    // A thread whose locals are gone (its last destructors) takes a block
+    // for the one key.
+    let key = NEXT_KEY
+        .try_with(|next| KEYS.next(next))
+        .unwrap_or_else(|_| KEYS.block());
+    Key::Object(key)
 }
 
 /// How Rust values print in a report: strings, numbers and errors through
@@ -211,6 +228,58 @@ fn render_as<T: Any + fmt::Debug>(v: &dyn Any) -> String {
     }
 }
 
+/// What a record keeps of a recovered value of type `T` (see
+/// [`Recovered`]): a value of a type that prints the same whenever it is
+/// printed, kept as it is; anything else, its text now.
+fn keep_as<T: Any + fmt::Debug>(v: &dyn Any) -> Recovered {
+    macro_rules! kept {
+        ($($t:ty => $plain:expr),* $(,)?) => {$(
+            if TypeId::of::<T>() == TypeId::of::<$t>() {
+                if let Some(&x) = v.downcast_ref::<$t>() {
+                    return Recovered::Plain($plain(x));
+                }
+            }
+        )*};
+    }
+    kept!(
+        i8 => |x| Plain::Int(i128::from(x)),
+        i16 => |x| Plain::Int(i128::from(x)),
+        i32 => |x| Plain::Int(i128::from(x)),
+        i64 => |x| Plain::Int(i128::from(x)),
+        i128 => Plain::Int,
+        isize => |x: isize| Plain::Int(x as i128),
+        u8 => |x| Plain::Uint(u128::from(x)),
+        u16 => |x| Plain::Uint(u128::from(x)),
+        u32 => |x| Plain::Uint(u128::from(x)),
+        u64 => |x| Plain::Uint(u128::from(x)),
+        u128 => Plain::Uint,
+        usize => |x: usize| Plain::Uint(x as u128),
+        f32 => Plain::F32,
+        f64 => Plain::F64,
+        bool => Plain::Bool,
+        char => Plain::Char,
+        &'static str => Plain::Str,
+        RuntimeError => Plain::Runtime,
+        PlainError => Plain::Error,
+        PanicNilError => |_| Plain::Nil,
+        NonNull<u8> => |p: NonNull<u8>| Plain::Pointer(p.as_ptr()),
+        *mut u8 => Plain::Pointer,
+        *const u8 => |p: *const u8| Plain::Pointer(p.cast_mut()),
+    );
+    if let Some(&c) = v.downcast_ref::<CValue>() {
+        return Recovered::C(c);
+    }
+    Recovered::Text(render_as::<T>(v))
+}
+
+/// What a record keeps of a recovered Rust panic's payload: its text.
+fn keep_rust_payload(v: &dyn Any) -> Recovered {
+    match v.downcast_ref::<CValue>() {
+        Some(&c) => Recovered::C(c),
+        None => Recovered::Text(render_rust_payload(v)),
+    }
+}
+
 /// How an ordinary Rust panic's payload prints: its message.
 fn render_rust_payload(v: &dyn Any) -> String {
     if let Some(s) = v.downcast_ref::<&'static str>() {
@@ -244,6 +313,7 @@ impl PanicValue {
             value: Value::Root(RootBox::new(value)),
             type_name: std::any::type_name::<T>(),
             render: render_as::<T>,
+            keep: keep_as::<T>,
             key,
         }
     }
@@ -253,6 +323,7 @@ impl PanicValue {
             value: Value::Rust(payload),
             type_name: "rust panic",
             render: render_rust_payload,
+            keep: keep_rust_payload,
             key: next_object_key(),
         }
     }
@@ -277,18 +348,20 @@ impl PanicValue {
 
     /// Takes the value out as a `T`, or gives the `PanicValue` back.
     pub fn downcast<T: Any>(self) -> Result<T, PanicValue> {
-        let (type_name, render, key) = (self.type_name, self.render, self.key);
+        let (type_name, render, keep, key) = (self.type_name, self.render, self.keep, self.key);
         match self.value {
             Value::Root(b) => b.take::<T>().map_err(|b| PanicValue {
                 value: Value::Root(b),
                 type_name,
                 render,
+                keep,
                 key,
             }),
             Value::Rust(b) => b.downcast::<T>().map(|b| *b).map_err(|b| PanicValue {
                 value: Value::Rust(b),
                 type_name,
                 render,
+                keep,
                 key,
             }),
         }
@@ -328,28 +401,65 @@ impl fmt::Debug for PanicValue {
     }
 }
 
-/// A recovered value's rendering for a later report. A value of compiled
-/// code is rendered only if a report needs it (recovering is the common
-/// case, reporting the rare one); a Rust value is rendered at once (it
-/// leaves with the caller of recover).
+/// A recovered value's rendering for a later report. Recovering is the
+/// common case and reporting the rare one, so what can be printed later
+/// is: a value of compiled code, and a Rust value of a type that prints
+/// the same whenever it is printed (a number, a string constant, a
+/// run-time error, a raw pointer), kept as it is. Any other Rust value is
+/// rendered at once: it leaves with the caller of recover.
 pub(crate) enum Recovered {
     Nothing,
     C(CValue),
+    Plain(Plain),
     Text(String),
+}
+
+/// A recovered Rust value kept as it is (see [`Recovered`]); each prints
+/// as [`render_as`] prints its type.
+#[derive(Clone, Copy)]
+pub(crate) enum Plain {
+    Int(i128),
+    Uint(u128),
+    F32(f32),
+    F64(f64),
+    Bool(bool),
+    Char(char),
+    Str(&'static str),
+    Runtime(RuntimeError),
+    Error(PlainError),
+    Nil,
+    Pointer(*mut u8),
+}
+
+impl Plain {
+    fn render(self) -> String {
+        let text = match self {
+            Plain::Int(x) => x.to_string(),
+            Plain::Uint(x) => x.to_string(),
+            Plain::F32(x) => x.to_string(),
+            Plain::F64(x) => x.to_string(),
+            Plain::Bool(x) => x.to_string(),
+            Plain::Char(x) => x.to_string(),
+            Plain::Str(x) => x.to_string(),
+            Plain::Runtime(x) => x.to_string(),
+            Plain::Error(x) => x.to_string(),
+            Plain::Nil => PanicNilError.to_string(),
+            Plain::Pointer(x) => format!("{x:?}"),
+        };
+        super::render::indented(&text)
+    }
 }
 
 impl Recovered {
     pub(crate) fn of(value: &PanicValue) -> Recovered {
-        match value.downcast_ref::<CValue>() {
-            Some(c) => Recovered::C(*c),
-            None => Recovered::Text(value.to_string()),
-        }
+        (value.keep)(value.as_any())
     }
 
     pub(crate) fn render(&self) -> String {
         match self {
             Recovered::Nothing => String::new(),
             Recovered::C(c) => PanicValue::new(*c).to_string(),
+            Recovered::Plain(p) => p.render(),
             Recovered::Text(t) => t.clone(),
         }
     }

@@ -16,6 +16,7 @@ use defergc::go::{self, Chan, Select, WaitGroup};
 use defergc::{defer, gc};
 use std::hint::black_box;
 use std::io::IsTerminal;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,7 +46,8 @@ pub enum Name {
     /// 100,000 goroutines of compiled code: defer wg.Done, defer recover,
     /// panic with a fresh heap object, recover (ms).
     SpawnPanic,
-    /// The same through the Rust API (ms).
+    /// The same through the Rust API, panicking without unwinding
+    /// (`call_try`, `raise`) (ms).
     SpawnPanicRust,
     /// 1,000,000 goroutines parked at once, then released (s, peak RSS).
     Million,
@@ -745,6 +747,10 @@ fn preempt_delays() -> (f64, f64) {
     (delays[delays.len() - 1], delays[delays.len() * 99 / 100])
 }
 
+/// `spawn-panic` through the Rust API: the panic is raised without
+/// unwinding (`defer::raise`, in a `call_try` frame), the way compiled code
+/// panics through the C ABI; the value is the fresh GC object itself, as
+/// Go's is a fresh `*node`.
 fn spawn_panic_rust() -> f64 {
     const N: usize = 100_000;
     let t = Instant::now();
@@ -754,19 +760,26 @@ fn spawn_panic_rust() -> f64 {
     for i in 0..N {
         let (wg, bad) = (wg.clone(), bad.clone());
         go::go(move || {
-            defer::call(|f| {
+            let ended: Result<(), _> = defer::call_try(|f| {
                 f.defer(move || wg.done().unwrap());
+                let obj = gc::alloc(16);
+                // SAFETY: a fresh 16-byte object.
+                unsafe { obj.cast::<usize>().as_ptr().write(i) };
                 f.defer_with(move |d| {
-                    let ok = d
-                        .recover()
-                        .and_then(|v| v.downcast::<(usize, usize)>().ok());
-                    if ok.map(|v| v.0) != Some(i) {
+                    let got = d.recover().and_then(|v| v.downcast::<NonNull<u8>>().ok());
+                    // SAFETY: the recovered value is a live 16-byte GC
+                    // object (the panic value kept it reachable).
+                    let ok =
+                        got.is_some_and(|p| p == obj && unsafe { p.cast::<usize>().read() } == i);
+                    if !ok {
                         bad.fetch_add(1, Ordering::Relaxed);
                     }
                 });
-                let obj = gc::alloc(16).as_ptr() as usize;
-                defer::panic((i, obj))
-            })
+                Err(defer::raise(obj))
+            });
+            if let Err(panicking) = ended {
+                panicking.resume()
+            }
         });
     }
     wg.wait();
