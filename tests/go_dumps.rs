@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// The child's status and standard error.
 fn child(case: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let dir = std::env::temp_dir().join(format!("defergc-dumps-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("defergc-dumps-{}-{case}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let err_path = dir.join(format!("{case}.stderr"));
     let err = std::fs::File::create(&err_path).unwrap();
@@ -44,6 +44,7 @@ fn child(case: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
         std::thread::sleep(Duration::from_millis(20));
     };
     let text = std::fs::read_to_string(&err_path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     (status.code(), text)
 }
 

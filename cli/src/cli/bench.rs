@@ -448,7 +448,7 @@ const GO_PROGRAM: &str = "benches/go/gobench/main.go";
 
 /// With `--go`, Go's program built (once: it runs after each run of ours);
 /// the exit status if it cannot be.
-fn go_program(args: &Args) -> Result<Option<std::path::PathBuf>, i32> {
+fn go_program(args: &Args) -> Result<Option<report::GoBinary>, i32> {
     if !args.go {
         return Ok(None);
     }

@@ -147,10 +147,30 @@ pub fn go_program(command: &str, program: &str, args: &[String]) -> Result<Vec<S
     json_output(command, out)
 }
 
+/// A Go program built into a temporary directory of its own, which goes
+/// when this is dropped.
+pub struct GoBinary {
+    dir: std::path::PathBuf,
+    exe: std::path::PathBuf,
+}
+
+impl std::ops::Deref for GoBinary {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.exe
+    }
+}
+
+impl Drop for GoBinary {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// Builds a Go program of `benches/go/` once (`go build`, from the
 /// repository root) into a temporary directory, for running many times
 /// alternating with ours; the error as [`go_program`]'s.
-pub fn build_go_program(command: &str, program: &str) -> Result<std::path::PathBuf, String> {
+pub fn build_go_program(command: &str, program: &str) -> Result<GoBinary, String> {
     if !std::path::Path::new(program).is_file() {
         return Err(format!(
             "defergc: {command} --go: run from the repository root ({program} not found)"
@@ -159,6 +179,10 @@ pub fn build_go_program(command: &str, program: &str) -> Result<std::path::PathB
     let dir = std::env::temp_dir().join(format!("defergc-go-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("defergc: {command} --go: {e}"))?;
     let exe = dir.join("bench");
+    let built = GoBinary {
+        dir: dir.clone(),
+        exe: exe.clone(),
+    };
     let out = std::process::Command::new("go")
         .arg("build")
         .arg("-o")
@@ -174,7 +198,7 @@ pub fn build_go_program(command: &str, program: &str) -> Result<std::path::PathB
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    Ok(exe)
+    Ok(built)
 }
 
 /// Runs a Go program built by [`build_go_program`] and returns the JSON
