@@ -220,6 +220,7 @@ fn child_entry() {
         "sigquit_churn" => child_sigquit_churn(),
         "stack" => child_stack(),
         "stack_churn" => child_stack_churn(),
+        "stack_syscall_churn" => child_stack_syscall_churn(),
         "profile" => child_profile(),
         other => panic!("unknown case {other}"),
     }
@@ -519,6 +520,106 @@ fn gotraceback_all_shows_the_other_goroutines_frames() {
     let (status, text) = child("panic_all", &[]);
     assert_eq!(status, Some(2), "{text}");
     assert!(!text.contains("parked_in_dump_test"), "{text}");
+}
+
+#[inline(never)]
+fn syscall_site_a(spins: u64) -> u64 {
+    go::syscall(|| spin_in_call(spins))
+}
+
+#[inline(never)]
+fn syscall_site_b(spins: u64) -> u64 {
+    defergc::ffi::defergc_enter_syscall();
+    let v = spin_in_call(spins);
+    defergc::ffi::defergc_exit_syscall();
+    v
+}
+
+fn spin_in_call(spins: u64) -> u64 {
+    let mut x = spins;
+    for _ in 0..spins {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    if spins % 3 == 0 {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    x
+}
+
+fn child_stack_syscall_churn() {
+    let seed: u64 = std::env::var("DUMPS_SEED").unwrap().parse().unwrap();
+    go::main(move || {
+        let stop = Arc::new(AtomicUsize::new(0));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let done = go::Chan::<u64>::new(8);
+        for g in 0..8u64 {
+            let (stop, calls, done) = (stop.clone(), calls.clone(), done.clone());
+            go::go(move || {
+                let mut x = seed ^ g.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+                let mut sum = 0u64;
+                while stop.load(Ordering::Relaxed) == 0 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    sum = sum.wrapping_add(if x & 1 == 0 {
+                        syscall_site_a(x % 2000)
+                    } else {
+                        syscall_site_b(x % 2000)
+                    });
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    if x % 5 == 0 {
+                        go::gosched();
+                    }
+                }
+                done.send(sum);
+            });
+        }
+        let mut seen = 0;
+        for _ in 0..200 {
+            let text = go::stack(true);
+            for (h, lines) in sections(&text) {
+                check_shape(&h, &lines);
+                if h.ends_with(" [syscall]:") {
+                    // With the world stopped, a goroutine in a call shows
+                    // the function that entered it, under its body.
+                    let first = lines.first().map(String::as_str).unwrap_or("");
+                    assert!(
+                        first.contains("syscall_site_a") || first.contains("syscall_site_b"),
+                        "{h}: {lines:?}"
+                    );
+                    assert!(
+                        lines
+                            .iter()
+                            .any(|l| l.contains("child_stack_syscall_churn")),
+                        "{h}: {lines:?}"
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        stop.store(1, Ordering::Relaxed);
+        for _ in 0..8 {
+            done.recv();
+        }
+        assert!(seen > 0, "no dump found a goroutine in a call");
+        eprintln!(
+            "syscall churn: {seen} sections in calls checked, {} calls",
+            calls.load(Ordering::Relaxed)
+        );
+        std::process::exit(0);
+    });
+}
+
+#[test]
+fn runtime_stack_shows_goroutines_in_system_calls_where_they_entered_them() {
+    let seed = seeded::seed("DUMPS_SEED");
+    eprintln!("syscall churn: DUMPS_SEED={seed}");
+    let (status, text) = child("stack_syscall_churn", &[("DUMPS_SEED", &seed.to_string())]);
+    assert_eq!(status, Some(0), "seed {seed}: {text}");
+    assert!(
+        text.contains("sections in calls checked"),
+        "seed {seed}: {text}"
+    );
 }
 
 #[test]
