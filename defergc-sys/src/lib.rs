@@ -36,7 +36,7 @@ pub use bindings::*;
 /// Internals of the vendored collector that its public API does not
 /// expose, for pacing and `gctrace`: the thread-stack size the trigger
 /// counts, the size of the static roots, and growing the heap by the
-/// trigger's allowance. `src/unit.c` compiles the
+/// trigger's allowance; and the finalizer queue drained a batch at a time. `src/unit.c` compiles the
 /// collector as one unit with these accessors; a system libgc has neither,
 /// and these report `None` there.
 pub mod internals {

@@ -1,7 +1,8 @@
 /*
  * The vendored collector as one translation unit (its extra/gc.c, which
- * makes every internal symbol static), followed by the two accessors
- * defergc reads internals through. Nothing in vendor/ is changed.
+ * makes every internal symbol static), followed by the functions through
+ * which defergc reads and uses its internals. Nothing in vendor/ is
+ * changed.
  */
 #include "../vendor/bdwgc/extra/gc.c"
 
