@@ -36,7 +36,7 @@ pub use bindings::*;
 /// Internals of the vendored collector that its public API does not
 /// expose, for pacing and `gctrace`: the thread-stack size the trigger
 /// counts, the size of the static roots, and growing the heap by the
-/// trigger's allowance. `src/unit.c` compiles the
+/// trigger's allowance; and the finalizer queue drained a batch at a time. `src/unit.c` compiles the
 /// collector as one unit with these accessors; a system libgc has neither,
 /// and these report `None` there.
 pub mod internals {
@@ -48,6 +48,28 @@ pub mod internals {
         fn defergc_sys_push_entry(obj: *mut std::ffi::c_void, descr: crate::GC_word);
         fn defergc_sys_reserve_mark_stack(entries: usize);
         fn defergc_sys_mark_stack_room() -> usize;
+        fn defergc_sys_invoke_finalizers_batched(batch: std::ffi::c_uint) -> std::ffi::c_int;
+    }
+
+    /// Runs the finalizers of the objects ready for them, taking up to
+    /// `batch` of them off bdwgc's queue under one hold of the allocation
+    /// lock (`GC_invoke_finalizers` takes it once a finalizer; a system
+    /// libgc does that). Returns how many ran.
+    ///
+    /// # Safety
+    /// The calling thread is registered and does not hold the allocation
+    /// lock; the finalizers may run on it.
+    pub unsafe fn invoke_finalizers_batched(batch: u32) -> usize {
+        #[cfg(defergc_vendored)]
+        // SAFETY: as the caller promises.
+        let ran = unsafe { defergc_sys_invoke_finalizers_batched(batch) };
+        #[cfg(not(defergc_vendored))]
+        // SAFETY: as the caller promises.
+        let ran = unsafe {
+            let _ = batch;
+            crate::GC_invoke_finalizers()
+        };
+        ran.max(0) as usize
     }
 
     /// Free entries left on the mark stack (0 with a system libgc).

@@ -1,7 +1,8 @@
 /*
  * The vendored collector as one translation unit (its extra/gc.c, which
- * makes every internal symbol static), followed by the two accessors
- * defergc reads internals through. Nothing in vendor/ is changed.
+ * makes every internal symbol static), followed by the functions through
+ * which defergc reads and uses its internals. Nothing in vendor/ is
+ * changed.
  */
 #include "../vendor/bdwgc/extra/gc.c"
 
@@ -93,4 +94,62 @@ GC_API size_t GC_CALL defergc_sys_mark_stack_room(void)
 {
   GC_ASSERT(I_HOLD_LOCK());
   return (size_t)(GC_mark_stack_limit - GC_mark_stack_top) - 1;
+}
+
+/*
+ * GC_invoke_finalizers a batch at a time: takes up to `batch` objects off
+ * the queue of those ready to finalize under one hold of the allocation
+ * lock, then runs their finalizers without it. GC_invoke_finalizers takes
+ * the lock once a finalizer, against every thread that registers one or
+ * allocates past its free lists: a million finalizers cost a million
+ * lock handovers, and a finalizer thread slowed by them leaves a queue
+ * that every collection marks again. The detached objects stay reachable
+ * through their chain, whose head this frame keeps (the queue holds
+ * their addresses revealed). Returns the finalizers run. The caller does
+ * not hold the allocation lock.
+ */
+GC_API int GC_CALL defergc_sys_invoke_finalizers_batched(unsigned batch)
+{
+  int count = 0;
+  word bytes_freed_before = 0;
+
+  GC_ASSERT(I_DONT_HOLD_LOCK());
+  if (0 == batch)
+    batch = 1;
+  while (GC_should_invoke_finalizers()) {
+    struct finalizable_object *head, *tail;
+    unsigned n;
+
+    LOCK();
+    if (0 == count)
+      bytes_freed_before = GC_bytes_freed;
+    head = GC_fnlz_roots.finalize_now;
+    if (UNLIKELY(NULL == head)) {
+      UNLOCK();
+      break;
+    }
+    tail = head;
+    for (n = 1; n < batch && fo_next(tail) != NULL; n++)
+      tail = fo_next(tail);
+    SET_FINALIZE_NOW(fo_next(tail));
+    fo_set_next(tail, NULL);
+    UNLOCK();
+    while (head != NULL) {
+      struct finalizable_object *curr_fo = head;
+
+      head = fo_next(curr_fo);
+      fo_set_next(curr_fo, NULL);
+      curr_fo->fo_fn((ptr_t)curr_fo->fo_hidden_base, curr_fo->fo_client_data);
+      GC_reachable_here(curr_fo->fo_client_data);
+      curr_fo->fo_client_data = NULL;
+      ++count;
+    }
+  }
+  /* As GC_invoke_finalizers: what the finalizers freed counts for them. */
+  if (count != 0 && bytes_freed_before != GC_bytes_freed) {
+    LOCK();
+    GC_finalizer_bytes_freed += (GC_bytes_freed - bytes_freed_before);
+    UNLOCK();
+  }
+  return count;
 }

@@ -412,9 +412,13 @@ fn start_finalizer_thread() {
     }
 }
 
+/// Finalizers taken off bdwgc's queue under one hold of its lock.
+const FINALIZER_BATCH: u32 = 256;
+
 pub(super) fn run_finalizers() -> usize {
-    // SAFETY: the thread is registered; finalizers run on it.
-    unsafe { sys::GC_invoke_finalizers() as usize }
+    // SAFETY: the thread is registered and holds no bdwgc lock; finalizers
+    // run on it.
+    unsafe { sys::internals::invoke_finalizers_batched(FINALIZER_BATCH) }
 }
 
 /// Whether `ptr` starts an object of bdwgc's heap.
