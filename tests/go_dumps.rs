@@ -540,7 +540,7 @@ fn spin_in_call(spins: u64) -> u64 {
     for _ in 0..spins {
         x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
     }
-    if spins % 3 == 0 {
+    if spins.is_multiple_of(3) {
         std::thread::sleep(Duration::from_micros(50));
     }
     x
@@ -567,7 +567,7 @@ fn child_stack_syscall_churn() {
                         syscall_site_b(x % 2000)
                     });
                     calls.fetch_add(1, Ordering::Relaxed);
-                    if x % 5 == 0 {
+                    if x.is_multiple_of(5) {
                         go::gosched();
                     }
                 }
