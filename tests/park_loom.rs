@@ -10,9 +10,10 @@
 //!
 //! The poller is the model's (`model::install_poller`): `epoll_wait`
 //! without descriptors, with its break (the eventfd) and events that a
-//! model thread makes arrive. Timers are the heap's published earliest
-//! deadline (`model::set_timer`): due at once, or an hour away (a model
-//! has no time). Loom reports a parker nobody wakes as a
+//! model thread makes arrive. Timers are the heaps' published earliest
+//! deadlines (`model::set_timer`, `model::set_timer_on`: a model has two
+//! heaps, as two processors): due at once, or an hour away (a model has
+//! no time). Loom reports a parker nobody wakes as a
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
@@ -25,7 +26,16 @@ mod loom_check;
 use defergc::go::model::{self, Blocked, Parker};
 use loom::sync::Arc;
 use loom::thread;
-use loom_check::check;
+
+/// The model's scheduler (the thread a timer kicks, `model::Parker`) is
+/// the process's, not one model's: models that ran at once in the test
+/// harness's threads would kick each other's threads, and loom reports
+/// such a model as not deterministic. One model at a time.
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    loom_check::check(f);
+}
 
 /// No descriptor is waited on: the parker sleeps, and a wake ends it.
 #[test]
@@ -158,8 +168,10 @@ fn earlier_timer(poll: bool) {
     if poll {
         model::install_poller(1);
     }
-    model::set_timer(false);
+    // The parker first: it is the thread a timer with no watcher kicks
+    // (a kick before it exists would reach the previous run's thread).
     let p = Parker::for_current();
+    model::set_timer(false);
     let t = spawn_timer();
     assert_eq!(p.block(), Blocked::Timers);
     wait_for(&t);
@@ -173,6 +185,47 @@ fn an_earlier_timer_wakes_the_watcher() {
 #[test]
 fn an_earlier_timer_breaks_the_poll() {
     check(|| earlier_timer(true));
+}
+
+/// The parker watches heap 0's timer, an hour away; heap 1 (another
+/// processor's) publishes a due one: the watcher sees the earliest of
+/// both heaps, is woken and returns to run the timers.
+#[test]
+fn a_timer_on_another_heap_wakes_the_watcher() {
+    check(|| {
+        let p = Parker::for_current();
+        model::set_timer_on(0, false);
+        let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        thread::spawn(move || {
+            model::set_timer_on(1, true);
+            d.store(true, std::sync::atomic::Ordering::Release);
+        });
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&done);
+    });
+}
+
+/// Two heaps publish at once, one an hour away and one due, while the
+/// parker goes to sleep with nothing to watch: whichever it reads, it is
+/// made to look again and returns to run the due one.
+#[test]
+fn two_heaps_publish_at_once() {
+    check(|| {
+        let p = Parker::for_current();
+        let done = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        for heap in 0..2 {
+            let d = done.clone();
+            thread::spawn(move || {
+                model::set_timer_on(heap, heap == 1);
+                d.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+        }
+        assert_eq!(p.block(), Blocked::Timers);
+        while done.load(std::sync::atomic::Ordering::Acquire) < 2 {
+            thread::yield_now();
+        }
+    });
 }
 
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";

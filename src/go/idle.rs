@@ -15,8 +15,8 @@
 use super::g::{self, G};
 use super::park::{Parker, Wake};
 use super::procs::{
-    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, Idle, Sched, M, P,
-    P_GCSTOP, P_RUNNING,
+    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, Idle, Sched,
+    GLOBAL_TICK, M, P, P_GCSTOP, P_RUNNING,
 };
 use std::cell::Cell;
 use std::ptr;
@@ -142,13 +142,22 @@ pub(super) fn find_runnable(m: &'static M) -> &'static G {
             gcstopm(m, p);
             continue;
         }
-        // Timers that are due first: what they ready is queued here.
-        if super::park::timers_due() {
-            super::park::run_timers();
-        }
+        // Timers that are due first, those of this processor's heap (and
+        // every GLOBAL_TICK schedules every heap's, as the global queue is
+        // looked at): what they ready is queued here.
+        let tick = p.schedtick.load(Ordering::Relaxed).wrapping_add(1);
+        super::park::check_timers(p.id, tick.is_multiple_of(GLOBAL_TICK));
         if let Some(g) = local_or_global(s, p) {
             stop_spinning(m);
             return g;
+        }
+        // Nothing queued here: the other heaps' due timers (Go's
+        // `stealWork` runs other processors' timers).
+        if super::park::check_timers(p.id, true) {
+            if let Some(g) = local_or_global(s, p) {
+                stop_spinning(m);
+                return g;
+            }
         }
         // Descriptors that became ready (readied goroutines are queued).
         if super::park::poll_now() {

@@ -430,16 +430,17 @@ pub fn poll_event() {
     }
 }
 
-/// A timer becomes the earliest, due at once (`due`) or in an hour (a
-/// model has no time), as the timer heap publishes it.
+/// A timer becomes the earliest of timer heap 0, due at once (`due`) or
+/// in an hour (a model has no time), as the heap publishes it.
 pub fn set_timer(due: bool) {
-    let now = std::time::Instant::now();
-    let at = if due {
-        now
-    } else {
-        now + std::time::Duration::from_secs(3600)
-    };
-    super::park::set_next_timer(Some(at));
+    set_timer_on(0, due);
+}
+
+/// As [`set_timer`], on timer heap `heap` (0 or 1: a model has two).
+pub fn set_timer_on(heap: usize, due: bool) {
+    let now = super::park::now_ns();
+    let at = if due { now } else { now + 3_600_000_000_000 };
+    super::park::set_next_timer(heap, at);
     super::park::timers_changed();
 }
 
