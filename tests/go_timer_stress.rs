@@ -273,3 +273,115 @@ fn timers_under_3_processors() {
 fn timers_under_20_processors() {
     stress(20);
 }
+
+const WATCH_CHILD: &str = "DEFERGC_TIMER_WATCH_CHILD";
+const WATCH_ROUNDS: u64 = 150;
+
+/// The child of [`sleepers_wake_across_resizes_and_locked_exits`]: rounds
+/// of sleepers (locked to their threads or not) pending on every
+/// processor while GOMAXPROCS drops to 1 or 2, beside locked goroutines
+/// that sleep briefly and then end locked (their threads end with them).
+/// Every sleeper must wake: the round waits for all of them.
+fn watch_child(seed: u64) {
+    let woken = Arc::new(AtomicU64::new(0));
+    let ended = Arc::new(AtomicU64::new(0));
+    let (w2, e2) = (woken.clone(), ended.clone());
+    let mut expect_woken = 0;
+    let mut expect_ended = 0;
+    let mut x = seed;
+    let mut plan = Vec::new();
+    for _ in 0..WATCH_ROUNDS {
+        x = mix(x);
+        let sleepers = 1 + x % 8;
+        let exiters = 1 + (x >> 8) % 4;
+        let down = 1 + (x >> 16) as usize % 2;
+        expect_woken += sleepers;
+        expect_ended += exiters;
+        plan.push((sleepers, exiters, down, x));
+    }
+    let status = go::run(move || {
+        let procs = go::gomaxprocs();
+        for &(sleepers, exiters, down, x) in &plan {
+            go::set_gomaxprocs(8);
+            let wg = Arc::new(WaitGroup::new());
+            wg.add((sleepers + exiters) as i32).unwrap();
+            for k in 0..sleepers {
+                let (wg, woken) = (wg.clone(), w2.clone());
+                let locked = (x >> (24 + k)) & 1 == 1;
+                go::go(move || {
+                    if locked {
+                        go::lock_os_thread();
+                    }
+                    go::sleep(Duration::from_millis(5));
+                    woken.fetch_add(1, Ordering::SeqCst);
+                    if locked {
+                        go::unlock_os_thread();
+                    }
+                    wg.done().unwrap();
+                });
+            }
+            for k in 0..exiters {
+                let (wg, ended) = (wg.clone(), e2.clone());
+                let naps = 1 + (x >> (40 + k)) % 4;
+                go::go(move || {
+                    go::lock_os_thread();
+                    for _ in 0..naps {
+                        go::sleep(Duration::from_micros(10));
+                    }
+                    ended.fetch_add(1, Ordering::SeqCst);
+                    wg.done().unwrap();
+                    // Ends locked: its thread ends too.
+                });
+            }
+            go::gosched();
+            go::set_gomaxprocs(down);
+            wg.wait();
+        }
+        go::set_gomaxprocs(procs);
+    });
+    assert_eq!(status, 0, "seed={seed}");
+    println!(
+        "watch: woken={} of {expect_woken}, ended={} of {expect_ended}",
+        woken.load(Ordering::SeqCst),
+        ended.load(Ordering::SeqCst)
+    );
+    assert_eq!(woken.load(Ordering::SeqCst), expect_woken, "seed={seed}");
+    assert_eq!(ended.load(Ordering::SeqCst), expect_ended, "seed={seed}");
+}
+
+/// Runs [`watch_child`] when started as its child.
+#[test]
+fn watch_child_process() {
+    if std::env::var_os(WATCH_CHILD).is_some() {
+        watch_child(seed());
+    }
+}
+
+/// Sleepers pending on processors that a resize takes away, and on
+/// processors whose locked goroutines end their threads: every one wakes
+/// (a lost wakeup hangs the child, which the parent's limit, a hang
+/// detector and no timing check, reports with the seed).
+#[test]
+fn sleepers_wake_across_resizes_and_locked_exits() {
+    let seed = seed();
+    eprintln!("seed={seed}");
+    let seed_s = seed.to_string();
+    let out = child::run_test(
+        "watch_child_process",
+        &[(WATCH_CHILD, "1"), (SEED, &seed_s)],
+        Duration::from_secs(60),
+    )
+    .unwrap_or_else(|| {
+        panic!("seed={seed}: a sleeper never woke (hung); rerun with {SEED}={seed}")
+    });
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "seed={seed}: the child failed\n{text}"
+    );
+    assert!(text.contains("watch: woken="), "seed={seed}: {text}");
+}
