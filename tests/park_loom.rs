@@ -17,7 +17,9 @@
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
-//! the lost wake.
+//! the lost wake; `loom_catches_an_unpassed_watch` brings back a watcher
+//! that leaves, woken, without passing the watch on, and checks that loom
+//! finds the parker that then sleeps for ever.
 #![cfg(loom)]
 
 mod child;
@@ -168,8 +170,8 @@ fn earlier_timer(poll: bool) {
     if poll {
         model::install_poller(1);
     }
-    // The parker first: it is the thread a timer with no watcher kicks
-    // (a kick before it exists would reach the previous run's thread).
+    // The parker first: it registers the scheduler's kick (made after the
+    // timer, the first execution would differ from the others).
     let p = Parker::for_current();
     model::set_timer(false);
     let t = spawn_timer();
@@ -228,6 +230,43 @@ fn two_heaps_publish_at_once() {
     });
 }
 
+/// Two idle workers and a timer an hour away: one of them watches it
+/// and the other sleeps without a deadline. The first is woken (handed a
+/// processor) and leaves the idle workers for good, as a worker whose
+/// locked goroutine then ends its thread; then the timer's time comes.
+/// The second must return to run it: a watcher that leaves woken passes
+/// the watch on (`park::pass_watch`), else the second sleeps for ever
+/// (the lost wakeup behind a locked goroutine's endless sleep).
+fn watch_passes_on() {
+    // The parker first (it registers the scheduler's kick: made after the
+    // timer, the first execution would differ from the others).
+    let first = Arc::new(Parker::for_current());
+    model::set_timer(false);
+    let waker = first.clone();
+    let woke = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+    let w = woke.clone();
+    thread::spawn(move || {
+        waker.wake();
+        w.store(true, std::sync::atomic::Ordering::Release);
+    });
+    let second = thread::spawn(|| {
+        let second = Parker::for_current();
+        assert_eq!(second.block(), Blocked::Timers);
+    });
+    assert_eq!(first.block(), Blocked::Woken);
+    // This worker is gone: it watches nothing from here on. (Its wake
+    // unparked this thread: waited for before the join, which loom does
+    // not let an unpark end.)
+    wait_for(&woke);
+    model::time_passes(0);
+    second.join().unwrap();
+}
+
+#[test]
+fn a_woken_watcher_passes_the_watch_on() {
+    check(watch_passes_on);
+}
+
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
 
 /// With the parker's bug on, loom finds the lost wake. Loom aborts the
@@ -241,6 +280,31 @@ fn loom_catches_an_unchecked_poll() {
         model::set_unchecked_poll(true);
         check(wake_in_the_poll);
     });
+    if let Some(report) = report {
+        let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
+        assert!(
+            deadlock.is_some(),
+            "the child failed without a deadlock: {report}"
+        );
+    }
+}
+
+const WATCH_BUG_CHILD: &str = "DEFERGC_PARK_LOOM_WATCH_BUG_CHILD";
+
+/// With a watcher that leaves woken without passing the watch on, loom
+/// finds the parker that sleeps for ever (in a child process, as above).
+#[test]
+fn loom_catches_an_unpassed_watch() {
+    let bug = "an unpassed watch";
+    let report = child::loom_catches(
+        "loom_catches_an_unpassed_watch",
+        WATCH_BUG_CHILD,
+        bug,
+        || {
+            model::set_unpassed_watch(true);
+            check(watch_passes_on);
+        },
+    );
     if let Some(report) = report {
         let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
         assert!(

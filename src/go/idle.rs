@@ -283,8 +283,10 @@ pub(super) fn stopm(m: &'static M) {
                 m.spinning.set(false);
                 // Another worker for the rest, and to take over the poll if
                 // it finds nothing: the workers still parked sleep without
-                // polling while this one runs.
+                // polling while this one runs. If it watched, the watch
+                // passes on.
                 wakep();
+                super::park::pass_watch();
                 return;
             }
             // Every processor is busy (they find the global queue) or
@@ -427,9 +429,15 @@ pub(super) fn exit_locked_m(m: &'static M) {
     if let Some(p) = unsafe { m.p.replace(ptr::null()).as_ref() } {
         handoffp(p);
     }
-    let mut idle = s.lock();
-    idle.workers -= 1;
-    deadlock_check(s, &idle);
+    {
+        let mut idle = s.lock();
+        idle.workers -= 1;
+        deadlock_check(s, &idle);
+    }
+    // The thread ends: if no one watches the timers (this worker, busy,
+    // was what a kick or a leaving watcher counted on), a worker that
+    // stays is made to.
+    super::park::pass_watch();
 }
 
 /// A timer needs watching and no idle worker watches: a parked worker is

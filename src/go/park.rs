@@ -43,7 +43,10 @@ impl Parker {
     /// While goroutines wait on descriptors or timers are pending, one
     /// blocked parker is the *watcher*: it blocks in the network poll (or,
     /// with no descriptor waited on, sleeps) until the earliest timer, and
-    /// returns to have the timers run; the others sleep until woken.
+    /// returns to have the timers run; the others sleep until woken. A
+    /// parker woken (it watched, or the kick meant to make one watch
+    /// reached it as it was handed a processor) passes the watch on
+    /// ([`pass_watch`]).
     pub(crate) fn block(&self) -> Wake {
         let r = room();
         loop {
@@ -52,6 +55,13 @@ impl Parker {
             // wake); loom 0.7 reports a false deadlock for a swap here.
             if self.woken.load(Ordering::Acquire) {
                 self.woken.store(false, Ordering::Relaxed);
+                // This worker leaves the idle ones: if it watched, or took
+                // a kick meant to make one watch, the watch passes on.
+                #[cfg(loom)]
+                if super::prim::unpassed_watch() {
+                    return Wake::Woken;
+                }
+                pass_watch();
                 return Wake::Woken;
             }
             let io = poller().filter(|p| (p.waiting)() > 0);
@@ -403,6 +413,18 @@ pub(crate) fn set_run_timers(f: RunTimers) {
     let _ = RUN_TIMERS.set(f);
 }
 
+/// Under loom: the time of the watcher's deadline came (`model.rs`'s
+/// `time_passes`): its timed sleep ends, as the kernel would end it.
+#[cfg(loom)]
+pub(crate) fn end_timed_sleep() {
+    fence(Ordering::SeqCst);
+    let w = room().watcher.load(Ordering::SeqCst);
+    // SAFETY: as in `timers_changed`.
+    if let Some(w) = unsafe { w.as_ref() } {
+        w.nudge();
+    }
+}
+
 /// Fires the timers that are due on every heap (an idle worker); whether
 /// any were.
 pub(crate) fn run_timers() -> bool {
@@ -413,6 +435,29 @@ pub(crate) fn run_timers() -> bool {
 /// (the scheduler's: it knows its parked workers).
 pub(crate) fn set_kick_idle(f: fn()) {
     let _ = KICK_IDLE.set(f);
+}
+
+/// A worker leaves the idle workers: woken with a processor (every
+/// [`Parker::block`] that returns [`Wake::Woken`]), taking one to run what
+/// its timers or poll readied, or ending (its locked goroutine exited).
+/// The parkers that saw it watching sleep without a deadline, and a kick
+/// ([`timers_changed`]) it took while being handed a processor reached no
+/// one else: if timers are pending or goroutines wait on descriptors and
+/// no one watches, an idle worker is made to look (or started). A worker
+/// that claims the watch stores `watcher` and then reads the deadlines;
+/// this one stored its leaving (`watcher` cleared, or its processor
+/// taken) and reads `watcher` after a SeqCst fence: either it sees the
+/// new watcher or that one's reads see what this one saw.
+pub(crate) fn pass_watch() {
+    fence(Ordering::SeqCst);
+    let r = room();
+    if r.watcher.load(Ordering::SeqCst).is_null()
+        && (earliest_ns() != NO_TIMER || poller().is_some_and(|p| (p.waiting)() > 0))
+    {
+        if let Some(kick) = KICK_IDLE.get() {
+            kick();
+        }
+    }
 }
 
 /// A timer became the earliest (after [`set_next_timer`]): the watcher

@@ -19,7 +19,8 @@
 //! deadline of all heaps and then runs every heap's (Go's timers in
 //! `findRunnable`, `stealWork` and `netpoll(delay)`). A timer that
 //! becomes its heap's earliest wakes that watcher, or makes an idle worker
-//! watch. What is due fires: a sleeping goroutine is woken (after the
+//! watch; a watcher handed a processor, or a worker whose thread ends,
+//! makes another watch (`park::pass_watch`). What is due fires: a sleeping goroutine is woken (after the
 //! heap's lock is released: no one can stop a sleep), a channel timer
 //! sends the time on its channel (capacity one; a send that would block is
 //! dropped, as Go's timer channels did before Go 1.23), a call runs.
