@@ -10,13 +10,16 @@
 //!
 //! The poller is the model's (`model::install_poller`): `epoll_wait`
 //! without descriptors, with its break (the eventfd) and events that a
-//! model thread makes arrive. Timers are the heap's published earliest
-//! deadline (`model::set_timer`): due at once, or an hour away (a model
-//! has no time). Loom reports a parker nobody wakes as a
+//! model thread makes arrive. Timers are the heaps' published earliest
+//! deadlines (`model::set_timer`, `model::set_timer_on`: a model has two
+//! heaps, as two processors): due at once, or an hour away (a model has
+//! no time). Loom reports a parker nobody wakes as a
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
-//! the lost wake.
+//! the lost wake; `loom_catches_an_unpassed_watch` brings back a watcher
+//! that leaves, woken, without passing the watch on, and checks that loom
+//! finds the parker that then sleeps for ever.
 #![cfg(loom)]
 
 mod child;
@@ -25,7 +28,16 @@ mod loom_check;
 use defergc::go::model::{self, Blocked, Parker};
 use loom::sync::Arc;
 use loom::thread;
-use loom_check::check;
+
+/// The model's scheduler (the thread a timer kicks, `model::Parker`) is
+/// the process's, not one model's: models that ran at once in the test
+/// harness's threads would kick each other's threads, and loom reports
+/// such a model as not deterministic. One model at a time.
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    loom_check::check(f);
+}
 
 /// No descriptor is waited on: the parker sleeps, and a wake ends it.
 #[test]
@@ -158,8 +170,10 @@ fn earlier_timer(poll: bool) {
     if poll {
         model::install_poller(1);
     }
-    model::set_timer(false);
+    // The parker first: it registers the scheduler's kick (made after the
+    // timer, the first execution would differ from the others).
     let p = Parker::for_current();
+    model::set_timer(false);
     let t = spawn_timer();
     assert_eq!(p.block(), Blocked::Timers);
     wait_for(&t);
@@ -175,6 +189,84 @@ fn an_earlier_timer_breaks_the_poll() {
     check(|| earlier_timer(true));
 }
 
+/// The parker watches heap 0's timer, an hour away; heap 1 (another
+/// processor's) publishes a due one: the watcher sees the earliest of
+/// both heaps, is woken and returns to run the timers.
+#[test]
+fn a_timer_on_another_heap_wakes_the_watcher() {
+    check(|| {
+        let p = Parker::for_current();
+        model::set_timer_on(0, false);
+        let done = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        thread::spawn(move || {
+            model::set_timer_on(1, true);
+            d.store(true, std::sync::atomic::Ordering::Release);
+        });
+        assert_eq!(p.block(), Blocked::Timers);
+        wait_for(&done);
+    });
+}
+
+/// Two heaps publish at once, one an hour away and one due, while the
+/// parker goes to sleep with nothing to watch: whichever it reads, it is
+/// made to look again and returns to run the due one.
+#[test]
+fn two_heaps_publish_at_once() {
+    check(|| {
+        let p = Parker::for_current();
+        let done = Arc::new(loom::sync::atomic::AtomicU64::new(0));
+        for heap in 0..2 {
+            let d = done.clone();
+            thread::spawn(move || {
+                model::set_timer_on(heap, heap == 1);
+                d.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+        }
+        assert_eq!(p.block(), Blocked::Timers);
+        while done.load(std::sync::atomic::Ordering::Acquire) < 2 {
+            thread::yield_now();
+        }
+    });
+}
+
+/// Two idle workers and a timer an hour away: one of them watches it
+/// and the other sleeps without a deadline. The first is woken (handed a
+/// processor) and leaves the idle workers for good, as a worker whose
+/// locked goroutine then ends its thread; then the timer's time comes.
+/// The second must return to run it: a watcher that leaves woken passes
+/// the watch on (`park::pass_watch`), else the second sleeps for ever
+/// (the lost wakeup behind a locked goroutine's endless sleep).
+fn watch_passes_on() {
+    // The parker first (it registers the scheduler's kick: made after the
+    // timer, the first execution would differ from the others).
+    let first = Arc::new(Parker::for_current());
+    model::set_timer(false);
+    let waker = first.clone();
+    let woke = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+    let w = woke.clone();
+    thread::spawn(move || {
+        waker.wake();
+        w.store(true, std::sync::atomic::Ordering::Release);
+    });
+    let second = thread::spawn(|| {
+        let second = Parker::for_current();
+        assert_eq!(second.block(), Blocked::Timers);
+    });
+    assert_eq!(first.block(), Blocked::Woken);
+    // This worker is gone: it watches nothing from here on. (Its wake
+    // unparked this thread: waited for before the join, which loom does
+    // not let an unpark end.)
+    wait_for(&woke);
+    model::time_passes(0);
+    second.join().unwrap();
+}
+
+#[test]
+fn a_woken_watcher_passes_the_watch_on() {
+    check(watch_passes_on);
+}
+
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
 
 /// With the parker's bug on, loom finds the lost wake. Loom aborts the
@@ -188,6 +280,31 @@ fn loom_catches_an_unchecked_poll() {
         model::set_unchecked_poll(true);
         check(wake_in_the_poll);
     });
+    if let Some(report) = report {
+        let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
+        assert!(
+            deadlock.is_some(),
+            "the child failed without a deadlock: {report}"
+        );
+    }
+}
+
+const WATCH_BUG_CHILD: &str = "DEFERGC_PARK_LOOM_WATCH_BUG_CHILD";
+
+/// With a watcher that leaves woken without passing the watch on, loom
+/// finds the parker that sleeps for ever (in a child process, as above).
+#[test]
+fn loom_catches_an_unpassed_watch() {
+    let bug = "an unpassed watch";
+    let report = child::loom_catches(
+        "loom_catches_an_unpassed_watch",
+        WATCH_BUG_CHILD,
+        bug,
+        || {
+            model::set_unpassed_watch(true);
+            check(watch_passes_on);
+        },
+    );
     if let Some(report) = report {
         let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
         assert!(

@@ -1,6 +1,6 @@
 //! The goroutine layer's fork hooks (design.md invariant 9), registered
 //! once the scheduler starts ([`install`]). [`fork_prepare`] takes the
-//! timer heap's, the stack pool's and the scheduler's locks, so none of
+//! timer heaps', the stack pool's and the scheduler's locks, so none of
 //! them is caught half-changed. The run queues are lock-free: a local queue's operations
 //! never wait on another thread, but the global queue (crossbeam's
 //! Injector) may be caught with a slot a parent thread had reserved and
@@ -40,7 +40,7 @@ pub(crate) fn install() {
     crate::gc::fork::on_fork(&FORK);
 }
 
-/// Before a fork (see the module docs): the locks of the timer heap, the
+/// Before a fork (see the module docs): the locks of the timer heaps, the
 /// poller's table, the stack pool and the scheduler, in that order.
 fn fork_prepare() {
     let Some(s) = procs::get() else { return };

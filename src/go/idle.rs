@@ -15,8 +15,8 @@
 use super::g::{self, G};
 use super::park::{Parker, Wake};
 use super::procs::{
-    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, Idle, Sched, M, P,
-    P_GCSTOP, P_RUNNING,
+    any_work, local_or_global, pidleget, pidleput, sched, set_current_m, steal, Idle, Sched,
+    GLOBAL_TICK, M, P, P_GCSTOP, P_RUNNING,
 };
 use std::cell::Cell;
 use std::ptr;
@@ -150,13 +150,22 @@ pub(super) fn find_runnable(m: &'static M) -> (&'static G, bool) {
             gcstopm(m, p);
             continue;
         }
-        // Timers that are due first: what they ready is queued here.
-        if super::park::timers_due() {
-            super::park::run_timers();
-        }
+        // Timers that are due first, those of this processor's heap (and
+        // every GLOBAL_TICK schedules every heap's, as the global queue is
+        // looked at): what they ready is queued here.
+        let tick = p.schedtick.load(Ordering::Relaxed).wrapping_add(1);
+        super::park::check_timers(p.id, tick.is_multiple_of(GLOBAL_TICK));
         if let Some(g) = local_or_global(s, p) {
             stop_spinning(m);
             return (g, first);
+        }
+        // Nothing queued here: the other heaps' due timers (Go's
+        // `stealWork` runs other processors' timers).
+        if super::park::check_timers(p.id, true) {
+            if let Some(g) = local_or_global(s, p) {
+                stop_spinning(m);
+                return (g, false);
+            }
         }
         // Descriptors that became ready (readied goroutines are queued).
         if super::park::poll_now() {
@@ -282,8 +291,10 @@ pub(super) fn stopm(m: &'static M) {
                 m.spinning.set(false);
                 // Another worker for the rest, and to take over the poll if
                 // it finds nothing: the workers still parked sleep without
-                // polling while this one runs.
+                // polling while this one runs. If it watched, the watch
+                // passes on.
                 wakep();
+                super::park::pass_watch();
                 return;
             }
             // Every processor is busy (they find the global queue) or
@@ -426,9 +437,15 @@ pub(super) fn exit_locked_m(m: &'static M) {
     if let Some(p) = unsafe { m.p.replace(ptr::null()).as_ref() } {
         handoffp(p);
     }
-    let mut idle = s.lock();
-    idle.workers -= 1;
-    deadlock_check(s, &idle);
+    {
+        let mut idle = s.lock();
+        idle.workers -= 1;
+        deadlock_check(s, &idle);
+    }
+    // The thread ends: if no one watches the timers (this worker, busy,
+    // was what a kick or a leaving watcher counted on), a worker that
+    // stays is made to.
+    super::park::pass_watch();
 }
 
 /// A timer needs watching and no idle worker watches: a parked worker is

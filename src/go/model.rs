@@ -26,7 +26,9 @@
 //! poller with no descriptors behind it ([`install_poller`],
 //! [`poll_event`]) for `tests/park_loom.rs`; [`set_unchecked_poll`] brings
 //! back a parker that claims the poll without looking at its wake flag
-//! again.
+//! again; [`time_passes`] makes a published deadline due as time would,
+//! and [`set_unpassed_watch`] brings back a watcher that leaves the watch,
+//! woken, without passing it on.
 //!
 //! [`TraceBuffer`] is a thread's buffer of the execution trace
 //! (`prof/trace.rs`), appended to by its thread and emptied by the
@@ -65,7 +67,7 @@ use std::sync::atomic::Ordering;
 
 pub use super::prim::{
     set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_two_stoppers,
-    set_unchecked_poll,
+    set_unchecked_poll, set_unpassed_watch,
 };
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
@@ -327,12 +329,11 @@ pub enum Blocked {
 }
 
 impl Parker {
-    /// The calling thread's parker (the one the model's scheduler nudges
-    /// when a timer needs a watcher, see [`set_timer`]).
+    /// The calling thread's parker (the model's scheduler nudges it while
+    /// it blocks, when a timer needs a watcher, see [`set_timer`]).
     pub fn for_current() -> Parker {
-        *FAKE.idle.lock().unwrap() = Some(loom::thread::current());
         super::park::set_kick_idle(|| {
-            if let Some(t) = FAKE.idle.lock().unwrap().clone() {
+            for t in FAKE.idle.lock().unwrap().iter() {
                 t.unpark();
             }
         });
@@ -340,9 +341,16 @@ impl Parker {
     }
 
     /// Blocks until woken, or until its poll of the model's poller (if it
-    /// is the one polling) returned events.
+    /// is the one polling) returned events. Meanwhile the model's
+    /// scheduler counts it among its parked workers (the ones a kick
+    /// nudges).
     pub fn block(&self) -> Blocked {
-        match self.0.block() {
+        let me = loom::thread::current();
+        let id = me.id();
+        FAKE.idle.lock().unwrap().push(me);
+        let wake = self.0.block();
+        FAKE.idle.lock().unwrap().retain(|t| t.id() != id);
+        match wake {
             super::park::Wake::Woken => Blocked::Woken,
             super::park::Wake::Polled => Blocked::Polled,
             super::park::Wake::Timers => Blocked::Timers,
@@ -363,8 +371,10 @@ struct FakePoll {
     events: AtomicUsize,
     broken: AtomicBool,
     polling: loom::sync::Mutex<Option<loom::thread::Thread>>,
-    /// The model's idle worker, which the scheduler's kick nudges.
-    idle: loom::sync::Mutex<Option<loom::thread::Thread>>,
+    /// The model's parked workers (in [`Parker::block`]), which the
+    /// scheduler's kick nudges (all of them: the real kick nudges one,
+    /// whichever).
+    idle: loom::sync::Mutex<Vec<loom::thread::Thread>>,
 }
 
 loom::lazy_static! {
@@ -373,7 +383,7 @@ loom::lazy_static! {
         events: AtomicUsize::new(0),
         broken: AtomicBool::new(false),
         polling: loom::sync::Mutex::new(None),
-        idle: loom::sync::Mutex::new(None),
+        idle: loom::sync::Mutex::new(Vec::new()),
     };
 }
 
@@ -430,17 +440,28 @@ pub fn poll_event() {
     }
 }
 
-/// A timer becomes the earliest, due at once (`due`) or in an hour (a
-/// model has no time), as the timer heap publishes it.
+/// A timer becomes the earliest of timer heap 0, due at once (`due`) or
+/// in an hour (a model has no time), as the heap publishes it.
 pub fn set_timer(due: bool) {
-    let now = std::time::Instant::now();
-    let at = if due {
-        now
-    } else {
-        now + std::time::Duration::from_secs(3600)
-    };
-    super::park::set_next_timer(Some(at));
+    set_timer_on(0, due);
+}
+
+/// As [`set_timer`], on timer heap `heap` (0 or 1: a model has two).
+pub fn set_timer_on(heap: usize, due: bool) {
+    let now = super::park::now_ns();
+    let at = if due { now } else { now + 3_600_000_000_000 };
+    super::park::set_next_timer(heap, at);
     super::park::timers_changed();
+}
+
+/// The time of heap `heap`'s earliest timer comes (a model has no clock):
+/// its published deadline becomes due, with no notification (time passing
+/// tells no one), and the watcher's sleep until that deadline ends, as
+/// the kernel ends a sleep with a timeout. A parker asleep without a
+/// deadline is not woken.
+pub fn time_passes(heap: usize) {
+    super::park::set_next_timer(heap, super::park::now_ns());
+    super::park::end_timed_sleep();
 }
 
 /// A worker's preemption request (`async_preempt.rs`'s `Request`).

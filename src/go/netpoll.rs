@@ -21,9 +21,9 @@
 //! work. [`wake`] makes a blocked [`poll`] return (an eventfd in the same
 //! epoll set, Go's `netpollBreak`).
 //!
-//! Deadlines ride on the timer heap: a deadline arms a timer whose firing
+//! Deadlines ride on the timer heaps: a deadline arms a timer whose firing
 //! expires the direction and readies its waiter; a new deadline replaces
-//! the armed one. Lock order: a descriptor's lock, then the timer heap's;
+//! the armed one. Lock order: a descriptor's lock, then a timer heap's;
 //! the timer calls back into a descriptor only after releasing its own.
 
 use super::prim::Lock;

@@ -12,7 +12,7 @@
 //! The poller registers itself here ([`set_poller`]) when its first
 //! descriptor is registered, so this file names no poller.
 
-use super::prim::{fence, thread, AtomicBool, AtomicPtr, AtomicU64};
+use super::prim::{fence, thread, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
@@ -43,7 +43,10 @@ impl Parker {
     /// While goroutines wait on descriptors or timers are pending, one
     /// blocked parker is the *watcher*: it blocks in the network poll (or,
     /// with no descriptor waited on, sleeps) until the earliest timer, and
-    /// returns to have the timers run; the others sleep until woken.
+    /// returns to have the timers run; the others sleep until woken. A
+    /// parker woken (it watched, or the kick meant to make one watch
+    /// reached it as it was handed a processor) passes the watch on
+    /// ([`pass_watch`]).
     pub(crate) fn block(&self) -> Wake {
         let r = room();
         loop {
@@ -52,10 +55,17 @@ impl Parker {
             // wake); loom 0.7 reports a false deadlock for a swap here.
             if self.woken.load(Ordering::Acquire) {
                 self.woken.store(false, Ordering::Relaxed);
+                // This worker leaves the idle ones: if it watched, or took
+                // a kick meant to make one watch, the watch passes on.
+                #[cfg(loom)]
+                if super::prim::unpassed_watch() {
+                    return Wake::Woken;
+                }
+                pass_watch();
                 return Wake::Woken;
             }
             let io = poller().filter(|p| (p.waiting)() > 0);
-            if (io.is_some() || r.next_timer.load(Ordering::SeqCst) != NO_TIMER)
+            if (io.is_some() || earliest_ns() != NO_TIMER)
                 && r.watcher
                     .compare_exchange(
                         ptr::null_mut(),
@@ -65,8 +75,8 @@ impl Parker {
                     )
                     .is_ok()
             {
-                // A wake stores `woken`, a new earliest timer `next_timer`,
-                // then each loads `watcher`; this claimed `watcher` and
+                // A wake stores `woken`, a new earliest timer its heap's
+                // `next_timer`, then each loads `watcher`; this claimed `watcher` and
                 // loads them, with a SeqCst fence between each store and
                 // load: either the other side sees this watcher (and
                 // breaks its poll or sleep), or these loads see its store
@@ -183,21 +193,39 @@ struct Room {
     /// The parker that watches the poller and the timers, if any (at most
     /// one).
     watcher: AtomicPtr<Parker>,
-    /// The earliest pending timer: nanoseconds after [`base`], or
-    /// [`NO_TIMER`].
-    next_timer: AtomicU64,
+    /// Each timer heap's earliest pending timer: nanoseconds after
+    /// [`base`], or [`NO_TIMER`] (one cache line each: each heap's owner
+    /// writes its own).
+    next_timer: [Slot; TIMER_HEAPS],
+    /// How many of `next_timer` a heap has written (the rest hold
+    /// [`NO_TIMER`]): looking for due timers reads only those.
+    heaps_used: AtomicUsize,
     /// Whether the watcher is in the network poll (not sleeping on a
     /// timer).
     watcher_polls: AtomicBool,
 }
 
-const NO_TIMER: u64 = u64::MAX;
+/// "No timer" in a heap's published deadline.
+pub(crate) const NO_TIMER: u64 = u64::MAX;
+
+/// How many timer heaps there are (a processor uses the one its id picks
+/// modulo this; see `timer.rs`). Under loom two: enough for a model of
+/// two heaps publishing at once, few enough to check exhaustively.
+#[cfg(not(loom))]
+pub(crate) const TIMER_HEAPS: usize = 16;
+#[cfg(loom)]
+pub(crate) const TIMER_HEAPS: usize = 2;
+
+/// One heap's published deadline, alone in its cache line.
+#[repr(align(64))]
+struct Slot(AtomicU64);
 
 #[cfg(not(loom))]
 static ROOM: Room = Room {
     poller: AtomicPtr::new(ptr::null_mut()),
     watcher: AtomicPtr::new(ptr::null_mut()),
-    next_timer: AtomicU64::new(NO_TIMER),
+    next_timer: [const { Slot(AtomicU64::new(NO_TIMER)) }; TIMER_HEAPS],
+    heaps_used: AtomicUsize::new(0),
     watcher_polls: AtomicBool::new(false),
 };
 
@@ -211,7 +239,8 @@ loom::lazy_static! {
     static ref ROOM: Room = Room {
         poller: AtomicPtr::new(ptr::null_mut()),
         watcher: AtomicPtr::new(ptr::null_mut()),
-        next_timer: AtomicU64::new(NO_TIMER),
+        next_timer: std::array::from_fn(|_| Slot(AtomicU64::new(NO_TIMER))),
+        heaps_used: AtomicUsize::new(0),
         watcher_polls: AtomicBool::new(false),
     };
 }
@@ -278,47 +307,157 @@ fn base() -> Instant {
     *BASE.get_or_init(Instant::now)
 }
 
-/// The earliest pending timer, as the timer heap last published it.
+/// Nanoseconds from [`base`] to now: the clock timer deadlines are kept
+/// in. The calling thread keeps what it read ([`LAST_NOW`]).
+pub(crate) fn now_ns() -> u64 {
+    let ns = u64::try_from(Instant::now().saturating_duration_since(base()).as_nanos())
+        .unwrap_or(NO_TIMER - 1);
+    LAST_NOW.set(ns);
+    ns
+}
+
+thread_local! {
+    /// What [`now_ns`] last read on this thread: a time that has passed,
+    /// so a deadline before it is due without reading the clock again
+    /// (a worker behind on its timers reads it once per batch, not once
+    /// per scheduling point).
+    static LAST_NOW: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The instant `ns` after [`base`].
+fn instant_of(ns: u64) -> Instant {
+    base() + std::time::Duration::from_nanos(ns)
+}
+
+/// The earliest deadline any heap published, or [`NO_TIMER`].
+fn earliest_ns() -> u64 {
+    let r = room();
+    #[cfg(not(loom))]
+    let used = r.heaps_used.load(Ordering::SeqCst).min(TIMER_HEAPS);
+    // (A model's heaps are few: each is read, so that loom checks every
+    // order of the loads.)
+    #[cfg(loom)]
+    let used = TIMER_HEAPS;
+    r.next_timer[..used]
+        .iter()
+        .map(|s| s.0.load(Ordering::SeqCst))
+        .min()
+        .unwrap_or(NO_TIMER)
+}
+
+/// The earliest pending timer, as the timer heaps last published it.
 pub(crate) fn next_timer() -> Option<Instant> {
-    match room().next_timer.load(Ordering::SeqCst) {
+    match earliest_ns() {
         NO_TIMER => None,
-        ns => Some(base() + std::time::Duration::from_nanos(ns)),
+        ns => Some(instant_of(ns)),
     }
 }
 
-/// The timer heap publishes its earliest deadline (under its lock, at
-/// every change); a deadline before `base` counts as due.
-pub(crate) fn set_next_timer(at: Option<Instant>) {
-    let ns = at.map_or(NO_TIMER, |at| {
-        u64::try_from(at.saturating_duration_since(base()).as_nanos()).unwrap_or(NO_TIMER - 1)
-    });
-    room().next_timer.store(ns, Ordering::SeqCst);
+/// Timer heap `heap` publishes its earliest deadline (nanoseconds after
+/// [`base`], or [`NO_TIMER`]), under its lock, at every change.
+pub(crate) fn set_next_timer(heap: usize, ns: u64) {
+    let r = room();
+    if r.heaps_used.load(Ordering::Relaxed) <= heap {
+        r.heaps_used.fetch_max(heap + 1, Ordering::SeqCst);
+    }
+    r.next_timer[heap].0.store(ns, Ordering::SeqCst);
 }
 
-/// Whether the earliest timer is due (a worker looking for work runs the
-/// timers first).
-pub(crate) fn timers_due() -> bool {
-    next_timer().is_some_and(|t| t <= Instant::now())
+/// The deadline heap `heap` last published, or [`NO_TIMER`].
+pub(crate) fn heap_deadline(heap: usize) -> u64 {
+    room().next_timer[heap].0.load(Ordering::SeqCst)
 }
 
-static RUN_TIMERS: OnceLock<fn() -> bool> = OnceLock::new();
+/// Asks the next worker at a scheduling point to run every heap's due
+/// timers, not only its processor's (sysmon, which made a goroutine yield
+/// for a timer that may be on another processor's heap).
+pub(crate) fn want_all_timers() {
+    ALL_WANTED.store(true, Ordering::Relaxed);
+}
+
+// (A hint outside the handshake: std's atomic under loom too.)
+static ALL_WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// At a worker's scheduling point, holding processor `p`: fires what is
+/// due on `p`'s heap, and with `all` (or when sysmon asked,
+/// [`want_all_timers`]) on every heap. Whether any fired. Reads the heaps'
+/// published deadlines first: without a due one it takes no lock and, with
+/// no timer pending, does not read the clock.
+pub(crate) fn check_timers(p: usize, all: bool) -> bool {
+    let all = all || ALL_WANTED.load(Ordering::Relaxed);
+    let at = if all {
+        ALL_WANTED.store(false, Ordering::Relaxed);
+        earliest_ns()
+    } else {
+        heap_deadline(p % TIMER_HEAPS)
+    };
+    if at == NO_TIMER {
+        return false;
+    }
+    let last = LAST_NOW.get();
+    let now = if at <= last { last } else { now_ns() };
+    at <= now && RUN_TIMERS.get().is_some_and(|f| f(Some(p), all, now))
+}
+
+/// What [`set_run_timers`] registered.
+type RunTimers = fn(Option<usize>, bool, u64) -> bool;
+
+static RUN_TIMERS: OnceLock<RunTimers> = OnceLock::new();
 static KICK_IDLE: OnceLock<fn()> = OnceLock::new();
 
-/// The timer heap's "fire what is due" (whether anything was), called by
-/// workers: registered by the heap, which this file does not name.
-pub(crate) fn set_run_timers(f: fn() -> bool) {
+/// The timer heaps' "fire what is due at `now`" (whether anything was),
+/// called by workers: registered by the heaps, which this file does not
+/// name. Its arguments: the caller's processor (its heap first), whether
+/// every heap's timers are wanted (without a processor, every heap's are).
+pub(crate) fn set_run_timers(f: RunTimers) {
     let _ = RUN_TIMERS.set(f);
 }
 
-/// Fires the timers that are due; whether any were.
+/// Under loom: the time of the watcher's deadline came (`model.rs`'s
+/// `time_passes`): its timed sleep ends, as the kernel would end it.
+#[cfg(loom)]
+pub(crate) fn end_timed_sleep() {
+    fence(Ordering::SeqCst);
+    let w = room().watcher.load(Ordering::SeqCst);
+    // SAFETY: as in `timers_changed`.
+    if let Some(w) = unsafe { w.as_ref() } {
+        w.nudge();
+    }
+}
+
+/// Fires the timers that are due on every heap (an idle worker); whether
+/// any were.
 pub(crate) fn run_timers() -> bool {
-    RUN_TIMERS.get().is_some_and(|f| f())
+    RUN_TIMERS.get().is_some_and(|f| f(None, true, now_ns()))
 }
 
 /// How to make an idle worker look at the timers when none watches them
 /// (the scheduler's: it knows its parked workers).
 pub(crate) fn set_kick_idle(f: fn()) {
     let _ = KICK_IDLE.set(f);
+}
+
+/// A worker leaves the idle workers: woken with a processor (every
+/// [`Parker::block`] that returns [`Wake::Woken`]), taking one to run what
+/// its timers or poll readied, or ending (its locked goroutine exited).
+/// The parkers that saw it watching sleep without a deadline, and a kick
+/// ([`timers_changed`]) it took while being handed a processor reached no
+/// one else: if timers are pending or goroutines wait on descriptors and
+/// no one watches, an idle worker is made to look (or started). A worker
+/// that claims the watch stores `watcher` and then reads the deadlines;
+/// this one stored its leaving (`watcher` cleared, or its processor
+/// taken) and reads `watcher` after a SeqCst fence: either it sees the
+/// new watcher or that one's reads see what this one saw.
+pub(crate) fn pass_watch() {
+    fence(Ordering::SeqCst);
+    let r = room();
+    if r.watcher.load(Ordering::SeqCst).is_null()
+        && (earliest_ns() != NO_TIMER || poller().is_some_and(|p| (p.waiting)() > 0))
+    {
+        if let Some(kick) = KICK_IDLE.get() {
+            kick();
+        }
+    }
 }
 
 /// A timer became the earliest (after [`set_next_timer`]): the watcher

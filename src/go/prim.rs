@@ -146,6 +146,14 @@ bug_switch!(
 
 #[cfg(loom)]
 bug_switch!(
+    /// The idle workers' lost watch, for `tests/park_loom.rs`: a parker
+    /// woken while it watched the timers and the poller leaves with no
+    /// one watching, and the parkers that saw it watching sleep on.
+    UNPASSED_WATCH, set_unpassed_watch, unpassed_watch
+);
+
+#[cfg(loom)]
+bug_switch!(
     /// sysmon's lost wake, for `tests/syscall_loom.rs`: sysmon looks at the
     /// idle count before it announces that it waits.
     LATE_ANNOUNCE, set_late_announce, late_announce

@@ -377,6 +377,9 @@ fn timer_round(s: &Sched, seen: &[Seen], now: Instant) {
         // SAFETY: workers are never freed.
         if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
             TIMER_PREEMPTS.fetch_add(1, Ordering::Relaxed);
+            // The due timer may be on another processor's heap: this
+            // worker runs every heap's at its next scheduling point.
+            super::park::want_all_timers();
             super::preempt::request(m);
         }
     }

@@ -1,5 +1,5 @@
 //! Go's `time` for Rust and compiled code: [`sleep`], [`Timer`] and
-//! [`after`], on the timer heap (`timer.rs`).
+//! [`after`], on the timer heaps (`timer.rs`).
 
 use super::chan::{Chan, RawChan};
 use super::timer;

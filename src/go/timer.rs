@@ -1,30 +1,45 @@
 //! Timers: `sleep`, and timers that deliver on a channel (Go's
 //! `time.After`, `time.NewTimer` with `Stop` and `Reset`).
 //!
-//! One heap of pending timers, ordered by deadline, under one lock. No
-//! thread of its own: the heap publishes its earliest deadline to the idle
-//! workers' parker (`park.rs`), a worker looking for work runs what is
-//! due, and the idle worker that watches the poller blocks until the
-//! earliest deadline (Go's timers in `findRunnable` and `netpoll(delay)`).
-//! A timer that becomes the earliest wakes that watcher, or makes an idle
-//! worker watch. What is due fires: a sleeping goroutine is woken, a
-//! channel timer sends the time on its channel (capacity one; a send that
-//! would block is dropped, as Go's timer channels did before Go 1.23), a
-//! call runs. Pending timers count for the deadlock check: goroutines
-//! waiting on a timer are not asleep for good. A timer set while every
-//! worker runs a goroutine that makes no runtime call fires when one of
-//! them next schedules (scheduling is cooperative: see `sched.rs`).
+//! Heaps of pending timers ordered by deadline, each under its own lock:
+//! one per processor (its id modulo [`TIMER_HEAPS`]), as Go keeps a timer
+//! heap per P, so that goroutines sleeping on different processors do not
+//! contend for one lock. A sleep and a call go to the heap of the
+//! processor that sets them (heap 0 from a thread without one); a channel
+//! timer always to heap 0, so that its `Stop` and `Reset` find it under
+//! one lock. Each heap is 4-ary (Go's: half the depth of a binary heap,
+//! whose levels are cache misses with 100,000 timers).
 //!
-//! The heap is kept in root memory, so a pending channel timer (and its
-//! channel, in the collected heap) stays alive while only the heap holds
+//! No thread of its own: each heap publishes its earliest deadline to the
+//! idle workers' parker (`park.rs`); a worker looking for work runs what
+//! is due on its processor's heap, and on every heap every 61 scheduling
+//! points, when it finds no goroutine to run, or when sysmon asks (it made
+//! a goroutine yield for a due timer); the idle worker that watches the
+//! poller blocks until the earliest
+//! deadline of all heaps and then runs every heap's (Go's timers in
+//! `findRunnable`, `stealWork` and `netpoll(delay)`). A timer that
+//! becomes its heap's earliest wakes that watcher, or makes an idle worker
+//! watch; a watcher handed a processor, or a worker whose thread ends,
+//! makes another watch (`park::pass_watch`). What is due fires: a sleeping goroutine is woken (after the
+//! heap's lock is released: no one can stop a sleep), a channel timer
+//! sends the time on its channel (capacity one; a send that would block is
+//! dropped, as Go's timer channels did before Go 1.23), a call runs.
+//! Pending timers count for the deadlock check: goroutines waiting on a
+//! timer are not asleep for good. A timer set while every worker runs a
+//! goroutine that makes no runtime call fires when one of them next
+//! schedules (scheduling is cooperative: see `sched.rs`).
+//!
+//! The heaps are kept in root memory, so a pending channel timer (and its
+//! channel, in the collected heap) stays alive while only a heap holds
 //! it, as Go's timers do.
 
 use super::chan::RawChan;
+use super::park::{now_ns, NO_TIMER, TIMER_HEAPS};
 use super::wait::Waiter;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a timer does when it fires.
 #[derive(Clone, Copy)]
@@ -33,16 +48,22 @@ enum Action {
     Wake(*const Waiter),
     /// Send the time on a timer's channel.
     Send(*const Timer),
-    /// Call `f(a, b, id)` with the entry's id, after the heap's lock is
-    /// released (the callee may take locks that are held around
-    /// [`cancel_call`]: the network poller's deadlines).
-    Call(fn(u64, u64, u64), u64, u64),
+    /// Make the call the heap keeps under the entry's id (see
+    /// [`Heap::calls`]), after the heap's lock is released (the callee may
+    /// take locks that are held around [`cancel_call`]: the network
+    /// poller's deadlines). Kept aside so that an entry is 32 bytes: the
+    /// heap's levels are cache misses.
+    Call,
 }
+
+/// A call's function and arguments: `f(a, b, id)`.
+type Call = (fn(u64, u64, u64), u64, u64);
 
 #[derive(Clone, Copy)]
 struct Entry {
-    at: Instant,
-    /// Ties broken by arrival.
+    /// The deadline, in `park.rs`'s clock (nanoseconds after its base).
+    at: u64,
+    /// The entry's id (see [`Heap::next_id`]): ties broken by arrival.
     seq: u64,
     action: Action,
 }
@@ -62,34 +83,73 @@ pub(crate) struct Timer {
 }
 
 struct Heap {
-    /// A binary min-heap of entries, in root memory (see the module docs).
+    /// Which heap this is (its index in [`HEAPS`]).
+    index: usize,
+    /// A 4-ary min-heap of entries, in root memory (see the module docs).
     items: *mut Entry,
     len: usize,
     cap: usize,
+    /// Entries added so far (ids are made from it, see [`Heap::next_id`]).
     seq: u64,
-    /// The ids of the [`Action::Call`] entries in the heap, and those of
-    /// them cancelled: a cancelled call stays in the heap until it comes
-    /// up (skipped then) or the cancelled outnumber a quarter of the heap
-    /// (all removed at once), so a cancel costs a set insert, not a
-    /// search of the heap (a server moves a deadline per request).
-    calls: BTreeSet<u64>,
+    /// The calls of the [`Action::Call`] entries in the heap, by id, and
+    /// the ids of those cancelled: a cancelled call's entry stays in the
+    /// heap until it comes up (skipped then) or the cancelled outnumber a
+    /// quarter of the heap (all removed at once), so a cancel costs a set
+    /// insert, not a search of the heap (a server moves a deadline per
+    /// request).
+    calls: BTreeMap<u64, Call>,
     cancelled: BTreeSet<u64>,
 }
 
-// SAFETY: the heap is touched only under its lock.
+// SAFETY: a heap is touched only under its lock.
 unsafe impl Send for Heap {}
 
-static HEAP: Mutex<Heap> = Mutex::new(Heap {
-    items: std::ptr::null_mut(),
-    len: 0,
-    cap: 0,
-    seq: 0,
-    calls: BTreeSet::new(),
-    cancelled: BTreeSet::new(),
-});
-fn heap() -> MutexGuard<'static, Heap> {
-    HEAP.lock().unwrap_or_else(|e| e.into_inner())
+/// One heap and its lock, alone in its cache lines (each processor's
+/// worker takes its own).
+#[repr(align(128))]
+struct Shard(Mutex<Heap>);
+
+static HEAPS: [Shard; TIMER_HEAPS] = {
+    use std::mem::MaybeUninit;
+    let mut heaps = [const { MaybeUninit::<Shard>::uninit() }; TIMER_HEAPS];
+    let mut i = 0;
+    while i < TIMER_HEAPS {
+        heaps[i] = MaybeUninit::new(Shard(Mutex::new(Heap {
+            index: i,
+            items: std::ptr::null_mut(),
+            len: 0,
+            cap: 0,
+            seq: 0,
+            calls: BTreeMap::new(),
+            cancelled: BTreeSet::new(),
+        })));
+        i += 1;
+    }
+    // SAFETY: every element was written above; `MaybeUninit<T>` has the
+    // layout of `T`.
+    unsafe { std::mem::transmute::<[MaybeUninit<Shard>; TIMER_HEAPS], [Shard; TIMER_HEAPS]>(heaps) }
+};
+
+/// Heap `i`, locked.
+fn heap(i: usize) -> MutexGuard<'static, Heap> {
+    HEAPS[i].0.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The heap of the calling worker's processor (heap 0 without one).
+fn own_heap() -> usize {
+    super::procs::current_p().map_or(0, |p| p.id % TIMER_HEAPS)
+}
+
+/// The heap holding the entry with id `id`.
+fn heap_of(id: u64) -> usize {
+    (id % TIMER_HEAPS as u64) as usize
+}
+
+// An entry's size: what a level of the heap costs in cache lines.
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+/// Children per node of the heaps.
+const ARITY: usize = 4;
 
 impl Heap {
     fn item(&self, i: usize) -> Entry {
@@ -106,7 +166,13 @@ impl Heap {
         (a.at, a.seq) < (b.at, b.seq)
     }
 
-    fn push(&mut self, at: Instant, action: Action) -> u64 {
+    /// The id the next entry gets: unique across heaps, never 0, and
+    /// naming its heap ([`heap_of`]).
+    fn next_id(&self) -> u64 {
+        (self.seq + 1) * TIMER_HEAPS as u64 + self.index as u64
+    }
+
+    fn push(&mut self, at: u64, action: Action) -> u64 {
         if self.len == self.cap {
             let cap = (self.cap * 2).max(64);
             let bytes = cap * std::mem::size_of::<Entry>();
@@ -121,36 +187,70 @@ impl Heap {
             self.items = block;
             self.cap = cap;
         }
+        let id = self.next_id();
         self.seq += 1;
         let e = Entry {
             at,
-            seq: self.seq,
+            seq: id,
             action,
         };
         let i = self.len;
         self.len += 1;
-        self.set(i, e);
-        self.sift_up(i);
-        self.publish();
-        self.seq
+        self.sift_up(i, e);
+        if i == 0 || self.item(0).seq == id {
+            self.publish();
+        }
+        id
     }
 
-    /// Tells the idle workers the earliest deadline (after every change).
+    /// Tells the idle workers the earliest deadline (after every change
+    /// of it).
     fn publish(&self) {
-        super::park::set_next_timer((self.len > 0).then(|| self.item(0).at));
+        let at = if self.len > 0 {
+            self.item(0).at
+        } else {
+            NO_TIMER
+        };
+        super::park::set_next_timer(self.index, at.min(NO_TIMER - 1));
     }
 
-    fn sift_up(&mut self, mut i: usize) {
+    /// Puts `e` at `i` or above it (a hole at `i`), moving parents down.
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
         while i > 0 {
-            let parent = (i - 1) / 2;
-            if !Heap::less(&self.item(i), &self.item(parent)) {
+            let parent = (i - 1) / ARITY;
+            let p = self.item(parent);
+            if !Heap::less(&e, &p) {
                 break;
             }
-            let (a, b) = (self.item(i), self.item(parent));
-            self.set(i, b);
-            self.set(parent, a);
+            self.set(i, p);
             i = parent;
         }
+        self.set(i, e);
+    }
+
+    /// Puts `e` at `i` or below it (a hole at `i`), moving the least child
+    /// up.
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
+        loop {
+            let first = ARITY * i + 1;
+            if first >= self.len {
+                break;
+            }
+            let mut m = first;
+            let mut least = self.item(first);
+            for c in first + 1..(first + ARITY).min(self.len) {
+                let x = self.item(c);
+                if Heap::less(&x, &least) {
+                    (m, least) = (c, x);
+                }
+            }
+            if !Heap::less(&least, &e) {
+                break;
+            }
+            self.set(i, least);
+            i = m;
+        }
+        self.set(i, e);
     }
 
     fn remove_at(&mut self, i: usize) -> Entry {
@@ -158,36 +258,21 @@ impl Heap {
         self.len -= 1;
         if i < self.len {
             let last = self.item(self.len);
-            self.set(i, last);
-            self.sift_down(i);
-            // It may also need to go up.
-            self.sift_up(i);
+            if i > 0 && Heap::less(&last, &self.item((i - 1) / ARITY)) {
+                self.sift_up(i, last);
+            } else {
+                self.sift_down(i, last);
+            }
         }
         // Clear the freed entry: root memory keeps nothing alive.
         // SAFETY: self.len < cap.
         unsafe { std::ptr::write_bytes(self.items.add(self.len), 0, 1) };
-        self.publish();
-        e
-    }
-
-    fn sift_down(&mut self, mut i: usize) {
-        loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut m = i;
-            if l < self.len && Heap::less(&self.item(l), &self.item(m)) {
-                m = l;
-            }
-            if r < self.len && Heap::less(&self.item(r), &self.item(m)) {
-                m = r;
-            }
-            if m == i {
-                return;
-            }
-            let (a, b) = (self.item(i), self.item(m));
-            self.set(i, b);
-            self.set(m, a);
-            i = m;
+        // Only the root is the earliest (the last entry cannot come
+        // before the root it was below).
+        if i == 0 {
+            self.publish();
         }
+        e
     }
 
     fn position(&self, seq: u64) -> Option<usize> {
@@ -209,19 +294,20 @@ impl Heap {
         unsafe { std::ptr::write_bytes(self.items.add(kept), 0, self.len - kept) };
         self.len = kept;
         self.cancelled.clear();
-        for i in (0..self.len / 2).rev() {
-            self.sift_down(i);
+        for i in (0..self.len.div_ceil(ARITY)).rev() {
+            let e = self.item(i);
+            self.sift_down(i, e);
         }
         self.publish();
     }
 }
 
-/// Whether the workers know to run this heap (see [`add`]).
+/// Whether the workers know to run the heaps (see [`add`]).
 static HOOKED: AtomicBool = AtomicBool::new(false);
 
-/// Adds an entry: the workers are told of the heap once, and of a new
-/// earliest deadline each time. Returns the entry's sequence number.
-fn add(h: MutexGuard<'static, Heap>, at: Instant, action: Action) -> u64 {
+/// Adds an entry to `h`: the workers are told of the heaps once, and of a
+/// new earliest deadline each time. Returns the entry's id.
+fn add(h: MutexGuard<'static, Heap>, at: u64, action: Action) -> u64 {
     let mut h = h;
     if !HOOKED.load(Ordering::Relaxed) {
         HOOKED.store(true, Ordering::Relaxed);
@@ -236,54 +322,112 @@ fn add(h: MutexGuard<'static, Heap>, at: Instant, action: Action) -> u64 {
     seq
 }
 
-/// Takes the heap's lock until the fork is over (`gc::fork`): no worker is
-/// caught firing, nor the heap half-changed.
+/// Takes the heaps' locks (in order) until the fork is over (`gc::fork`):
+/// no heap is caught half-changed. A worker may be caught waking sleepers
+/// it took out of a heap: in the child only the forking goroutine lives.
 pub(crate) fn lock_for_fork() {
-    crate::gc::fork::held::keep(heap());
+    for i in 0..TIMER_HEAPS {
+        crate::gc::fork::held::keep(heap(i));
+    }
 }
 
 /// In a forked child, last of the go layer's repairs: no worker watches
-/// the timers the heap still holds (channels of timers the forking
+/// the timers the heaps still hold (channels of timers the forking
 /// goroutine may wait on); one is made to.
 pub(crate) fn restart_after_fork() {
-    let pending = heap().len > 0;
+    let pending = (0..TIMER_HEAPS).any(|i| heap(i).len > 0);
     if pending {
         super::park::timers_changed();
     }
 }
 
-/// Fires every entry that is due (called by workers, see `park.rs`);
-/// whether any was.
-fn run_due() -> bool {
+/// Sleepers a worker takes out of a heap before it releases the lock and
+/// wakes them.
+const WAKE_BATCH: usize = 32;
+
+/// Fires what is due at `now` (called by workers, see `park.rs`): the heap
+/// of processor `p`, and with `all` (always without `p`) the other heaps
+/// whose published deadline has passed. Whether any fired.
+fn run_due(p: Option<usize>, all: bool, now: u64) -> bool {
+    let own = p.map(|p| p % TIMER_HEAPS);
     let mut fired = false;
-    let mut h = heap();
-    loop {
-        if h.len == 0 || h.item(0).at > Instant::now() {
-            return fired;
-        }
-        let e = h.remove_at(0);
-        if let Action::Call(f, a, b) = e.action {
-            h.calls.remove(&e.seq);
-            if h.cancelled.remove(&e.seq) {
-                continue;
+    if let Some(own) = own {
+        fired |= run_heap(heap(own), now);
+    }
+    if all || own.is_none() {
+        for i in (0..TIMER_HEAPS).filter(|&i| Some(i) != own) {
+            if super::park::heap_deadline(i) <= now {
+                fired |= run_heap(heap(i), now);
             }
-            fired = true;
+        }
+    }
+    fired
+}
+
+/// Fires the entries of `h` due at `now`; whether any were. Sleepers are
+/// woken outside the lock, a batch at a time (their waiters stay on their
+/// stacks until finished, and no one else removes a sleep's entry).
+fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
+    let index = h.index;
+    let mut h = h;
+    let mut fired = false;
+    let mut wakes = [std::ptr::null::<Waiter>(); WAKE_BATCH];
+    let mut n = 0;
+    loop {
+        let due = h.len > 0 && h.item(0).at <= now;
+        if !due || n == WAKE_BATCH {
             drop(h);
-            f(a, b, e.seq);
-            h = heap();
+            wake_all(&wakes[..n]);
+            n = 0;
+            if !due {
+                return fired;
+            }
+            h = heap(index);
             continue;
         }
+        let e = h.remove_at(0);
         fired = true;
-        // The entry's pointers stay valid while it is in the heap; fire
-        // under the lock, so a Stop that took the lock first wins.
-        fire(&e);
+        match e.action {
+            Action::Wake(w) => {
+                crate::cache::prefetch(w);
+                wakes[n] = w;
+                n += 1;
+            }
+            Action::Call => {
+                if h.cancelled.remove(&e.seq) {
+                    continue;
+                }
+                let Some((f, a, b)) = h.calls.remove(&e.seq) else {
+                    continue;
+                };
+                drop(h);
+                f(a, b, e.seq);
+                h = heap(index);
+            }
+            // The entry's pointers stay valid while it is in the heap; fire
+            // under the lock, so a Stop that took the lock first wins.
+            Action::Send(_) => fire(&e),
+        }
+    }
+}
+
+/// Wakes the sleepers whose entries [`run_heap`] took out.
+/// Their goroutines' lines are asked for first: each is a cache miss (and
+/// often a TLB miss) with many goroutines.
+fn wake_all(wakes: &[*const Waiter]) {
+    for &w in wakes {
+        // SAFETY: as below.
+        unsafe { (*w).prefetch_sleeper() };
+    }
+    for &w in wakes {
+        // SAFETY: a sleeper's waiter stays on its stack until finished.
+        unsafe { (*w).finish(true) };
     }
 }
 
 fn fire(e: &Entry) {
     match e.action {
         // SAFETY: a sleeper's waiter stays on its stack until finished.
-        Action::Wake(w) => unsafe { (*w).finish(true) },
         Action::Send(t) => {
             // SAFETY: a pending timer is kept alive by the heap (root
             // memory) and its channel by the timer.
@@ -297,7 +441,9 @@ fn fire(e: &Entry) {
                 unsafe { release(t) };
             }
         }
-        Action::Call(..) => unreachable!("called outside the lock by `run_due`"),
+        Action::Wake(_) | Action::Call => {
+            unreachable!("run outside the lock by `run_heap`")
+        }
     }
 }
 
@@ -309,10 +455,9 @@ pub(crate) fn now_unix_nanos() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-fn deadline(ns: i64) -> Instant {
-    let now = Instant::now();
-    now.checked_add(Duration::from_nanos(ns.max(0) as u64))
-        .unwrap_or(now + Duration::from_secs(100 * 365 * 86400))
+/// The deadline `ns` from now, in `park.rs`'s clock.
+fn deadline(ns: i64) -> u64 {
+    now_ns().saturating_add(ns.max(0) as u64).min(NO_TIMER - 1)
 }
 
 /// Go's `time.Sleep(ns)`: a goroutine parks ("sleep") until its timer
@@ -326,7 +471,7 @@ pub(crate) fn sleep(ns: i64) {
         return;
     }
     let w = Waiter::new(std::ptr::null_mut());
-    add(heap(), deadline(ns), Action::Wake(&w));
+    add(heap(own_heap()), deadline(ns), Action::Wake(&w));
     w.wait("sleep");
 }
 
@@ -335,11 +480,11 @@ pub(crate) fn sleep(ns: i64) {
 /// may still come after a cancel that raced with it: callees compare the
 /// id with the one they armed.
 pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
-    let mut h = heap();
-    // The id is the entry's sequence number, which `add` assigns next.
-    let id = h.seq + 1;
-    h.calls.insert(id);
-    let seq = add(h, deadline(ns), Action::Call(f, a, b));
+    let mut h = heap(own_heap());
+    // The id is the one `add` assigns next.
+    let id = h.next_id();
+    h.calls.insert(id, (f, a, b));
+    let seq = add(h, deadline(ns), Action::Call);
     debug_assert_eq!(seq, id);
     id
 }
@@ -347,8 +492,8 @@ pub(crate) fn call_after(ns: i64, f: fn(u64, u64, u64), a: u64, b: u64) -> u64 {
 /// Takes back a [`call_after`] that has not fired yet; returns whether it
 /// was still pending.
 pub(crate) fn cancel_call(id: u64) -> bool {
-    let mut h = heap();
-    if !h.calls.remove(&id) {
+    let mut h = heap(heap_of(id));
+    if h.calls.remove(&id).is_none() {
         return false;
     }
     h.cancelled.insert(id);
@@ -358,6 +503,9 @@ pub(crate) fn cancel_call(id: u64) -> bool {
     true
 }
 
+/// The heap of channel timers (see the module docs).
+const CHAN_HEAP: usize = 0;
+
 /// Arms `t` to fire `ns` from now (replacing a pending firing); returns
 /// whether it was pending (Go's `Reset`).
 ///
@@ -365,15 +513,15 @@ pub(crate) fn cancel_call(id: u64) -> bool {
 /// `t` stays valid while it is pending (it is in root or collected memory
 /// that the heap's reference keeps alive).
 pub(crate) unsafe fn reset(t: *const Timer, ns: i64) -> bool {
-    let mut h = heap();
+    let mut h = heap(CHAN_HEAP);
     // SAFETY: the caller's timer.
     let timer = unsafe { &*t };
     let was = stop_locked(&mut h, timer);
     // Pending before it is in the heap (the heap's lock is held until it
-    // is): a Stop finds the entry the sequence number names.
+    // is): a Stop finds the entry the id names.
     timer
         .pending
-        .store(h.seq + 1, std::sync::atomic::Ordering::Release);
+        .store(h.next_id(), std::sync::atomic::Ordering::Release);
     add(h, deadline(ns), Action::Send(t));
     was
 }
@@ -383,7 +531,7 @@ pub(crate) unsafe fn reset(t: *const Timer, ns: i64) -> bool {
 /// # Safety
 /// As for [`reset`].
 pub(crate) unsafe fn stop(t: *const Timer) -> bool {
-    let mut h = heap();
+    let mut h = heap(CHAN_HEAP);
     // SAFETY: the caller's timer.
     stop_locked(&mut h, unsafe { &*t })
 }
@@ -430,7 +578,10 @@ impl Timer {
     }
 }
 
-/// Whether any timer is pending (the deadlock check).
+/// Whether any timer is pending (the deadlock check); a heap whose lock
+/// is taken counts as holding one.
 pub(crate) fn pending() -> bool {
-    HEAP.try_lock().map_or(true, |h| h.len > h.cancelled.len())
+    HEAPS
+        .iter()
+        .any(|s| s.0.try_lock().map_or(true, |h| h.len > h.cancelled.len()))
 }
