@@ -181,10 +181,16 @@ pub fn caller_frame() -> FrameRecord {
     }
     // SAFETY: with frame pointers, the running function's frame pointer
     // points at its own frame record on the running stack: the caller's
-    // frame pointer, then the return address.
+    // frame pointer, then the return address. Two word loads, never one
+    // wide one: the record was just written by two pushes (the call's
+    // and the prologue's), and a load spanning both would wait for them
+    // to reach the cache instead of taking their values forwarded.
     let (fp, pc) = unsafe {
         let record = at as *const usize;
-        (record.read(), record.add(1).read())
+        (
+            std::ptr::read_volatile(record),
+            std::ptr::read_volatile(record.add(1)),
+        )
     };
     FrameRecord { at, fp, pc }
 }
