@@ -335,12 +335,8 @@ pub struct Select<'c> {
 struct Slot {
     elem: *mut u8,
     drop: unsafe fn(*mut u8),
-    /// The element type's id, asked for only by `received`: a function
-    /// (one word) rather than the 16-byte id, which the push of a slot
-    /// would write and read back in differently sized halves, stalling
-    /// the store forwarding of every `recv` and `send`.
-    type_id: fn() -> std::any::TypeId,
     full: bool,
+    type_id: std::any::TypeId,
 }
 
 /// Where a select's elements live: root memory (scanned while the
@@ -436,53 +432,41 @@ impl<'c> Select<'c> {
         }
     }
 
-    /// Adds a case on `chan` whose element, a `T`, lives in a new slot
-    /// (`full` if it holds one already); returns the case's index and the
-    /// element's place.
-    ///
-    /// The slot and the case are written field by field into their
-    /// vectors: a whole struct built aside and copied in is stored in
-    /// words and bytes and read back in 16-byte halves, which stalls the
-    /// store forwarding of every case added.
-    #[inline(always)]
-    fn add_case<T: 'static>(&mut self, chan: *const RawChan, dir: Dir) -> (usize, *mut u8) {
+    fn slot<T: 'static>(&mut self) -> *mut u8 {
         let elem = self.arena.place::<T>().cast::<u8>();
-        let index = self.cases.len();
-        self.slots.reserve(1);
-        self.cases.reserve(1);
-        // SAFETY: `reserve` made room for one more element past `len` in
-        // each vector; every field is written before the length grows.
-        unsafe {
-            let slot = self.slots.as_mut_ptr().add(index);
-            std::ptr::addr_of_mut!((*slot).elem).write(elem);
-            std::ptr::addr_of_mut!((*slot).drop).write(drop_as::<T>);
-            std::ptr::addr_of_mut!((*slot).type_id).write(std::any::TypeId::of::<T>);
-            std::ptr::addr_of_mut!((*slot).full).write(false);
-            self.slots.set_len(index + 1);
-            let case = self.cases.as_mut_ptr().add(index);
-            std::ptr::addr_of_mut!((*case).chan).write(chan);
-            std::ptr::addr_of_mut!((*case).dir).write(dir);
-            std::ptr::addr_of_mut!((*case).elem).write(elem);
-            self.cases.set_len(index + 1);
-        }
-        (index, elem)
+        self.slots.push(Slot {
+            elem,
+            drop: drop_as::<T>,
+            full: false,
+            type_id: std::any::TypeId::of::<T>(),
+        });
+        elem
     }
 
     /// Adds `case v := <-c`; returns the case's index.
     pub fn recv<T: Send + 'static>(&mut self, c: &'c super::chan::Chan<T>) -> usize {
-        let chan = c.raw().map_or(std::ptr::null(), |r| r as *const RawChan);
-        self.add_case::<T>(chan, Dir::Recv).0
+        let elem = self.slot::<T>();
+        self.cases.push(Case {
+            chan: c.raw().map_or(std::ptr::null(), |r| r as *const RawChan),
+            dir: Dir::Recv,
+            elem,
+        });
+        self.cases.len() - 1
     }
 
     /// Adds `case c <- v`; returns the case's index. If another case is
     /// chosen, `v` is dropped with the select.
     pub fn send<T: Send + 'static>(&mut self, c: &'c super::chan::Chan<T>, v: T) -> usize {
-        let chan = c.raw().map_or(std::ptr::null(), |r| r as *const RawChan);
-        let (index, elem) = self.add_case::<T>(chan, Dir::Send);
+        let elem = self.slot::<T>();
         // SAFETY: the slot has room for a T.
         unsafe { elem.cast::<T>().write(v) };
-        self.slots[index].full = true;
-        index
+        self.slots.last_mut().expect("just pushed").full = true;
+        self.cases.push(Case {
+            chan: c.raw().map_or(std::ptr::null(), |r| r as *const RawChan),
+            dir: Dir::Send,
+            elem,
+        });
+        self.cases.len() - 1
     }
 
     fn finish(&mut self, chosen: Result<Chosen, ChanError>) -> Option<usize> {
@@ -526,7 +510,7 @@ impl<'c> Select<'c> {
     pub fn received<T: 'static>(&mut self, index: usize) -> Option<T> {
         let slot = &mut self.slots[index];
         assert!(
-            (slot.type_id)() == std::any::TypeId::of::<T>(),
+            slot.type_id == std::any::TypeId::of::<T>(),
             "defergc: Select::received with the wrong element type"
         );
         if !slot.full {
