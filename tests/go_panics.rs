@@ -109,11 +109,22 @@ fn reports_carry_go_s_goroutine_section() {
 
     let err = String::from_utf8_lossy(&panics_c_env("trace", &[("GOTRACEBACK", "system")]).stderr)
         .into_owned();
+    // The panicking goroutine's section: every frame recorded. The other
+    // goroutines' sections follow at Go's level 2 (`gp=` in the header,
+    // the runtime's frames), as Go prints them at this level.
+    let own = err.split("\n\n").nth(1).unwrap_or("");
     assert_eq!(
-        functions(&err),
+        functions(own),
         ["inner", "middle", "outer", "go_main"],
         "{err}"
     );
+    for other in err
+        .split("\n\n")
+        .skip(2)
+        .filter(|s| s.starts_with("goroutine "))
+    {
+        assert!(other.contains(" gp=0x"), "{other}");
+    }
 
     let out = panics_c_env("trace", &[("GOTRACEBACK", "none")]);
     assert_eq!(out.status.code(), Some(2));
