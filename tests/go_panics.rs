@@ -118,11 +118,13 @@ fn reports_carry_go_s_goroutine_section() {
         ["inner", "middle", "outer", "go_main"],
         "{err}"
     );
-    for other in err
+    let others: Vec<&str> = err
         .split("\n\n")
         .skip(2)
         .filter(|s| s.starts_with("goroutine "))
-    {
+        .collect();
+    assert!(!others.is_empty(), "{err}");
+    for other in others {
         assert!(other.contains(" gp=0x"), "{other}");
     }
 
