@@ -23,11 +23,7 @@ fn in_child(name: &str, procs: &str, env: &[(&str, &str)], limit: Duration) -> S
     all.extend_from_slice(env);
     let out = child::run_test(name, &all, limit)
         .unwrap_or_else(|| panic!("{name}: the child hung (killed after {limit:?})"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = child::text(&out);
     assert!(
         out.status.success() && text.contains("\nok\n"),
         "{name}: {text}"

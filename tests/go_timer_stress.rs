@@ -219,11 +219,7 @@ fn stress(procs: usize) {
         Duration::from_secs(300),
     )
     .unwrap_or_else(|| panic!("seed={seed} GOMAXPROCS={procs}: hung; rerun with {rerun}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = child::text(&out);
     assert!(
         out.status.success(),
         "seed={seed} GOMAXPROCS={procs}: the child failed; rerun with {rerun}\n{text}"
@@ -374,11 +370,7 @@ fn sleepers_wake_across_resizes_and_locked_exits() {
     .unwrap_or_else(|| {
         panic!("seed={seed}: a sleeper never woke (hung); rerun with {SEED}={seed}")
     });
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = child::text(&out);
     assert!(
         out.status.success(),
         "seed={seed}: the child failed\n{text}"

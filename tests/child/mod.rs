@@ -6,6 +6,15 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// A child's standard output, then its standard error, as text.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// Runs the test named `test` of this binary alone in a child process with
 /// `env` set; its output, or `None` if it had not ended after `limit` (it
 /// is killed: a hang fails the caller instead of hanging it). The child's
