@@ -377,3 +377,116 @@ fn sleepers_wake_across_resizes_and_locked_exits() {
     );
     assert!(text.contains("watch: woken="), "seed={seed}: {text}");
 }
+
+const FIRE_CHILD: &str = "DEFERGC_TIMER_FIRE_CHILD";
+const FIRE_ROUNDS: u64 = 20_000;
+
+/// Spins about `ns` nanoseconds without a runtime call.
+fn spin_ns(ns: u64) {
+    let until = Instant::now() + Duration::from_nanos(ns);
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// The child of [`a_sleeper_being_woken_is_not_a_deadlock`]: round after
+/// round, a goroutine sleeps a random few microseconds and then sends;
+/// main computes about as long and then receives. Main's worker parks
+/// (and runs the deadlock check) while the idle worker that watches the
+/// timers fires the sleeper's: the sleeper is out of its heap and not
+/// yet queued. Every round must end with the value sent.
+fn fire_child(seed: u64) {
+    let status = go::run(move || {
+        let mut x = seed;
+        let mut sum = 0u64;
+        let mut expect = 0u64;
+        for round in 0..FIRE_ROUNDS {
+            x = mix(x);
+            let sleep_ns = 2_000 + x % 30_000;
+            let spin = 2_000 + (x >> 20) % 30_000;
+            let c = go::Chan::<u64>::new(0);
+            let tx = c.clone();
+            go::go(move || {
+                go::sleep(Duration::from_nanos(sleep_ns));
+                tx.send(round);
+            });
+            spin_ns(spin);
+            sum += c.recv().unwrap();
+            expect += round;
+        }
+        assert_eq!(sum, expect, "seed={seed}");
+        println!("fire: {FIRE_ROUNDS} rounds, sum={sum}");
+    });
+    assert_eq!(status, 0, "seed={seed}");
+}
+
+/// Runs [`fire_child`] when started as its child.
+#[test]
+fn fire_child_process() {
+    if std::env::var_os(FIRE_CHILD).is_some() {
+        fire_child(seed());
+    }
+}
+
+/// A sleeper whose timer an idle worker is firing is neither in a heap
+/// nor queued for a moment; a worker that parks then must not take the
+/// program for deadlocked (a false "all goroutines are asleep").
+#[test]
+fn a_sleeper_being_woken_is_not_a_deadlock() {
+    let seed = seed();
+    eprintln!("seed={seed}");
+    let seed_s = seed.to_string();
+    for procs in ["2", "3"] {
+        let out = child::run_test(
+            "fire_child_process",
+            &[(FIRE_CHILD, "1"), (SEED, &seed_s), ("GOMAXPROCS", procs)],
+            Duration::from_secs(120),
+        )
+        .unwrap_or_else(|| panic!("seed={seed}: the child hung; rerun with {SEED}={seed}"));
+        let text = child::text(&out);
+        assert!(
+            out.status.success() && text.contains("fire: "),
+            "seed={seed} GOMAXPROCS={procs}: the child failed\n{text}"
+        );
+    }
+}
+
+const LAST_TIMER_CHILD: &str = "DEFERGC_TIMER_LAST_CHILD";
+
+/// Runs, as the child of
+/// [`a_deadlock_behind_a_timer_that_readies_no_one_is_reported`], a main
+/// goroutine that arms a timer nobody receives from and then waits
+/// forever.
+#[test]
+fn last_timer_child_process() {
+    if std::env::var_os(LAST_TIMER_CHILD).is_some() {
+        go::run(|| {
+            let _t = go::Timer::new(Duration::from_millis(20));
+            let c = go::Chan::<u64>::new(0);
+            let _ = c.recv();
+        });
+        unreachable!("the deadlock was not reported");
+    }
+}
+
+/// While the timer is pending the program is not deadlocked; once it has
+/// fired (into its buffer, readying no one) it is, as Go reports. The
+/// worker that fired it is the one left to say so: the check that ran
+/// while it fired let the firing pass.
+#[test]
+fn a_deadlock_behind_a_timer_that_readies_no_one_is_reported() {
+    for procs in ["1", "2"] {
+        let out = child::run_test(
+            "last_timer_child_process",
+            &[(LAST_TIMER_CHILD, "1"), ("GOMAXPROCS", procs)],
+            Duration::from_secs(20),
+        )
+        .unwrap_or_else(|| panic!("GOMAXPROCS={procs}: the deadlock was never reported (hung)"));
+        let text = child::text(&out);
+        assert_eq!(out.status.code(), Some(2), "GOMAXPROCS={procs}:\n{text}");
+        assert!(
+            text.contains("fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 [chan receive]:\n"),
+            "GOMAXPROCS={procs}:\n{text}"
+        );
+    }
+}

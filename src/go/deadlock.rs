@@ -1,9 +1,11 @@
 //! Go's deadlock report: when every goroutine is blocked and nothing can
 //! wake one, the program ends.
 //!
-//! The check runs each time a worker parks for lack of work (under the
+//! The check runs each time a worker parks for lack of work, and again
+//! when a parked worker fired timers that readied no one (under the
 //! scheduler lock): if every worker is parked, none is in a system call,
-//! no goroutine is queued, no timer is pending, no goroutine waits on a
+//! no goroutine is queued, no timer is pending (in a heap, or being
+//! fired by a parked worker: `timer::pending`), no goroutine waits on a
 //! descriptor (the poller may wake it) and no foreign thread holds
 //! a wake-up reference ([`hold_external`]), then every live goroutine is
 //! waiting and will wait forever. Go prints

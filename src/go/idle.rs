@@ -253,9 +253,7 @@ pub(super) fn stopm(m: &'static M) {
         // as what a poll readies.
         m.polled.set(Some(0));
         let wake = m.parker.block();
-        if wake != Wake::Woken {
-            super::park::run_timers();
-        }
+        let fired = wake != Wake::Woken && super::park::run_timers();
         let queued = m.polled.replace(None).unwrap_or(0);
         if wake == Wake::Woken {
             let p = m.next_p.swap(ptr::null_mut(), Ordering::AcqRel);
@@ -267,6 +265,9 @@ pub(super) fn stopm(m: &'static M) {
             return;
         }
         if queued == 0 {
+            if fired {
+                recheck_parked(s, m);
+            }
             continue;
         }
         let got = {
@@ -317,6 +318,16 @@ pub(super) fn deadlock_check(s: &Sched, idle: &Idle) {
         &s.goroutines.0,
         &s.launching,
     );
+}
+
+/// The deadlock check again, after a parked worker fired timers that
+/// readied nothing: a check that ran meanwhile saw the firing and let it
+/// pass (see `timer::pending`), and nothing else may run it again.
+fn recheck_parked(s: &Sched, m: &M) {
+    let idle = s.lock();
+    if m.locked_wait.load(Ordering::Relaxed) || idle.ms.iter().any(|&x| ptr::eq(x, m)) {
+        deadlock_check(s, &idle);
+    }
 }
 
 /// A processor its worker gives up (under the scheduler lock): to the
@@ -395,7 +406,9 @@ pub(super) fn stoplockedm(m: &'static M) {
                 }
             }
             Wake::Timers => {
-                super::park::run_timers();
+                if super::park::run_timers() {
+                    recheck_parked(s, m);
+                }
             }
             Wake::Polled => {}
         }

@@ -37,7 +37,7 @@ use super::chan::RawChan;
 use super::park::{now_ns, NO_TIMER, TIMER_HEAPS};
 use super::wait::Waiter;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -380,10 +380,18 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
             wake_all(&wakes[..n]);
             n = 0;
             if !due {
+                if fired {
+                    // After every wake: what they readied is queued.
+                    FIRING.fetch_sub(1, Ordering::SeqCst);
+                }
                 return fired;
             }
             h = heap(index);
             continue;
+        }
+        if !fired {
+            // Under the heap's lock, before the first entry leaves it.
+            FIRING.fetch_add(1, Ordering::SeqCst);
         }
         let e = h.remove_at(0);
         fired = true;
@@ -578,10 +586,20 @@ impl Timer {
     }
 }
 
-/// Whether any timer is pending (the deadlock check); a heap whose lock
-/// is taken counts as holding one.
+/// Workers in [`run_heap`] that took entries out of a heap and have not
+/// finished waking or calling what they took.
+static FIRING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any timer is pending (the deadlock check): in a heap (a heap
+/// whose lock is taken counts as holding one), or being fired. A firing
+/// takes its entries out of the heap before it readies their goroutines;
+/// the count goes up under the heap's lock before the first leaves and
+/// down after the last is readied, so reading the heaps and then the
+/// count sees the entry, the firing, or (read by the caller after this)
+/// the goroutine it queued.
 pub(crate) fn pending() -> bool {
     HEAPS
         .iter()
         .any(|s| s.0.try_lock().map_or(true, |h| h.len > h.cancelled.len()))
+        || FIRING.load(Ordering::SeqCst) > 0
 }
