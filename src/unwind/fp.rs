@@ -100,7 +100,8 @@ pub fn walk_from(regs: Regs, stack: StackRange, out: &mut [usize]) -> usize {
 /// caller runs on. Async-signal-safe.
 #[inline(never)]
 pub fn walk_here(stack: StackRange, out: &mut [usize]) -> usize {
-    let (fp, sp) = registers();
+    let (_, sp) = registers();
+    let fp = frame_here();
     follow(fp, sp, stack, out, None)
 }
 
@@ -142,7 +143,7 @@ pub fn return_address() -> usize {
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         return 0;
     }
-    let fp = registers().0;
+    let fp = frame_here();
     if fp == 0 || !fp.is_multiple_of(std::mem::size_of::<usize>()) {
         return 0;
     }
@@ -175,7 +176,7 @@ pub fn caller_frame() -> FrameRecord {
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         return FrameRecord::default();
     }
-    let at = registers().0;
+    let at = frame_here();
     if at == 0 || !at.is_multiple_of(std::mem::size_of::<usize>()) {
         return FrameRecord::default();
     }
@@ -233,8 +234,62 @@ fn follow(
     n
 }
 
-/// The frame pointer and stack pointer where this is inlined: in
-/// [`walk_here`], whose frame record names its caller.
+// The caller's frame pointer, read by a function of its own: a leaf
+// without a frame, called. An `asm!` that reads the register inline may
+// be scheduled before the prologue of the function it is in (the
+// compiler places the prologue only before what it knows needs the
+// frame), and then reads the caller's frame pointer instead, one frame
+// too far; a call comes after the prologue.
+#[cfg(target_arch = "x86_64")]
+std::arch::global_asm!(
+    ".pushsection .text.defergc_frame_here,\"ax\",@progbits",
+    ".globl defergc_frame_here",
+    ".hidden defergc_frame_here",
+    ".type defergc_frame_here,@function",
+    ".p2align 4",
+    "defergc_frame_here:",
+    "mov rax, rbp",
+    "ret",
+    ".size defergc_frame_here, . - defergc_frame_here",
+    ".popsection",
+);
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".pushsection .text.defergc_frame_here,\"ax\",@progbits",
+    ".globl defergc_frame_here",
+    ".hidden defergc_frame_here",
+    ".type defergc_frame_here,%function",
+    ".p2align 2",
+    "defergc_frame_here:",
+    "mov x0, x29",
+    "ret",
+    ".size defergc_frame_here, . - defergc_frame_here",
+    ".popsection",
+);
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+extern "C" {
+    /// Returns its caller's frame pointer (see the assembly above).
+    fn defergc_frame_here() -> usize;
+}
+
+/// The frame pointer of the function this is inlined into, after its
+/// prologue (0 on other architectures).
+#[inline(always)]
+fn frame_here() -> usize {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: the assembly reads one register and returns; it touches no
+    // memory and follows the C calling convention.
+    unsafe {
+        defergc_frame_here()
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    0
+}
+
+/// The frame pointer and stack pointer where this is inlined (the frame
+/// pointer may be read before the function's prologue: see
+/// [`frame_here`]).
 #[inline(always)]
 fn registers() -> (usize, usize) {
     let (fp, sp): (usize, usize);
@@ -323,6 +378,48 @@ mod tests {
                 hi: at(words.len()),
             },
         )
+    }
+
+    /// Reads its own frame record, as `go::enter_syscall` does.
+    #[inline(never)]
+    fn record_of_a_callee() -> FrameRecord {
+        std::hint::black_box(caller_frame())
+    }
+
+    /// Reads its own return address, as the `go` statement does.
+    #[inline(never)]
+    fn return_address_of_a_callee() -> usize {
+        std::hint::black_box(return_address())
+    }
+
+    /// Calls both; its own frame pointer for the check.
+    #[inline(never)]
+    fn caller_of_both() -> (FrameRecord, usize, usize) {
+        let r = record_of_a_callee();
+        let a = return_address_of_a_callee();
+        (r, a, std::hint::black_box(frame_here()))
+    }
+
+    /// The function whose code holds `pc`, by the unwind tables.
+    fn function_of(pc: usize) -> usize {
+        // SAFETY: a lookup; any address is accepted.
+        unsafe { _Unwind_FindEnclosingFunction((pc - 1) as *mut std::ffi::c_void) as usize }
+    }
+
+    extern "C" {
+        fn _Unwind_FindEnclosingFunction(pc: *mut std::ffi::c_void) -> *mut std::ffi::c_void;
+    }
+
+    /// The record read is the callee's own, after its prologue: the
+    /// return address leads into the caller and the saved frame pointer
+    /// is the caller's (read too early, it would be one frame further).
+    #[test]
+    fn a_callee_reads_its_own_record_and_return_address() {
+        let (r, a, caller_fp) = caller_of_both();
+        let caller = caller_of_both as fn() -> (FrameRecord, usize, usize) as usize;
+        assert_eq!(function_of(r.pc), caller, "{r:?}");
+        assert_eq!(r.fp, caller_fp, "{r:?}");
+        assert_eq!(function_of(a), caller);
     }
 
     #[test]
