@@ -227,3 +227,102 @@ fn a_seeded_random_tree_sums_right() {
         assert_eq!(field(&out, "started"), count, "{ctx}");
     }
 }
+
+/// Polls `go::num_goroutine()` until it reads `want`, yielding between
+/// reads (goroutines that returned are counted out as their workers
+/// finish them); panics with what it read last after many reads (a count
+/// that lost an update never gets there).
+fn await_count(want: usize, ctx: &str) {
+    let mut last = 0;
+    for _ in 0..2_000_000 {
+        last = go::num_goroutine();
+        if last == want {
+            return;
+        }
+        go::gosched();
+    }
+    panic!("{ctx}: num_goroutine stays at {last}, want {want}");
+}
+
+/// Goroutines started by goroutines, by goroutines inside system calls
+/// and by plain threads, parked or ended on whatever processor, while
+/// GOMAXPROCS moves between 1 and 6 (processors retired with counts of
+/// their own): Go's NumGoroutine counts every live one exactly once the
+/// ended ones are finished (each processor keeps its own count; see
+/// `Sched::goroutine_count`).
+#[test]
+fn num_goroutine_counts_goroutines_wherever_they_start_and_end() {
+    const ROUNDS: usize = 25;
+    if std::env::var_os(CHILD).is_some() {
+        let seed: u64 = std::env::var("DEFERGC_COUNT_SEED")
+            .unwrap()
+            .parse()
+            .unwrap();
+        let status = go::run(move || {
+            let mut rng = seeded::Rng(seed);
+            assert_eq!(go::num_goroutine(), 1, "seed={seed}: main alone");
+            for round in 0..ROUNDS {
+                go::set_gomaxprocs(1 + rng.below(6) as usize);
+                let release = Chan::<()>::new(0);
+                let started = Arc::new(go::WaitGroup::new());
+                let ended = Arc::new(go::WaitGroup::new());
+                let parked = 1 + rng.below(200) as usize;
+                let short = rng.below(200) as usize;
+                started.add(parked as i32).unwrap();
+                ended.add((parked + short) as i32).unwrap();
+                for k in 0..parked + short {
+                    let (release, started, ended) =
+                        (release.clone(), started.clone(), ended.clone());
+                    let body = move || {
+                        if k < parked {
+                            started.done().unwrap();
+                            let _ = release.recv();
+                        }
+                        ended.done().unwrap();
+                    };
+                    match rng.below(4) {
+                        // From main.
+                        0 => go::go(body),
+                        // From a goroutine (on any processor).
+                        1 => go::go(move || go::go(body)),
+                        // From a goroutine inside a system call (no
+                        // processor held).
+                        2 => go::go(move || go::syscall(move || go::go(body))),
+                        // From a plain thread.
+                        _ => {
+                            let t = std::thread::spawn(move || go::go(body));
+                            go::syscall(move || t.join().unwrap());
+                        }
+                    }
+                    if rng.below(16) == 0 {
+                        go::set_gomaxprocs(1 + rng.below(6) as usize);
+                    }
+                }
+                started.wait();
+                let ctx = format!("seed={seed} round {round}");
+                // Main, the parked ones; the short ones and the starters
+                // all end.
+                await_count(1 + parked, &ctx);
+                release.close();
+                ended.wait();
+                await_count(1, &ctx);
+            }
+        });
+        assert_eq!(status, 0);
+        println!("counted {ROUNDS} rounds");
+        return;
+    }
+    let seed = seeded::seed("DEFERGC_COUNT_SEED");
+    eprintln!("seed={seed} (rerun with DEFERGC_COUNT_SEED={seed})");
+    for procs in [1, 4] {
+        let out = child(
+            "num_goroutine_counts_goroutines_wherever_they_start_and_end",
+            procs,
+            &[("DEFERGC_COUNT_SEED", seed.to_string())],
+        );
+        assert!(
+            out.contains(&format!("counted {ROUNDS} rounds")),
+            "seed={seed}: {out}"
+        );
+    }
+}

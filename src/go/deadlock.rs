@@ -45,13 +45,13 @@ pub(crate) fn release_external() {
 }
 
 /// The check (see the module docs); `workers` created, `parked` of them,
-/// `in_syscall` of them in a system call; `goroutines` live (the
-/// scheduler's count), `launching` started and not queued yet.
+/// `in_syscall` of them in a system call; `s` the scheduler (its count
+/// of live goroutines), `launching` started and not queued yet.
 pub(crate) fn check(
     workers: usize,
     parked: usize,
     in_syscall: usize,
-    goroutines: &AtomicUsize,
+    s: &procs::Sched,
     launching: &AtomicUsize,
 ) {
     if parked < workers || in_syscall > 0 || EXTERNAL.load(Ordering::SeqCst) > 0 {
@@ -61,7 +61,7 @@ pub(crate) fn check(
     // counted here was either still being launched when `launching` was
     // read, or is queued by the time the queues are (a launch queues the
     // goroutine before it stops counting as one).
-    let goroutines = goroutines.load(Ordering::SeqCst);
+    let goroutines = s.goroutine_count();
     if launching.load(Ordering::SeqCst) > 0 {
         return;
     }

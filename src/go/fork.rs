@@ -113,8 +113,7 @@ fn fork_child() {
         }
         g.status.store(g.tag() | g::DEAD, Ordering::Release);
     });
-    s.goroutines
-        .store(usize::from(forking.is_some()), Ordering::SeqCst);
+    s.reset_goroutine_count(usize::from(forking.is_some()));
     s.launching.store(0, Ordering::SeqCst);
     super::park::forget_watcher_after_fork();
     // SAFETY: the child half of a fork; the poller's locks were released.

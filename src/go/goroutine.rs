@@ -237,7 +237,7 @@ pub fn stack_usage() -> (usize, usize) {
 
 /// Goroutines alive now (Go's `runtime.NumGoroutine`).
 pub fn num_goroutine() -> usize {
-    procs::get().map_or(0, |s| s.goroutines.load(Ordering::Acquire))
+    procs::get().map_or(0, |s| s.goroutine_count())
 }
 
 /// Go's fatal error raised by a goroutine's own misuse (`sync: unlock of

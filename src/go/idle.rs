@@ -315,7 +315,7 @@ pub(super) fn deadlock_check(s: &Sched, idle: &Idle) {
         idle.workers,
         idle.ms.len() + idle.locked_parked,
         idle.in_syscall,
-        &s.goroutines.0,
+        s,
         &s.launching,
     );
 }

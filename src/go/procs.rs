@@ -38,7 +38,7 @@ use crate::cache::CachePadded;
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::cell::{Cell, UnsafeCell};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// A worker checks the global queue first once every this many schedules.
@@ -86,6 +86,12 @@ pub(crate) struct P {
     /// sysmon (a goroutine that runs while it stays the same runs one
     /// time slice).
     pub(super) schedtick: AtomicU32,
+    /// Goroutines started on it less those that finished on it (either
+    /// may be negative: a goroutine often ends on another processor).
+    /// Written by the holder only, with a plain load and store: a start
+    /// and an end cost no locked instruction on a line every processor
+    /// writes. See [`Sched::goroutine_count`].
+    pub(super) goroutines: AtomicIsize,
     /// Its system calls: the tick sysmon compares across rounds, and the
     /// handshake between a worker back from a call and a taker
     /// (`syscall.rs`).
@@ -199,11 +205,12 @@ pub(crate) struct Sched {
     idle: Mutex<Idle>,
     pub(super) npidle: AtomicUsize,
     pub(super) nmspinning: AtomicUsize,
-    /// Live goroutines (not yet finished). Every start and every end
-    /// writes it: alone on its cache line, so that those writes do not
-    /// cost `wakep`'s reads of `npidle` and `nmspinning` (on every
-    /// `runqput`) a miss each.
-    pub(crate) goroutines: CachePadded<AtomicUsize>,
+    /// Goroutines started less those finished by threads without a
+    /// processor (plain threads, a worker in a system call); the rest
+    /// count on the processors ([`P::goroutines`]). Alone on its cache
+    /// line, so that its writes do not cost `wakep`'s reads of `npidle`
+    /// and `nmspinning` (on every `runqput`) a miss each.
+    pub(crate) goroutines: CachePadded<AtomicIsize>,
     /// Goroutines that plain threads are starting: counted in
     /// `goroutines`, not queued yet (see `deadlock::check`).
     pub(crate) launching: AtomicUsize,
@@ -232,7 +239,7 @@ pub(crate) struct Settings {
 /// them, in a system call of them; goroutines live, launching (started by
 /// a plain thread, not queued yet). Given to [`start`], so that the
 /// scheduler names nothing of the layers above it.
-pub(crate) type DeadlockCheck = fn(usize, usize, usize, &AtomicUsize, &AtomicUsize);
+pub(crate) type DeadlockCheck = fn(usize, usize, usize, &Sched, &AtomicUsize);
 
 /// Starts the scheduler with `settings` unless it runs already; returns it.
 /// `fork_hooks` registers the layer's fork hooks: after everything the
@@ -287,7 +294,7 @@ pub(super) fn start(
             }),
             npidle: AtomicUsize::new(n),
             nmspinning: AtomicUsize::new(0),
-            goroutines: CachePadded(AtomicUsize::new(0)),
+            goroutines: CachePadded(AtomicIsize::new(0)),
             launching: AtomicUsize::new(0),
             deadlock_check,
             worker_loop,
@@ -306,6 +313,7 @@ pub(super) fn new_p(id: usize, status: u32) -> *const P {
         runnext: AtomicPtr::new(ptr::null_mut()),
         status: prim::AtomicU32::new(status),
         schedtick: AtomicU32::new(0),
+        goroutines: AtomicIsize::new(0),
         call: super::syscall::Handshake::new(),
         m: AtomicPtr::new(ptr::null_mut()),
         listed: AtomicBool::new(false),
@@ -347,6 +355,53 @@ impl Sched {
     /// The number of processors (GOMAXPROCS).
     pub(crate) fn procs(&self) -> usize {
         self.nprocs.load(Ordering::Acquire)
+    }
+
+    /// Live goroutines (Go's `runtime.NumGoroutine`): the count of
+    /// threads without a processor and every processor's, retired ones
+    /// included. Exact when no processor is held (the deadlock check:
+    /// every holder released its processor under the scheduler lock,
+    /// which the check holds); a snapshot otherwise.
+    pub(crate) fn goroutine_count(&self) -> usize {
+        let on_ps: isize = self
+            .allp
+            .iter()
+            // SAFETY: processors are never freed; a non-null entry was
+            // published (Release) after it was written. They are made in
+            // order of id.
+            .map_while(|a| unsafe { a.load(Ordering::Acquire).as_ref() })
+            .map(|p| p.goroutines.load(Ordering::Acquire))
+            .fold(0isize, isize::wrapping_add);
+        let n = on_ps.wrapping_add(self.goroutines.load(Ordering::SeqCst));
+        usize::try_from(n).unwrap_or(0)
+    }
+
+    /// A goroutine started (`delta` 1) or finished (-1) on this thread:
+    /// counted on the processor this worker holds, else in the shared
+    /// count.
+    pub(crate) fn count_goroutine(&self, delta: isize) {
+        // SAFETY: processors are never freed.
+        match current_m().and_then(|m| unsafe { m.p.get().as_ref() }) {
+            // Only the holder writes it: no read-modify-write needed.
+            Some(p) => p.goroutines.store(
+                p.goroutines.load(Ordering::Relaxed).wrapping_add(delta),
+                Ordering::Release,
+            ),
+            None => {
+                self.goroutines.fetch_add(delta, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// After a fork: `n` goroutines live, counted in the shared count.
+    pub(crate) fn reset_goroutine_count(&self, n: usize) {
+        for a in self.allp.iter() {
+            // SAFETY: as in `goroutine_count`.
+            if let Some(p) = unsafe { a.load(Ordering::Acquire).as_ref() } {
+                p.goroutines.store(0, Ordering::Relaxed);
+            }
+        }
+        self.goroutines.store(n as isize, Ordering::SeqCst);
     }
 
     /// Processor `id`, if it was ever made (it may be retired).

@@ -314,7 +314,7 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
     let (slot, low) = (g.slot, g.low.get());
     let main = g.is_main.get();
     stack::give_back(slot, low.min(slot.hi(geometry)), true);
-    s.goroutines.fetch_sub(1, Ordering::AcqRel);
+    s.count_goroutine(-1);
     if main {
         super::program::main_finished();
     }

@@ -118,7 +118,7 @@ fn launch(g: &'static G) {
     if foreign {
         s.launching.fetch_add(1, Ordering::SeqCst);
     }
-    s.goroutines.fetch_add(1, Ordering::SeqCst);
+    s.count_goroutine(1);
     stack::set_live(g.slot, true);
     super::trace::created(g);
     sched::runqput(g, true);
