@@ -68,6 +68,43 @@ fn stacks_pace() {
     gate.close();
 }
 
+/// Pending defer records count in the pacing as stacks do (Go keeps them
+/// on the goroutine's stack): the same garbage takes far fewer
+/// collections while 1,000,000 defers wait to run, each holding a GC
+/// object (some 32 MB of records, scanned at every collection), than
+/// before they were deferred (3 or 4 against 16 here; 5 when the records
+/// were not counted, and gctrace showed no stack bytes). Every deferred
+/// call then runs and finds its object.
+fn defers_pace() {
+    const N: u64 = 1_000_000;
+    let before = gc::read_memstats().num_gc;
+    churn(64);
+    let alone = gc::read_memstats().num_gc - before;
+    let ran = std::cell::Cell::new(0u64);
+    let ran = &ran;
+    let mut with_defers = 0;
+    defergc::defer::call(|f| {
+        for i in 0..N {
+            let obj = gc::alloc(8).as_ptr().cast::<u64>();
+            // SAFETY: a fresh 8-byte object.
+            unsafe { obj.write(i) };
+            f.defer(move || {
+                // SAFETY: the record keeps obj alive until this runs.
+                assert_eq!(unsafe { obj.read() }, i, "a deferred call's object changed");
+                ran.set(ran.get() + 1);
+            });
+        }
+        gc::collect();
+        let before = gc::read_memstats().num_gc;
+        churn(64);
+        with_defers = gc::read_memstats().num_gc - before;
+    });
+    assert_eq!(ran.get(), N);
+    eprintln!("collections: {alone} alone, {with_defers} with {N} pending defers");
+    assert!(alone >= 8, "too few collections to compare: {alone}");
+    assert!(with_defers * 4 <= alone, "{with_defers} vs {alone}");
+}
+
 /// The cases that run in a child: each prints `ok` or panics.
 #[test]
 fn child_cases() {
@@ -103,6 +140,7 @@ fn child_cases() {
         // goroutines each hold 2 KiB of used stack (80 MB counted, as
         // bdwgc counts stacks twice) than before they were started.
         "stacks-pace" => assert_eq!(go::run(stacks_pace), 0),
+        "defers-pace" => defers_pace(),
         "bad-gogc" | "bad-gomemlimit" => {
             gc::init();
         }
@@ -188,6 +226,29 @@ fn parked_goroutine_stacks_count_in_pacing_and_gctrace() {
         .collect();
     let most = stacks.iter().copied().max().unwrap_or(0);
     assert!(most >= 39, "stacks in gctrace: {stacks:?}\n{stderr}");
+}
+
+#[test]
+#[serial]
+fn pending_defer_records_count_in_pacing_and_gctrace() {
+    if gc::BACKEND != "bdwgc" {
+        return; // No collections, no pacing.
+    }
+    let out = child("defers-pace", &[("GODEBUG", "gctrace=1")]);
+    assert_ok(&out, "defers-pace");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The forced collection with every defer pending: at least 16 bytes
+    // of record a defer (about 15 MiB), in whole MB.
+    let most = stderr
+        .lines()
+        .filter(|l| l.starts_with("gc "))
+        .filter_map(|l| {
+            let at = l.find(" MB stacks")?;
+            l[..at].rsplit(' ').next()?.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(most >= 15, "stacks in gctrace: {most}\n{stderr}");
 }
 
 #[test]

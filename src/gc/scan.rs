@@ -78,11 +78,20 @@ pub(crate) fn set_stack_corrector(corrector: StackCorrector) {
     CORRECTOR.store(corrector as usize, Ordering::Release);
 }
 
-/// Pushes `[lo, hi)` as root memory, for marking (from a pusher only).
+/// Pushes `[lo, hi)` as root memory, for marking (from a pusher only):
+/// a range of a defer-record stack, whose records (and the values they
+/// captured) Go keeps on the goroutine's stack. Its bytes count as stack
+/// in the collector's pacing, as [`push_stack_range`]'s do: a program
+/// deep in defers scans them at every collection, and a trigger blind to
+/// them collects at every third of a small heap, each time scanning all
+/// of them.
 #[inline]
 #[cfg_attr(not(defergc_boehm), allow(dead_code))] // no pusher runs under nogc
 pub(crate) fn push_range(lo: *const u8, hi: *const u8) {
     if lo < hi {
+        // Only the collecting thread pushes, under the allocation lock.
+        let counted = PUSHED_STACK_BYTES.load(Ordering::Relaxed);
+        PUSHED_STACK_BYTES.store(counted + (hi as usize - lo as usize), Ordering::Relaxed);
         // SAFETY: called from a pusher, during marking; the range is live
         // memory the pusher's layer owns.
         #[cfg(defergc_boehm)]
