@@ -20,6 +20,12 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 /// records take a few dozen chunks.
 const FIRST_CHUNK: usize = 1 << 10;
 const MAX_CHUNK: usize = 1 << 20;
+/// Chunks this large (with their header) are mappings of their own,
+/// populated when made: a deep stack fills every page of them, and one
+/// call that maps and fills 256 pages costs less than 256 page faults
+/// (what faulting them in one by one as records are pushed costs, in a
+/// process that has not run that deep before).
+const MAPPED_CHUNK: usize = 256 << 10;
 
 /// One segment of a [`RootStack`]. The data follows the header.
 #[repr(C)]
@@ -46,8 +52,28 @@ impl Chunk {
 
     fn new(size: usize, prev: *mut Chunk) -> *mut Chunk {
         let total = std::mem::size_of::<Chunk>() + size;
-        // SAFETY: plain allocation; the header is written before use.
-        let raw = unsafe { libc::malloc(total) }.cast::<Chunk>();
+        let raw = if total >= MAPPED_CHUNK {
+            // SAFETY: a new private anonymous mapping; nothing else is
+            // touched.
+            let p = unsafe {
+                libc::mmap(
+                    ptr::null_mut(),
+                    total,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                ptr::null_mut()
+            } else {
+                p.cast::<Chunk>()
+            }
+        } else {
+            // SAFETY: plain allocation; the header is written before use.
+            unsafe { libc::malloc(total) }.cast::<Chunk>()
+        };
         if raw.is_null() {
             crate::abort(&format!(
                 "defergc: out of memory growing a root stack by {size} bytes"
@@ -68,8 +94,15 @@ impl Chunk {
     /// `this` is a live chunk that nothing references any more (and no
     /// scan still reads: see [`RootStack::free_chunk`]).
     unsafe fn free(this: *mut Chunk) {
-        // SAFETY: the caller guarantees exclusive ownership.
-        unsafe { libc::free(this.cast()) }
+        // SAFETY: the caller guarantees that the chunk is live and its own.
+        let total = std::mem::size_of::<Chunk>() + unsafe { (*this).size };
+        if total >= MAPPED_CHUNK {
+            // SAFETY: the chunk is the whole mapping `new` made.
+            unsafe { libc::munmap(this.cast(), total) };
+        } else {
+            // SAFETY: the caller guarantees exclusive ownership.
+            unsafe { libc::free(this.cast()) }
+        }
     }
 }
 
