@@ -26,6 +26,15 @@ const MAX_CHUNK: usize = 1 << 20;
 /// (what faulting them in one by one as records are pushed costs, in a
 /// process that has not run that deep before).
 const MAPPED_CHUNK: usize = 256 << 10;
+/// Emptied chunks of [`MAX_CHUNK`] bytes kept for the next deep stack
+/// (any thread's), at most this many: a program that runs deep again and
+/// again reuses pages already in memory instead of mapping and filling
+/// them again.
+const KEPT_CHUNKS: usize = 32;
+/// The kept chunks (null: an empty place). Atomics only, so that a fork
+/// in the middle of a take or a put leaves the child a usable list.
+static KEPT: [AtomicPtr<Chunk>; KEPT_CHUNKS] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; KEPT_CHUNKS];
 
 /// One segment of a [`RootStack`]. The data follows the header.
 #[repr(C)]
@@ -52,7 +61,22 @@ impl Chunk {
 
     fn new(size: usize, prev: *mut Chunk) -> *mut Chunk {
         let total = std::mem::size_of::<Chunk>() + size;
-        let raw = if total >= MAPPED_CHUNK {
+        let kept = if size == MAX_CHUNK {
+            // A swap takes a kept chunk whole: no other thread reads it
+            // once it is out of its place.
+            KEPT.iter()
+                .find_map(|k| {
+                    (!k.load(Ordering::Relaxed).is_null())
+                        .then(|| k.swap(ptr::null_mut(), Ordering::Acquire))
+                        .filter(|c| !c.is_null())
+                })
+                .unwrap_or(ptr::null_mut())
+        } else {
+            ptr::null_mut()
+        };
+        let raw = if !kept.is_null() {
+            kept
+        } else if total >= MAPPED_CHUNK {
             // SAFETY: a new private anonymous mapping; nothing else is
             // touched.
             let p = unsafe {
@@ -97,6 +121,14 @@ impl Chunk {
         // SAFETY: the caller guarantees that the chunk is live and its own.
         let total = std::mem::size_of::<Chunk>() + unsafe { (*this).size };
         if total >= MAPPED_CHUNK {
+            if total == std::mem::size_of::<Chunk>() + MAX_CHUNK
+                && KEPT.iter().any(|k| {
+                    k.compare_exchange(ptr::null_mut(), this, Ordering::Release, Ordering::Relaxed)
+                        .is_ok()
+                })
+            {
+                return;
+            }
             // SAFETY: the chunk is the whole mapping `new` made.
             unsafe { libc::munmap(this.cast(), total) };
         } else {
