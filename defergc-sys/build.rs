@@ -66,6 +66,11 @@ const VENDORED_DEFINES: &[(&str, &str)] = &[
         "GC_ATOMIC_UNCOLLECTABLE",
         "provide GC_malloc_atomic_uncollectable for pointer-free root blocks",
     ),
+    (
+        "NO_MARKER_SPECIAL_SIGMASK",
+        "marker threads take the mask of the thread that starts them: defergc starts them \
+         with every signal blocked but SIGPROF, so that CPU profiles sample them",
+    ),
 ];
 
 /// The oldest system bdwgc that has every function the bindings use.

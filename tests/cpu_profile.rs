@@ -442,3 +442,105 @@ fn a_c_programs_cpu_profile_names_its_hot_function() {
         );
     }
 }
+
+/// The threads of this process whose signal mask blocks `SIGINT` and
+/// `SIGTERM` but not `SIGPROF`: bdwgc's marker threads, as the runtime
+/// starts them (every signal blocked but `SIGPROF`).
+fn marker_threads() -> usize {
+    let bit = |sig: i32| 1u64 << (sig - 1);
+    let mut n = 0;
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        let Some(mask) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigBlk:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        else {
+            continue;
+        };
+        let blocked = |sig| mask & bit(sig) != 0;
+        if blocked(libc::SIGINT) && blocked(libc::SIGTERM) && blocked(libc::SIGQUIT) {
+            assert!(
+                !blocked(libc::SIGPROF),
+                "a thread blocks SIGPROF: {mask:#x}"
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A linked list of `n` collected pairs, kept alive by its head: what a
+/// collection marks.
+fn live_list(n: usize) -> *mut [usize; 2] {
+    let mut head: *mut [usize; 2] = std::ptr::null_mut();
+    for i in 0..n {
+        let p = gc::alloc(16).as_ptr().cast::<[usize; 2]>();
+        // SAFETY: a fresh 16-byte object.
+        unsafe { p.write([head as usize, i]) };
+        head = p;
+    }
+    head
+}
+
+/// bdwgc's marker threads (started by the runtime with only `SIGPROF`
+/// let through) are sampled by the process-wide timer: a profile of
+/// collections over a large live heap has samples taken on a marker,
+/// the interrupted pc alone, inside the collector. Without the timer, or
+/// with bdwgc's own marker mask (every signal blocked), there were none.
+#[test]
+#[serial]
+fn the_collectors_marker_threads_are_sampled() {
+    if gc::BACKEND != "bdwgc" {
+        return;
+    }
+    gc::init();
+    let markers = marker_threads();
+    if markers == 0 {
+        skip::skipped(
+            "samples of bdwgc's marker threads",
+            "bdwgc started no marker thread (one processor)",
+        );
+        return;
+    }
+    set_rate(1000);
+    let head = live_list(400_000);
+    let mut found = Vec::new();
+    // A marker runs only while a collection marks, and a loaded machine
+    // may leave it little time: a few rounds, until one sample lands.
+    for _round in 0..6 {
+        let out = Shared::default();
+        pprof::start_cpu_profile(out.clone()).unwrap();
+        for _ in 0..20 {
+            gc::collect();
+        }
+        pprof::stop_cpu_profile().unwrap();
+        found = out
+            .decoded()
+            .into_iter()
+            .filter(|(names, _, _)| names.len() == 1 && names[0].starts_with("GC_"))
+            .map(|(names, values, _)| (names[0].clone(), values[0]))
+            .collect();
+        if !found.is_empty() {
+            break;
+        }
+    }
+    // Every object the collections marked while the signal landed in
+    // them is intact.
+    let (mut p, mut expect) = (black_box(head), 400_000);
+    while !p.is_null() {
+        expect -= 1;
+        // SAFETY: a node of the list, kept alive by the head on the stack.
+        let [next, i] = unsafe { p.read() };
+        assert_eq!(i, expect, "a node of the live list changed");
+        p = next as *mut [usize; 2];
+    }
+    assert_eq!(expect, 0, "the live list lost nodes");
+    assert!(
+        !found.is_empty(),
+        "no sample on any of the {markers} marker threads"
+    );
+    eprintln!("marker samples: {found:?}");
+}

@@ -30,9 +30,12 @@ pub(super) fn init(config: &Config) {
         // its finalizers need).
         sys::GC_set_finalize_on_demand(1);
         sys::GC_set_finalizer_notifier(Some(finalizers_ready));
-        sys::GC_init();
-        // Required before any other thread may register itself.
-        sys::GC_allow_register_threads();
+        with_marker_mask(|| {
+            sys::GC_init();
+            // Required before any other thread may register itself; starts
+            // the markers.
+            sys::GC_allow_register_threads();
+        });
         sys::GC_set_on_collection_event(Some(on_collection_event));
         let heap = sys::GC_get_heap_size();
         if config.initial_heap_bytes > heap {
@@ -60,8 +63,31 @@ fn fork_child() {
     // SAFETY: bdwgc's own child handler has run (it was installed first);
     // restarting the markers in a child that has not exec'd is what this
     // call is for.
-    unsafe { sys::GC_start_mark_threads() };
+    with_marker_mask(|| unsafe { sys::GC_start_mark_threads() });
     FINALIZER_THREAD.store(false, Ordering::Release);
+}
+
+/// Runs `f` (which may start bdwgc's marker threads) with every signal
+/// blocked but `SIGPROF`, and restores the mask: the markers take the
+/// mask of the thread that starts them (the vendored build's
+/// `NO_MARKER_SPECIAL_SIGMASK`). They take no signal meant for the
+/// program's threads, as bdwgc's own mask (every signal blocked) has
+/// them do, and a CPU profile's process-wide timer samples them
+/// (`signal/cpu.rs`).
+fn with_marker_mask<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: sigset operations on locals, and this thread's own mask.
+    let old = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        libc::sigdelset(&mut set, libc::SIGPROF);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        old
+    };
+    let r = f();
+    // SAFETY: restores the mask read above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    r
 }
 
 /// Registers the calling thread if bdwgc does not know it yet.

@@ -28,10 +28,25 @@
 //! sample as lost. [`stop`] waits until no handler is inside the entry,
 //! so the reader's last drain sees every sample taken.
 //!
+//! # Threads that are not registered
+//!
+//! The threads the runtime does not start or know (bdwgc's marker
+//! threads, a C library's) get no timer of their own. While a profile is
+//! on, a process-wide timer also runs (`setitimer(ITIMER_PROF)`, as Go's
+//! `setProcessCPUProfiler`): the kernel sends its `SIGPROF` (`si_code`
+//! `SI_KERNEL`) to the thread that was running when the process's CPU
+//! time crossed the next period, so each thread receives its share. A
+//! registered thread drops those (its own timer samples it); another
+//! thread keeps the interrupted pc alone (its stack's bounds are not
+//! known, so no walk). bdwgc's markers block every signal but `SIGPROF`
+//! (`gc/boehm.rs` starts them so).
+//!
 //! A `SIGPROF` that is not one of our timers' (another `si_code` or
 //! value), or that arrives while no profile is on, goes to the handler
 //! installed before ours, if there is one; else it is dropped (the
-//! default action of `SIGPROF` would end the process).
+//! default action of `SIGPROF` would end the process). While a profile
+//! is on, the process-wide timer is ours (a program's own
+//! `ITIMER_PROF` is replaced, as Go's profiler does).
 
 use super::context::Interrupted;
 use super::handler::{self, Action};
@@ -279,7 +294,24 @@ pub(crate) fn start(period: i64) -> Result<(), Refused> {
     for t in r.threads.iter_mut() {
         t.timer = make_timer(t, period);
     }
+    set_process_timer(period);
     Ok(())
+}
+
+/// Sets the process-wide profiling timer to `period` nanoseconds of the
+/// process's CPU time (0: off).
+fn set_process_timer(period: i64) {
+    let us = (period / 1000).max(i64::from(period > 0));
+    let tv = libc::timeval {
+        tv_sec: (us / 1_000_000) as libc::time_t,
+        tv_usec: (us % 1_000_000) as libc::suseconds_t,
+    };
+    let it = libc::itimerval {
+        it_interval: tv,
+        it_value: tv,
+    };
+    // SAFETY: setitimer reads the local value; the old one is not asked for.
+    unsafe { libc::setitimer(libc::ITIMER_PROF, &it, std::ptr::null_mut()) };
 }
 
 /// Stops sampling: every timer deleted, and no handler left inside the
@@ -290,6 +322,7 @@ pub(crate) fn stop() -> Result<(), Refused> {
         return Err(Refused::NotRunning);
     }
     ACTIVE.store(false, Ordering::SeqCst);
+    set_process_timer(0);
     for t in r.threads.iter_mut() {
         if let Some(timer) = t.timer.take() {
             // SAFETY: a timer this module created and did not delete.
@@ -365,7 +398,10 @@ fn timer_value(intr: &Interrupted) -> Option<usize> {
 
 /// The `SIGPROF` entry (see the module docs).
 fn on_prof(intr: &mut Interrupted) -> Action {
-    if timer_value(intr) != Some(COOKIE) {
+    let ours = timer_value(intr) == Some(COOKIE);
+    // The process-wide timer's, while a profile is on.
+    let process = !ours && intr.code() == libc::SI_KERNEL && ACTIVE.load(Ordering::SeqCst);
+    if !ours && !process {
         return if handler::has_previous(libc::SIGPROF) {
             Action::PassOn
         } else {
@@ -373,7 +409,12 @@ fn on_prof(intr: &mut Interrupted) -> Action {
         };
     }
     INFLIGHT.fetch_add(1, Ordering::SeqCst);
-    if ACTIVE.load(Ordering::SeqCst) {
+    // A registered thread's own timer samples it: the process-wide
+    // timer's signal is for the others.
+    let registered = !crate::fresh::try_with(&THIS, Cell::get)
+        .unwrap_or(std::ptr::null())
+        .is_null();
+    if ACTIVE.load(Ordering::SeqCst) && (ours || !registered) {
         sample(intr);
     }
     INFLIGHT.fetch_sub(1, Ordering::SeqCst);
