@@ -230,9 +230,12 @@ pub(crate) fn locals_ptr() -> *mut usize {
 }
 
 /// Goroutine stacks in use, and the bytes of address space mapped for
-/// them (only touched pages cost memory).
+/// them (only touched pages cost memory). A goroutine holds one stack
+/// from its `go` statement until it finishes: the count is the live
+/// goroutines' (a stack count of its own cost every start and every end
+/// a read-modify-write on one shared line).
 pub fn stack_usage() -> (usize, usize) {
-    stack::usage()
+    (num_goroutine(), stack::mapped())
 }
 
 /// Goroutines alive now (Go's `runtime.NumGoroutine`).

@@ -283,8 +283,6 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
 /// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
 /// the first time it refuses one.
 static GUARD_MARKERS: AtomicBool = AtomicBool::new(true);
-/// Slots handed out and not yet freed.
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
@@ -326,7 +324,6 @@ thread_local! {
 /// own.
 pub(crate) fn take(cached: bool) -> Slot {
     let g = geometry();
-    IN_USE.fetch_add(1, Ordering::Relaxed);
     let slot = if cached {
         crate::fresh::with(&LOCAL, |l| {
             let mut l = l.borrow_mut();
@@ -378,7 +375,6 @@ pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
     // SAFETY: [from, end) lies in the slot, which is ours until it is free
     // again.
     unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
-    IN_USE.fetch_sub(1, Ordering::Relaxed);
     if cached {
         crate::fresh::with(&LOCAL, |l| {
             let mut l = l.borrow_mut();
@@ -470,13 +466,12 @@ impl Pool {
     }
 }
 
-/// Goroutine stacks in use, and the bytes mapped for stacks.
-pub(crate) fn usage() -> (usize, usize) {
+/// The bytes of address space mapped for stacks.
+pub(crate) fn mapped() -> usize {
     let p = pool();
-    let mapped = GEOMETRY
+    GEOMETRY
         .get()
-        .map_or(0, |g| p.region_free.len() * REGION_SLOTS * g.slot);
-    (IN_USE.load(Ordering::Relaxed), mapped)
+        .map_or(0, |g| p.region_free.len() * REGION_SLOTS * g.slot)
 }
 
 fn new_region(p: &mut Pool, g: &Geometry) {
