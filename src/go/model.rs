@@ -51,6 +51,12 @@
 //! `tests/dump_loom.rs`; `Parked::new(false)` brings back a switch out
 //! that does not count.
 //!
+//! [`Sleep`] is a goroutine's sleep in the real timer heap, which
+//! [`fire_timers`] fires as a parked worker does, and [`timers_pending`]
+//! is what the deadlock check asks of the timers, for
+//! `tests/timer_loom.rs`; [`set_uncounted_firing`] brings back a firing
+//! that the check does not see.
+//!
 //! [`CpuRing`] is the CPU profile's sample ring (`prof/ring.rs`), which
 //! signal handlers write and one reader drains, for `tests/ring_loom.rs`;
 //! [`set_ring_early_publish`] brings back a writer that publishes its
@@ -67,7 +73,7 @@ use std::sync::atomic::Ordering;
 
 pub use super::prim::{
     set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_two_stoppers,
-    set_unchecked_poll, set_unpassed_watch,
+    set_unchecked_poll, set_uncounted_firing, set_unpassed_watch,
 };
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
@@ -462,6 +468,44 @@ pub fn set_timer_on(heap: usize, due: bool) {
 pub fn time_passes(heap: usize) {
     super::park::set_next_timer(heap, super::park::now_ns());
     super::park::end_timed_sleep();
+}
+
+/// A goroutine's sleep (`timer.rs`'s `sleep`) for `tests/timer_loom.rs`:
+/// its waiter, armed on timer heap 0 and due at once, in the real heap.
+/// The thread that arms it is the one its firing wakes.
+pub struct Sleep(Box<super::wait::Waiter>);
+
+impl Sleep {
+    /// Arms a sleep that is due at once.
+    #[allow(clippy::new_without_default)]
+    pub fn arm() -> Sleep {
+        let w = Box::new(super::wait::Waiter::new(std::ptr::null_mut()));
+        super::timer::arm_due_sleep(&w);
+        Sleep(w)
+    }
+
+    /// Whether its firing readied it: what the deadlock check sees as a
+    /// queued goroutine.
+    pub fn readied(&self) -> bool {
+        self.0.is_done()
+    }
+
+    /// Waits until its firing readies it.
+    pub fn wait(&self) {
+        self.0.wait("sleep");
+    }
+}
+
+/// A parked worker fires the due timers (`park::run_timers`); whether
+/// any fired.
+pub fn fire_timers() -> bool {
+    super::timer::fire_as_parked()
+}
+
+/// What the deadlock check asks the timers: whether one is pending, in a
+/// heap or being fired (`timer::pending`).
+pub fn timers_pending() -> bool {
+    super::timer::pending()
 }
 
 /// A worker's preemption request (`async_preempt.rs`'s `Request`).

@@ -35,10 +35,10 @@
 
 use super::chan::RawChan;
 use super::park::{now_ns, NO_TIMER, TIMER_HEAPS};
+use super::prim::{AtomicUsize, Mutex, MutexGuard};
 use super::wait::Waiter;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// What a timer does when it fires.
@@ -109,26 +109,43 @@ unsafe impl Send for Heap {}
 #[repr(align(128))]
 struct Shard(Mutex<Heap>);
 
-static HEAPS: [Shard; TIMER_HEAPS] = {
-    use std::mem::MaybeUninit;
-    let mut heaps = [const { MaybeUninit::<Shard>::uninit() }; TIMER_HEAPS];
-    let mut i = 0;
-    while i < TIMER_HEAPS {
-        heaps[i] = MaybeUninit::new(Shard(Mutex::new(Heap {
-            index: i,
+impl Heap {
+    /// Heap `index`, empty.
+    const fn empty(index: usize) -> Heap {
+        Heap {
+            index,
             items: std::ptr::null_mut(),
             len: 0,
             cap: 0,
             seq: 0,
             calls: BTreeMap::new(),
             cancelled: BTreeSet::new(),
-        })));
+        }
+    }
+}
+
+#[cfg(not(loom))]
+static HEAPS: [Shard; TIMER_HEAPS] = {
+    use std::mem::MaybeUninit;
+    let mut heaps = [const { MaybeUninit::<Shard>::uninit() }; TIMER_HEAPS];
+    let mut i = 0;
+    while i < TIMER_HEAPS {
+        heaps[i] = MaybeUninit::new(Shard(Mutex::new(Heap::empty(i))));
         i += 1;
     }
     // SAFETY: every element was written above; `MaybeUninit<T>` has the
     // layout of `T`.
     unsafe { std::mem::transmute::<[MaybeUninit<Shard>; TIMER_HEAPS], [Shard; TIMER_HEAPS]>(heaps) }
 };
+
+// Under loom (`tests/timer_loom.rs`), the heaps and the firing count are
+// a model's: loom's lock and atomics exist only inside one.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref HEAPS: [Shard; TIMER_HEAPS] =
+        std::array::from_fn(|i| Shard(Mutex::new(Heap::empty(i))));
+    static ref FIRING: AtomicUsize = AtomicUsize::new(0);
+}
 
 /// Heap `i`, locked.
 fn heap(i: usize) -> MutexGuard<'static, Heap> {
@@ -176,12 +193,12 @@ impl Heap {
         if self.len == self.cap {
             let cap = (self.cap * 2).max(64);
             let bytes = cap * std::mem::size_of::<Entry>();
-            let block = crate::roots::alloc_block(bytes).cast::<Entry>().as_ptr();
+            let block = alloc_items(bytes);
             if !self.items.is_null() {
                 // SAFETY: the old block holds len entries; the new has room.
                 unsafe {
                     std::ptr::copy_nonoverlapping(self.items, block, self.len);
-                    crate::roots::free_block(std::ptr::NonNull::new_unchecked(self.items.cast()));
+                    free_items(self.items, self.cap * std::mem::size_of::<Entry>());
                 }
             }
             self.items = block;
@@ -302,6 +319,41 @@ impl Heap {
     }
 }
 
+/// A block for a heap's entries, `bytes` long: root memory (a channel
+/// timer's entry holds references), or under loom plain memory (a model
+/// has no collector; its entries point at its own waiters).
+fn alloc_items(bytes: usize) -> *mut Entry {
+    #[cfg(not(loom))]
+    {
+        crate::roots::alloc_block(bytes).cast::<Entry>().as_ptr()
+    }
+    #[cfg(loom)]
+    {
+        let layout = std::alloc::Layout::from_size_align(bytes, 8).expect("a heap's size");
+        // SAFETY: a layout of non-zero size (a heap grows to 64 entries).
+        unsafe { std::alloc::alloc(layout).cast::<Entry>() }
+    }
+}
+
+/// Frees a block of [`alloc_items`], `bytes` long.
+///
+/// # Safety
+/// `p` came from `alloc_items(bytes)` and is not used again.
+unsafe fn free_items(p: *mut Entry, bytes: usize) {
+    #[cfg(not(loom))]
+    {
+        let _ = bytes;
+        // SAFETY: a block of alloc_block's (the caller's contract).
+        unsafe { crate::roots::free_block(std::ptr::NonNull::new_unchecked(p.cast())) }
+    }
+    #[cfg(loom)]
+    {
+        let layout = std::alloc::Layout::from_size_align(bytes, 8).expect("a heap's size");
+        // SAFETY: allocated with this layout (the caller's contract).
+        unsafe { std::alloc::dealloc(p.cast(), layout) }
+    }
+}
+
 /// Whether the workers know to run the heaps (see [`add`]).
 static HOOKED: AtomicBool = AtomicBool::new(false);
 
@@ -338,6 +390,33 @@ pub(crate) fn restart_after_fork() {
     let pending = (0..TIMER_HEAPS).any(|i| heap(i).len > 0);
     if pending {
         super::park::timers_changed();
+    }
+}
+
+/// Under loom (`model.rs`'s `Sleep`): arms `w` as a sleep does, on heap
+/// 0, due at once.
+#[cfg(loom)]
+pub(crate) fn arm_due_sleep(w: &Waiter) {
+    add(heap(0), 0, Action::Wake(w));
+}
+
+/// Under loom: fires what is due on every heap, as a parked worker does
+/// (`park::run_timers`); whether any fired.
+#[cfg(loom)]
+pub(crate) fn fire_as_parked() -> bool {
+    run_due(None, true, NO_TIMER - 1)
+}
+
+/// Whether [`run_heap`] counts its firing in [`FIRING`] (always, but in
+/// the loom model that brings the uncounted firing back).
+fn count_firing() -> bool {
+    #[cfg(loom)]
+    {
+        !super::prim::uncounted_firing()
+    }
+    #[cfg(not(loom))]
+    {
+        true
     }
 }
 
@@ -380,7 +459,7 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
             wake_all(&wakes[..n]);
             n = 0;
             if !due {
-                if fired {
+                if fired && count_firing() {
                     // After every wake: what they readied is queued.
                     FIRING.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -389,7 +468,7 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
             h = heap(index);
             continue;
         }
-        if !fired {
+        if !fired && count_firing() {
             // Under the heap's lock, before the first entry leaves it.
             FIRING.fetch_add(1, Ordering::SeqCst);
         }
@@ -588,6 +667,7 @@ impl Timer {
 
 /// Workers in [`run_heap`] that took entries out of a heap and have not
 /// finished waking or calling what they took.
+#[cfg(not(loom))]
 static FIRING: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether any timer is pending (the deadlock check): in a heap (a heap

@@ -1,0 +1,76 @@
+//! The deadlock check against a parked worker firing a sleeper's timer,
+//! on the real timer heap (`src/go/timer.rs`), checked exhaustively by
+//! loom: at every point of the firing, the check sees the timer pending
+//! (in its heap, or being fired) or the sleeper readied, never neither
+//! (which reported "all goroutines are asleep" while a goroutine was
+//! about to run).
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test --release --test timer_loom
+//! ```
+//!
+//! The check reads as `deadlock::check` does: the timers
+//! (`model::timers_pending`, the heaps then the count of firings), then
+//! the queues (here, whether the sleeper was readied).
+//! `loom_catches_an_uncounted_firing` brings back a firing that takes the
+//! entries out of the heap uncounted and checks (in a child process) that
+//! loom finds the check that sees neither.
+#![cfg(loom)]
+
+mod child;
+mod loom_check;
+
+use defergc::go::model::{self, Sleep};
+use loom::thread;
+
+/// The timer heaps are the process's statics made per model: one model
+/// at a time.
+fn check(f: impl Fn() + Sync + Send + 'static) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    loom_check::check(f);
+}
+
+/// A sleeper armed; a parked worker fires it while the check runs.
+fn fired_while_checked() {
+    let sleep = Sleep::arm();
+    let worker = thread::spawn(|| {
+        assert!(model::fire_timers(), "the due sleep did not fire");
+    });
+    // The check, in its order: timers, then queues.
+    let pending = model::timers_pending();
+    let readied = sleep.readied();
+    assert!(
+        pending || readied,
+        "the check saw no pending timer and no readied goroutine"
+    );
+    sleep.wait();
+    worker.join().unwrap();
+    assert!(!model::timers_pending(), "a fired timer still counts");
+}
+
+#[test]
+fn a_sleeper_being_fired_is_pending_or_readied() {
+    check(fired_while_checked);
+}
+
+const BUG_CHILD: &str = "DEFERGC_TIMER_LOOM_BUG_CHILD";
+
+/// With the firing uncounted, loom finds the check that sees neither the
+/// timer nor the sleeper (in a child process, as the other models' bug
+/// checks).
+#[test]
+fn loom_catches_an_uncounted_firing() {
+    let bug = "an uncounted firing";
+    let report = child::loom_catches("loom_catches_an_uncounted_firing", BUG_CHILD, bug, || {
+        model::set_uncounted_firing(true);
+        check(fired_while_checked);
+    });
+    if let Some(report) = report {
+        let found = child::loom_line(bug, &report, |l| {
+            l.contains("no pending timer and no readied goroutine")
+        });
+        assert!(found.is_some(), "the child failed otherwise: {report}");
+    }
+}
