@@ -134,10 +134,22 @@ fn readiness_deadlines_and_close_race() {
                     return;
                 }
             }
-            eprintln!(
-                "HANG: go_net_stress seed={seed}: not done after {:?}",
-                t.elapsed()
+            // Every goroutine's stack, unless taking it hangs too (it
+            // stops the world): ten seconds at most.
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(go::stack(true));
+            });
+            let goroutines = rx
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| "(the dump did not finish)".into());
+            // Straight to the process's standard error: the harness
+            // captures what eprintln! writes, and the exit below loses it.
+            let report = format!(
+                "HANG: go_net_stress seed={seed}: not done after {:?}; every goroutine:\n{goroutines}",
+                t.elapsed(),
             );
+            let _ = std::io::stderr().write_all(report.as_bytes());
             std::process::exit(101);
         });
     }
