@@ -211,11 +211,17 @@ fn parked_goroutine_stacks_count_in_pacing_and_gctrace() {
     if gc::BACKEND != "bdwgc" {
         return; // No collections, no pacing.
     }
-    let out = child("stacks-pace", &[("GODEBUG", "gctrace=1")]);
-    assert_ok(&out, "stacks-pace");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     // The forced collection with every goroutine parked: at least their
     // 2 KiB pads (about 39 MiB), in whole MB.
+    assert_stacks_at_least("stacks-pace", 39);
+}
+
+/// Runs `case` with gctrace on: it passes, and its largest "MB stacks"
+/// figure is at least `mb`.
+fn assert_stacks_at_least(case: &str, mb: u64) {
+    let out = child(case, &[("GODEBUG", "gctrace=1")]);
+    assert_ok(&out, case);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let stacks: Vec<u64> = stderr
         .lines()
         .filter(|l| l.starts_with("gc "))
@@ -225,7 +231,10 @@ fn parked_goroutine_stacks_count_in_pacing_and_gctrace() {
         })
         .collect();
     let most = stacks.iter().copied().max().unwrap_or(0);
-    assert!(most >= 39, "stacks in gctrace: {stacks:?}\n{stderr}");
+    assert!(
+        most >= mb,
+        "{case}: stacks in gctrace: {stacks:?}\n{stderr}"
+    );
 }
 
 #[test]
@@ -234,21 +243,9 @@ fn pending_defer_records_count_in_pacing_and_gctrace() {
     if gc::BACKEND != "bdwgc" {
         return; // No collections, no pacing.
     }
-    let out = child("defers-pace", &[("GODEBUG", "gctrace=1")]);
-    assert_ok(&out, "defers-pace");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     // The forced collection with every defer pending: at least 16 bytes
     // of record a defer (about 15 MiB), in whole MB.
-    let most = stderr
-        .lines()
-        .filter(|l| l.starts_with("gc "))
-        .filter_map(|l| {
-            let at = l.find(" MB stacks")?;
-            l[..at].rsplit(' ').next()?.parse::<u64>().ok()
-        })
-        .max()
-        .unwrap_or(0);
-    assert!(most >= 15, "stacks in gctrace: {most}\n{stderr}");
+    assert_stacks_at_least("defers-pace", 15);
 }
 
 #[test]

@@ -376,12 +376,12 @@ impl Sched {
         usize::try_from(n).unwrap_or(0)
     }
 
-    /// A goroutine started (`delta` 1) or finished (-1) on this thread:
-    /// counted on the processor this worker holds, else in the shared
-    /// count.
-    pub(crate) fn count_goroutine(&self, delta: isize) {
+    /// A goroutine started (`delta` 1) or finished (-1) by worker `m`
+    /// (`None`: a plain thread): counted on the processor it holds, else
+    /// in the shared count.
+    pub(crate) fn count_goroutine(&self, m: Option<&M>, delta: isize) {
         // SAFETY: processors are never freed.
-        match current_m().and_then(|m| unsafe { m.p.get().as_ref() }) {
+        match m.and_then(|m| unsafe { m.p.get().as_ref() }) {
             // Only the holder writes it: no read-modify-write needed.
             Some(p) => p.goroutines.store(
                 p.goroutines.load(Ordering::Relaxed).wrapping_add(delta),

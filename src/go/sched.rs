@@ -241,7 +241,7 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     match switched {
         None => {
             let locked = ptr::eq(m.locked_g.get(), g);
-            finish(g, &geometry);
+            finish(m, g, &geometry);
             return !locked;
         }
         Some(why) => {
@@ -305,7 +305,7 @@ fn park_finish(g: &'static G) {
 }
 
 /// A goroutine finished: its states go, its slot goes back to the pool.
-fn finish(g: &'static G, geometry: &stack::Geometry) {
+fn finish(m: &M, g: &'static G, geometry: &stack::Geometry) {
     let s = sched();
     g.status.store(g.tag() | g::DEAD, Ordering::Release);
     // SAFETY: the goroutine ended; nothing runs in its context.
@@ -314,7 +314,7 @@ fn finish(g: &'static G, geometry: &stack::Geometry) {
     let (slot, low) = (g.slot, g.low.get());
     let main = g.is_main.get();
     stack::give_back(slot, low.min(slot.hi(geometry)), true);
-    s.count_goroutine(-1);
+    s.count_goroutine(Some(m), -1);
     if main {
         super::program::main_finished();
     }

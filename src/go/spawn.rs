@@ -114,11 +114,12 @@ fn launch(g: &'static G) {
     // queuing it, while every worker parks: the deadlock check must see
     // that a goroutine is on its way (a worker that launches is not
     // parked, so it needs no such mark).
-    let foreign = procs::current_m().is_none();
+    let m = procs::current_m();
+    let foreign = m.is_none();
     if foreign {
         s.launching.fetch_add(1, Ordering::SeqCst);
     }
-    s.count_goroutine(1);
+    s.count_goroutine(m, 1);
     stack::set_live(g.slot, true);
     super::trace::created(g);
     sched::runqput(g, true);
