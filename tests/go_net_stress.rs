@@ -134,6 +134,9 @@ fn readiness_deadlines_and_close_race() {
                     return;
                 }
             }
+            // The scheduler's idle state before the dump's stop of the
+            // world disturbs it.
+            let state = go::sched_state();
             // Every goroutine's stack, unless taking it hangs too (it
             // stops the world): ten seconds at most.
             let (tx, rx) = std::sync::mpsc::channel();
@@ -146,7 +149,7 @@ fn readiness_deadlines_and_close_race() {
             // Straight to the process's standard error: the harness
             // captures what eprintln! writes, and the exit below loses it.
             let report = format!(
-                "HANG: go_net_stress seed={seed}: not done after {:?}; every goroutine:\n{goroutines}",
+                "HANG: go_net_stress seed={seed}: not done after {:?}\nscheduler: {state}\nevery goroutine:\n{goroutines}",
                 t.elapsed(),
             );
             let _ = std::io::stderr().write_all(report.as_bytes());

@@ -490,3 +490,134 @@ fn a_deadlock_behind_a_timer_that_readies_no_one_is_reported() {
         );
     }
 }
+
+const POLL_CHILD: &str = "DEFERGC_TIMER_POLL_CHILD";
+const POLL_ROUNDS: u64 = 15_000;
+
+/// The child of [`sleepers_wake_beside_a_blocked_poll`]: a goroutine
+/// blocks reading a socket that gets no data until the end (the worker
+/// that watches the timers then blocks in the network poll), while round
+/// after round a few goroutines sleep a few microseconds and main waits
+/// for them. Between rounds no timer is pending, so the watcher blocks in
+/// the poll without a deadline; the next round's first sleep must break
+/// it out, while the other worker, out of work, polls without blocking.
+/// Every sleeper must wake: a lost one hangs the round, which the child's
+/// watchdog reports with the scheduler's state.
+fn poll_child(seed: u64) {
+    let watchdog_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let done = watchdog_done.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(50));
+                if done.load(Ordering::SeqCst) {
+                    return;
+                }
+            }
+            println!("HANG: seed={seed}: scheduler: {}", go::sched_state());
+            std::process::exit(3);
+        });
+    }
+    // Threads outside the runtime that compute and sleep in turns take
+    // the cores from the workers at random points, as a loaded machine
+    // does: the windows between a worker's steps widen.
+    for k in 0..2u64 {
+        let done = watchdog_done.clone();
+        std::thread::spawn(move || {
+            let mut x = mix(seed ^ k);
+            while !done.load(Ordering::Relaxed) {
+                x = mix(x);
+                spin_ns(x % 100_000);
+                std::thread::sleep(Duration::from_nanos((x >> 20) % 100_000));
+            }
+        });
+    }
+    let woken = Arc::new(AtomicU64::new(0));
+    let w2 = woken.clone();
+    let mut expect = 0u64;
+    let mut plan = Vec::with_capacity(POLL_ROUNDS as usize);
+    let mut x = seed;
+    for _ in 0..POLL_ROUNDS {
+        x = mix(x);
+        expect += 1 + x % 4;
+        plan.push(x);
+    }
+    let status = go::run(move || {
+        let l = go::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = go::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        let got = go::Chan::<u64>::new(1);
+        let tx = got.clone();
+        go::go(move || {
+            use std::io::Read;
+            let mut s = s;
+            let mut buf = [0u8; 8];
+            // Blocks until main writes, after the last round.
+            s.read_exact(&mut buf).unwrap();
+            tx.send(u64::from_le_bytes(buf));
+        });
+        for &x in &plan {
+            let sleepers = 1 + x % 4;
+            let wg = Arc::new(WaitGroup::new());
+            wg.add(sleepers as i32).unwrap();
+            for k in 0..sleepers {
+                let (wg, woken) = (wg.clone(), w2.clone());
+                let ns = 500 + (x >> (8 + 8 * k)) % 5_000;
+                go::go(move || {
+                    let t = Instant::now();
+                    go::sleep(Duration::from_nanos(ns));
+                    // Never early (Go's Sleep: at least the duration).
+                    assert!(
+                        t.elapsed() >= Duration::from_nanos(ns),
+                        "seed={seed}: woke early"
+                    );
+                    woken.fetch_add(1, Ordering::SeqCst);
+                    wg.done().unwrap();
+                });
+            }
+            wg.wait();
+        }
+        {
+            use std::io::Write;
+            c.write_all(&seed.to_le_bytes()).unwrap();
+        }
+        assert_eq!(got.recv(), Some(seed), "the reader read what was written");
+    });
+    watchdog_done.store(true, Ordering::SeqCst);
+    assert_eq!(status, 0, "seed={seed}");
+    let woken = woken.load(Ordering::SeqCst);
+    println!("poll: {POLL_ROUNDS} rounds, {woken} of {expect} sleepers woke");
+    assert_eq!(woken, expect, "seed={seed}");
+}
+
+/// Runs [`poll_child`] when started as its child.
+#[test]
+fn poll_child_process() {
+    if std::env::var_os(POLL_CHILD).is_some() {
+        poll_child(seed());
+    }
+}
+
+/// Sleepers whose timers must break the watcher out of a network poll
+/// with no deadline, while another worker polls without blocking: every
+/// one wakes (the poll that does not block leaves the watcher's wake).
+#[test]
+fn sleepers_wake_beside_a_blocked_poll() {
+    let seed = seed();
+    eprintln!("seed={seed}");
+    let seed_s = seed.to_string();
+    for procs in ["2", "4"] {
+        let out = child::run_test(
+            "poll_child_process",
+            &[(POLL_CHILD, "1"), (SEED, &seed_s), ("GOMAXPROCS", procs)],
+            Duration::from_secs(60),
+        )
+        .unwrap_or_else(|| panic!("seed={seed}: the child hung; rerun with {SEED}={seed}"));
+        let text = child::text(&out);
+        assert!(
+            out.status.success() && text.contains("poll: "),
+            "seed={seed} GOMAXPROCS={procs}: the child failed; rerun with {SEED}={seed}\n{text}"
+        );
+    }
+}

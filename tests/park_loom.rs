@@ -267,6 +267,28 @@ fn a_woken_watcher_passes_the_watch_on() {
     check(watch_passes_on);
 }
 
+/// The parker watches a timer an hour away, blocked in the network poll;
+/// a worker out of work polls without blocking while an earlier timer,
+/// due, is set: the wake that breaks the watcher's poll reaches it (the
+/// poll that does not block leaves it), and it returns to run the timers.
+fn a_nonblocking_poll_beside_the_watcher() {
+    model::install_poller(1);
+    let p = Parker::for_current();
+    model::set_timer(false);
+    let other = thread::spawn(|| {
+        model::poll_now();
+    });
+    let t = spawn_timer();
+    assert_eq!(p.block(), Blocked::Timers);
+    wait_for(&t);
+    other.join().unwrap();
+}
+
+#[test]
+fn a_nonblocking_poll_leaves_the_watchers_wake() {
+    check(a_nonblocking_poll_beside_the_watcher);
+}
+
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";
 
 /// With the parker's bug on, loom finds the lost wake. Loom aborts the
@@ -303,6 +325,32 @@ fn loom_catches_an_unpassed_watch() {
         || {
             model::set_unpassed_watch(true);
             check(watch_passes_on);
+        },
+    );
+    if let Some(report) = report {
+        let deadlock = child::loom_line(bug, &report, |l| l.starts_with("deadlock"));
+        assert!(
+            deadlock.is_some(),
+            "the child failed without a deadlock: {report}"
+        );
+    }
+}
+
+const NONBLOCKING_BUG_CHILD: &str = "DEFERGC_PARK_LOOM_NONBLOCKING_BUG_CHILD";
+
+/// With a poll that takes the wake although it does not block, loom finds
+/// the watcher left asleep in its poll past the timer it was woken for
+/// (in a child process, as above).
+#[test]
+fn loom_catches_a_nonblocking_poll_taking_the_wake() {
+    let bug = "a nonblocking poll taking the wake";
+    let report = child::loom_catches(
+        "loom_catches_a_nonblocking_poll_taking_the_wake",
+        NONBLOCKING_BUG_CHILD,
+        bug,
+        || {
+            model::set_nonblocking_takes_wake(true);
+            check(a_nonblocking_poll_beside_the_watcher);
         },
     );
     if let Some(report) = report {

@@ -473,3 +473,48 @@ pub(super) fn kick_idle() {
         None => wakep(),
     }
 }
+
+/// The scheduler's idle state in one line, for diagnosing a hang: the
+/// processors idle, the workers spinning and parked (each parked one's
+/// parker and pending wake), the timer heaps and the watch. Reads the
+/// scheduler lock only if it is free.
+pub fn sched_state() -> String {
+    let s = sched();
+    let idle = match s.try_lock() {
+        Some(idle) => {
+            let ms: Vec<String> = idle
+                .ms
+                .iter()
+                .map(|&m| {
+                    // SAFETY: workers are never freed.
+                    let m = unsafe { &*m };
+                    format!(
+                        "m{}@{:p}{}",
+                        m.id,
+                        &m.parker,
+                        if m.parker.is_woken() { "+woken" } else { "" }
+                    )
+                })
+                .collect();
+            format!(
+                "workers={} idle_ms=[{}] locked_parked={} in_syscall={} idle_ps={}",
+                idle.workers,
+                ms.join(" "),
+                idle.locked_parked,
+                idle.in_syscall,
+                idle.ps.len()
+            )
+        }
+        None => "(scheduler lock held)".to_string(),
+    };
+    format!(
+        "gomaxprocs={} npidle={} nmspinning={} global_empty={} {idle} {} {} poll_wake_pending={}",
+        s.procs(),
+        s.npidle.load(Ordering::SeqCst),
+        s.nmspinning.load(Ordering::SeqCst),
+        s.global().is_empty(),
+        super::park::watch_state(),
+        super::timer::heaps_state(),
+        super::netpoll::wake_pending(),
+    )
+}

@@ -149,6 +149,8 @@ pub use self::goroutine::{
     set_local, stack_usage, syscall, unlock_os_thread, Goroutine, LOCAL_WORDS,
 };
 pub(crate) use self::goroutine::{enter_syscall_from, locals_ptr, park_unlock};
+#[doc(hidden)]
+pub use self::idle::sched_state;
 pub(crate) use self::preempt::check_slow as preempt_check;
 pub use self::preempt::preempt_point;
 pub(crate) use self::program::run_main;

@@ -28,7 +28,9 @@
 //! back a parker that claims the poll without looking at its wake flag
 //! again; [`time_passes`] makes a published deadline due as time would,
 //! and [`set_unpassed_watch`] brings back a watcher that leaves the watch,
-//! woken, without passing it on.
+//! woken, without passing it on. [`poll_now`] is a worker out of work
+//! polling without blocking; [`set_nonblocking_takes_wake`] brings back a
+//! poll that takes the watcher's wake although it does not block.
 //!
 //! [`TraceBuffer`] is a thread's buffer of the execution trace
 //! (`prof/trace.rs`), appended to by its thread and emptied by the
@@ -72,8 +74,9 @@ pub use crate::prof::trace::{
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait, set_two_stoppers,
-    set_unchecked_poll, set_uncounted_firing, set_unpassed_watch,
+    set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait,
+    set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll, set_uncounted_firing,
+    set_unpassed_watch,
 };
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
@@ -406,13 +409,19 @@ static FAKE_POLLER: super::park::Poller = super::park::Poller {
 
 /// The model's `epoll_wait`: returns at a break (0) or with the events
 /// that arrived (their number), else blocks (or returns 0 at once for a
-/// zero timeout).
+/// zero timeout). A poll that does not block leaves the break for the
+/// one that does (`park::Poller::poll`), and is not the thread a break
+/// unparks.
 fn fake_poll(timeout_ms: i32) -> usize {
-    *FAKE.polling.lock().unwrap() = Some(loom::thread::current());
+    let blocking = timeout_ms != 0;
+    if blocking {
+        *FAKE.polling.lock().unwrap() = Some(loom::thread::current());
+    }
+    let takes_break = blocking || super::prim::nonblocking_takes_wake();
     let n = loop {
         // (Loads, then stores: loom 0.7 reports false deadlocks for a
-        // swap before a park. Only the polling thread clears these.)
-        if FAKE.broken.load(Ordering::SeqCst) {
+        // swap before a park. Only a polling thread clears these.)
+        if takes_break && FAKE.broken.load(Ordering::SeqCst) {
             FAKE.broken.store(false, Ordering::SeqCst);
             break 0;
         }
@@ -421,13 +430,21 @@ fn fake_poll(timeout_ms: i32) -> usize {
             FAKE.events.fetch_sub(n, Ordering::SeqCst);
             break n;
         }
-        if timeout_ms == 0 {
+        if !blocking {
             break 0;
         }
         loom::thread::park();
     };
-    *FAKE.polling.lock().unwrap() = None;
+    if blocking {
+        *FAKE.polling.lock().unwrap() = None;
+    }
     n
+}
+
+/// A worker out of work polls the network without blocking
+/// (`park::poll_now`, as `find_runnable` does); whether it readied any.
+pub fn poll_now() -> bool {
+    super::park::poll_now()
 }
 
 /// Makes idle parkers block in the model's poller, as if `waiting`

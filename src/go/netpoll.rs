@@ -698,16 +698,23 @@ pub(crate) fn poll(timeout_ms: i32) -> usize {
     for ev in &events[..n as usize] {
         let (bits, data) = (ev.events, ev.u64);
         if data == WAKE_DATA {
-            let mut buf = 0u64;
-            // SAFETY: reading 8 bytes of the eventfd into buf.
-            unsafe {
-                libc::read(
-                    p.event.load(Ordering::Relaxed),
-                    (&mut buf as *mut u64).cast(),
-                    8,
-                )
-            };
-            p.woken.store(false, Ordering::Release);
+            // Only a blocking poll takes the wake: it was meant for the
+            // worker blocked (or about to block) in one, and a read here
+            // would leave that poll asleep past the deadline it was woken
+            // to look at. Unread, the (level-triggered) eventfd stays
+            // ready for it.
+            if timeout_ms != 0 {
+                let mut buf = 0u64;
+                // SAFETY: reading 8 bytes of the eventfd into buf.
+                unsafe {
+                    libc::read(
+                        p.event.load(Ordering::Relaxed),
+                        (&mut buf as *mut u64).cast(),
+                        8,
+                    )
+                };
+                p.woken.store(false, Ordering::Release);
+            }
             continue;
         }
         let Some(pd) = lookup(Handle::from_raw(data)) else {
@@ -893,5 +900,29 @@ pub(crate) unsafe fn restart_after_fork() {
             // it fail from now on.
             s.closing = true;
         }
+    }
+}
+
+/// Whether a wake of the poll is pending, for [`super::sched_state`].
+pub(crate) fn wake_pending() -> bool {
+    POLLER.get().is_some_and(|p| p.woken.load(Ordering::SeqCst))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    /// A poll that does not block leaves a pending wake for the blocking
+    /// one: with the eventfd read, a watcher blocked in the poll would
+    /// sleep on past the timer it was woken for.
+    #[test]
+    fn a_poll_that_does_not_block_leaves_the_wake() {
+        super::poller().unwrap();
+        super::wake();
+        super::poll(0);
+        assert!(
+            super::wake_pending(),
+            "a poll that does not block took the wake"
+        );
+        // The blocking poll takes it (at once: the eventfd is ready).
+        super::poll(1_000);
     }
 }

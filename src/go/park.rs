@@ -140,6 +140,11 @@ impl Parker {
         }
     }
 
+    /// Whether a wake is pending (for [`super::sched_state`]).
+    pub(crate) fn is_woken(&self) -> bool {
+        self.woken.load(Ordering::SeqCst)
+    }
+
     /// Makes the parker's thread look again at what it waits for, without
     /// a wake (a timer to watch appeared and no one watches).
     pub(crate) fn nudge(&self) {
@@ -180,9 +185,13 @@ pub(crate) struct Poller {
     /// How many goroutines wait on descriptors.
     pub(crate) waiting: fn() -> usize,
     /// Readies what is ready, blocking up to the timeout (ms; -1: no
-    /// limit, 0: not at all); how many it may have readied.
+    /// limit, 0: not at all); how many it may have readied. Only a
+    /// blocking poll takes a wake: one that does not block (a worker out
+    /// of work, [`poll_now`]) leaves it for the watcher's poll, which may
+    /// be blocked already or about to block (the check of
+    /// `watcher_polls` before it is a hint, not a handshake).
     pub(crate) poll: fn(i32) -> usize,
-    /// Makes a blocked `poll` return.
+    /// Makes a blocked `poll` return, or the next blocking one.
     pub(crate) wake: fn(),
 }
 
@@ -478,4 +487,27 @@ pub(crate) fn timers_changed() {
     if let Some(kick) = KICK_IDLE.get() {
         kick();
     }
+}
+
+/// The watch's state, for [`super::sched_state`]: which parker watches
+/// (its address), whether it polls, and each used heap's published
+/// deadline relative to now (ns; negative: past).
+pub(crate) fn watch_state() -> String {
+    let r = room();
+    let now = now_ns() as i128;
+    let used = r.heaps_used.load(Ordering::SeqCst).min(TIMER_HEAPS);
+    let deadlines: Vec<String> = r.next_timer[..used]
+        .iter()
+        .map(|s| match s.0.load(Ordering::SeqCst) {
+            NO_TIMER => "-".to_string(),
+            ns => (ns as i128 - now).to_string(),
+        })
+        .collect();
+    format!(
+        "watcher={:p} watcher_polls={} io_waiters={} heap_deadlines=[{}]",
+        r.watcher.load(Ordering::SeqCst),
+        r.watcher_polls.load(Ordering::SeqCst),
+        io_waiters(),
+        deadlines.join(" "),
+    )
 }

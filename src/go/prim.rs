@@ -154,6 +154,15 @@ bug_switch!(
 
 #[cfg(loom)]
 bug_switch!(
+    /// The watcher's lost wake, for `tests/park_loom.rs`: the model's
+    /// poll takes the poller's wake even when it does not block (a worker
+    /// out of work polling while the watcher blocks in the poll), as the
+    /// real one did.
+    NONBLOCKING_TAKES_WAKE, set_nonblocking_takes_wake, nonblocking_takes_wake
+);
+
+#[cfg(loom)]
+bug_switch!(
     /// The false deadlock, for `tests/timer_loom.rs`: a worker firing
     /// timers takes their entries out of the heap without counting the
     /// firing, so the deadlock check sees neither the timer nor the

@@ -352,6 +352,11 @@ impl Sched {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The lock, if it is free (diagnostics that must not wait).
+    pub(super) fn try_lock(&self) -> Option<MutexGuard<'_, Idle>> {
+        self.idle.try_lock().ok()
+    }
+
     /// The number of processors (GOMAXPROCS).
     pub(crate) fn procs(&self) -> usize {
         self.nprocs.load(Ordering::Acquire)

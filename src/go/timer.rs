@@ -683,3 +683,20 @@ pub(crate) fn pending() -> bool {
         .any(|s| s.0.try_lock().map_or(true, |h| h.len > h.cancelled.len()))
         || FIRING.load(Ordering::SeqCst) > 0
 }
+
+/// Each heap's length (`-` when its lock is taken) and the firing count,
+/// for [`super::sched_state`].
+pub(crate) fn heaps_state() -> String {
+    let lens: Vec<String> = HEAPS
+        .iter()
+        .map(|s| {
+            s.0.try_lock()
+                .map_or("-".to_string(), |h| h.len.to_string())
+        })
+        .collect();
+    format!(
+        "heap_lens=[{}] firing={}",
+        lens.join(" "),
+        FIRING.load(Ordering::SeqCst)
+    )
+}
