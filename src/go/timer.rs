@@ -223,12 +223,14 @@ impl Heap {
     /// Tells the idle workers the earliest deadline (after every change
     /// of it).
     fn publish(&self) {
+        // A deadline is never NO_TIMER ("none"): the last one before it
+        // stands for it.
         let at = if self.len > 0 {
-            self.item(0).at
+            self.item(0).at.min(NO_TIMER - 1)
         } else {
             NO_TIMER
         };
-        super::park::set_next_timer(self.index, at.min(NO_TIMER - 1));
+        super::park::set_next_timer(self.index, at);
     }
 
     /// Puts `e` at `i` or above it (a hole at `i`), moving parents down.
@@ -699,4 +701,24 @@ pub(crate) fn heaps_state() -> String {
         lens.join(" "),
         FIRING.load(Ordering::SeqCst)
     )
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A heap emptied publishes "no timer", not a deadline centuries away
+    /// (with one, idle workers watch a timer that is not there and every
+    /// scheduling point reads the clock). Heap 15: no test here runs 16
+    /// processors, whose last would share it.
+    #[test]
+    fn an_emptied_heap_publishes_no_timer() {
+        let mut h = Heap::empty(TIMER_HEAPS - 1);
+        h.push(now_ns() + 1_000_000_000, Action::Call);
+        assert_ne!(super::super::park::heap_deadline(TIMER_HEAPS - 1), NO_TIMER);
+        h.remove_at(0);
+        assert_eq!(super::super::park::heap_deadline(TIMER_HEAPS - 1), NO_TIMER);
+        // SAFETY: the heap's block, not used again.
+        unsafe { free_items(h.items, h.cap * std::mem::size_of::<Entry>()) };
+    }
 }
