@@ -412,8 +412,8 @@ static FAKE_POLLER: super::park::Poller = super::park::Poller {
 /// zero timeout). A poll that does not block leaves the break for the
 /// one that does (`park::Poller::poll`), and is not the thread a break
 /// unparks.
-fn fake_poll(timeout_ms: i32) -> usize {
-    let blocking = timeout_ms != 0;
+fn fake_poll(timeout_ns: i64) -> usize {
+    let blocking = timeout_ns != 0;
     if blocking {
         *FAKE.polling.lock().unwrap() = Some(loom::thread::current());
     }

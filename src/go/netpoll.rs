@@ -675,22 +675,63 @@ pub(crate) fn unblock(h: Handle) -> Result<(), PollError> {
         .unblock_all(h.generation())
 }
 
+/// Whether `epoll_pwait2` (Linux 5.11) is missing: then a timeout is
+/// rounded up to whole milliseconds.
+static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
+
+/// `epoll_wait` into `events` with a timeout in nanoseconds (-1: none; 0:
+/// not at all), to the nanosecond where the kernel has `epoll_pwait2`
+/// (a timer due in 100 µs is not kept waiting a millisecond, as
+/// `epoll_wait`'s whole milliseconds would). The raw system call, not
+/// glibc's wrapper: that one needs glibc 2.35.
+fn epoll_wait_ns(epoll: i32, events: &mut [libc::epoll_event], timeout_ns: i64) -> i32 {
+    let max = events.len() as i32;
+    if timeout_ns > 0 && !NO_PWAIT2.load(Ordering::Relaxed) {
+        let t = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: events has room for max entries; t is a valid timespec;
+        // no signal mask (the call is then epoll_wait with a timespec).
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                epoll,
+                events.as_mut_ptr(),
+                max,
+                &t as *const libc::timespec,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        } as i32;
+        if n >= 0 || crate::fresh::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+            return n;
+        }
+        NO_PWAIT2.store(true, Ordering::Relaxed);
+    }
+    // SAFETY: events has room for max entries.
+    unsafe { libc::epoll_wait(epoll, events.as_mut_ptr(), max, whole_ms(timeout_ns)) }
+}
+
+/// `epoll_wait`'s timeout for `timeout_ns`: -1 and 0 as they are, else
+/// rounded up to whole milliseconds (a poll that returned before the
+/// deadline would block again).
+fn whole_ms(timeout_ns: i64) -> i32 {
+    if timeout_ns <= 0 {
+        timeout_ns.max(-1) as i32
+    } else {
+        i32::try_from((timeout_ns as u64).div_ceil(1_000_000)).unwrap_or(i32::MAX)
+    }
+}
+
 /// Reads ready events and readies their waiters; blocks for up to
-/// `timeout_ms` (-1: until an event or a [`wake`]; 0: not at all).
-/// Returns how many waiters it may have readied (events seen).
-pub(crate) fn poll(timeout_ms: i32) -> usize {
+/// `timeout_ns` nanoseconds (-1: until an event or a [`wake`]; 0: not at
+/// all). Returns how many waiters it may have readied (events seen).
+pub(crate) fn poll(timeout_ns: i64) -> usize {
     let Some(p) = POLLER.get() else { return 0 };
     const N: usize = 128;
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; N];
-    // SAFETY: events has room for N entries.
-    let n = unsafe {
-        libc::epoll_wait(
-            p.epoll.load(Ordering::Relaxed),
-            events.as_mut_ptr(),
-            N as i32,
-            timeout_ms,
-        )
-    };
+    let n = epoll_wait_ns(p.epoll.load(Ordering::Relaxed), &mut events, timeout_ns);
     if n <= 0 {
         return 0;
     }
@@ -703,7 +744,7 @@ pub(crate) fn poll(timeout_ms: i32) -> usize {
             // would leave that poll asleep past the deadline it was woken
             // to look at. Unread, the (level-triggered) eventfd stays
             // ready for it.
-            if timeout_ms != 0 {
+            if timeout_ns != 0 {
                 let mut buf = 0u64;
                 // SAFETY: reading 8 bytes of the eventfd into buf.
                 unsafe {
@@ -923,6 +964,45 @@ mod tests {
             "a poll that does not block took the wake"
         );
         // The blocking poll takes it (at once: the eventfd is ready).
-        super::poll(1_000);
+        super::poll(1_000_000_000);
+    }
+
+    /// Without `epoll_pwait2`, a timeout is rounded up to whole
+    /// milliseconds, never down to a poll that returns early.
+    #[test]
+    fn a_timeout_in_whole_milliseconds_is_rounded_up() {
+        use super::whole_ms;
+        assert_eq!(whole_ms(-1), -1);
+        assert_eq!(whole_ms(i64::MIN), -1);
+        assert_eq!(whole_ms(0), 0);
+        assert_eq!(whole_ms(1), 1);
+        assert_eq!(whole_ms(1_000_000), 1);
+        assert_eq!(whole_ms(1_000_001), 2);
+        assert_eq!(whole_ms(i64::MAX), i32::MAX);
+    }
+
+    /// A timeout in nanoseconds is waited in full (here 300 µs, less than
+    /// the millisecond `epoll_wait` counts in): no event, no early return.
+    #[test]
+    fn a_poll_waits_its_whole_timeout() {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        // A private instance: the process's has the eventfd and may be
+        // woken by other tests.
+        // SAFETY: a plain system call; the descriptor is closed below.
+        let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        assert!(ep >= 0);
+        let t = std::time::Instant::now();
+        let n = loop {
+            let n = super::epoll_wait_ns(ep, &mut events, 300_000);
+            // Interrupted (a profiling or preemption signal): again, as
+            // the watcher would.
+            if n >= 0 || crate::fresh::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break n;
+            }
+        };
+        assert_eq!(n, 0);
+        assert!(t.elapsed() >= std::time::Duration::from_micros(300));
+        // SAFETY: the instance made above.
+        unsafe { libc::close(ep) };
     }
 }

@@ -93,7 +93,7 @@ impl Parker {
                     _ if looked || due => 0,
                     Some(p) => {
                         r.watcher_polls.store(true, Ordering::SeqCst);
-                        let n = (p.poll)(timeout_ms(timer));
+                        let n = (p.poll)(timeout_ns(timer));
                         r.watcher_polls.store(false, Ordering::SeqCst);
                         n
                     }
@@ -184,13 +184,13 @@ pub(crate) enum Wake {
 pub(crate) struct Poller {
     /// How many goroutines wait on descriptors.
     pub(crate) waiting: fn() -> usize,
-    /// Readies what is ready, blocking up to the timeout (ms; -1: no
-    /// limit, 0: not at all); how many it may have readied. Only a
+    /// Readies what is ready, blocking up to the timeout (nanoseconds; -1:
+    /// no limit, 0: not at all); how many it may have readied. Only a
     /// blocking poll takes a wake: one that does not block (a worker out
     /// of work, [`poll_now`]) leaves it for the watcher's poll, which may
     /// be blocked already or about to block (the check of
     /// `watcher_polls` before it is a hint, not a handshake).
-    pub(crate) poll: fn(i32) -> usize,
+    pub(crate) poll: fn(i64) -> usize,
     /// Makes a blocked `poll` return, or the next blocking one.
     pub(crate) wake: fn(),
 }
@@ -295,16 +295,14 @@ pub(crate) fn forget_watcher_after_fork() {
     room().watcher_polls.store(false, Ordering::SeqCst);
 }
 
-fn timeout_ms(until: Option<Instant>) -> i32 {
+/// The watcher's poll timeout until `until` (nanoseconds; -1: none). At
+/// least 1: the watcher's poll blocks, and so takes the wake meant for it.
+fn timeout_ns(until: Option<Instant>) -> i64 {
     match until {
         None => -1,
-        // Rounded up: a poll that returns before the deadline blocks again.
-        Some(t) => i32::try_from(
-            t.saturating_duration_since(Instant::now())
-                .as_nanos()
-                .div_ceil(1_000_000),
-        )
-        .unwrap_or(i32::MAX),
+        Some(t) => i64::try_from(t.saturating_duration_since(Instant::now()).as_nanos())
+            .unwrap_or(i64::MAX)
+            .max(1),
     }
 }
 

@@ -100,6 +100,12 @@ pub enum Name {
     Finalizers1m,
     /// 100,000 goroutines each sleeping 1 ms, ten times (ms).
     Timers,
+    /// A goroutine sleeps 100 µs, 2,000 times, while another is blocked
+    /// reading a loopback connection (every idle worker then waits in the
+    /// network poll): how long a sleep takes (µs: the median, the 90th
+    /// percentile beside it).
+    #[value(name = "sleep-beside-io")]
+    SleepBesideIo,
     /// A tree of 1,000,000 goroutines, ten children each, every leaf
     /// sending its number up a fresh channel of its parent's (ms).
     Skynet,
@@ -149,6 +155,7 @@ impl Name {
             Name::PanicRecoverRustTry => "panic-recover-rust-try",
             Name::Finalizers1m => "finalizers-1m",
             Name::Timers => "timers",
+            Name::SleepBesideIo => "sleep-beside-io",
             Name::Skynet => "skynet",
             Name::WgFanout => "wg-fanout",
             Name::Syscall => "syscall",
@@ -178,7 +185,7 @@ impl Name {
             | Name::WgFanout
             | Name::Preempt => "ms",
             Name::Million | Name::MillionHeap => "s",
-            Name::Retake => "us",
+            Name::Retake | Name::SleepBesideIo => "us",
             Name::Echo | Name::Http => "req/s",
             _ => "ns/op",
         }
@@ -379,6 +386,7 @@ fn run_one(args: &Args) -> i32 {
             .num("ratio", median / median_of(&extra)),
         Name::Preempt => line.num("p99_ms", median_of(&extra)),
         Name::Retake => line.num("max_us", median_of(&extra)),
+        Name::SleepBesideIo => line.num("p90_us", median_of(&extra)),
         _ => line,
     };
     if args.json {
@@ -405,6 +413,9 @@ fn run_one(args: &Args) -> i32 {
         }
         if name == Name::Retake {
             println!("  the longest wait: median {:.3} us", median_of(&extra));
+        }
+        if name == Name::SleepBesideIo {
+            println!("  90th percentile: median {:.3} us", median_of(&extra));
         }
         if name == Name::Preempt {
             println!(
@@ -637,6 +648,7 @@ fn measure(name: Name) -> (f64, f64) {
         Name::Select4Rust => (select4_rust(), 0.0),
         Name::Mutex100k => (mutex_100k(), 0.0),
         Name::Timers => (timers(), 0.0),
+        Name::SleepBesideIo => sleep_beside_io(),
         Name::Skynet => (skynet(), 0.0),
         Name::WgFanout => (wg_fanout(), 0.0),
         Name::Syscall => syscall_calls(),
@@ -713,6 +725,39 @@ fn retake_waits() -> (f64, f64) {
     }
     waits.sort_by(f64::total_cmp);
     (waits[waits.len() / 2], waits[waits.len() - 1])
+}
+
+/// `sleep-beside-io`: how long a 100 µs sleep takes (µs: the median of
+/// 2,000, and the 90th percentile) while a goroutine is blocked reading a
+/// loopback connection, so that an idle worker waits in the network poll
+/// until the sleep's deadline.
+fn sleep_beside_io() -> (f64, f64) {
+    use std::io::{Read, Write};
+    let l = go::net::TcpListener::bind("127.0.0.1:0").expect("a loopback listener");
+    let mut c = go::net::TcpStream::connect(l.local_addr().expect("its address"))
+        .expect("a loopback connection");
+    let (mut s, _) = l.accept().expect("the accepted connection");
+    let read = Chan::<u8>::new(1);
+    let r = read.clone();
+    go::go(move || {
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).expect("the byte written at the end");
+        r.send(b[0]);
+    });
+    const SLEEP: Duration = Duration::from_micros(100);
+    let mut took: Vec<f64> = (0..2_000)
+        .map(|_| {
+            let t = Instant::now();
+            go::sleep(SLEEP);
+            let d = t.elapsed();
+            assert!(d >= SLEEP, "a sleep ended early");
+            d.as_nanos() as f64 / 1e3
+        })
+        .collect();
+    c.write_all(&[7]).expect("a write to the reader");
+    assert_eq!(read.recv(), Some(7), "the reader read what was written");
+    took.sort_by(f64::total_cmp);
+    (took[took.len() / 2], took[took.len() * 9 / 10])
 }
 
 /// `preempt`: the largest wake-up delay (ms) of a goroutine sleeping 1 ms
