@@ -675,8 +675,8 @@ pub(crate) fn unblock(h: Handle) -> Result<(), PollError> {
         .unblock_all(h.generation())
 }
 
-/// Whether `epoll_pwait2` (Linux 5.11) is missing: then a timeout is
-/// rounded up to whole milliseconds.
+/// Whether `epoll_pwait2` (Linux 5.11) is missing or refused: then a
+/// timeout is rounded up to whole milliseconds.
 static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
 
 /// `epoll_wait` into `events` with a timeout in nanoseconds (-1: none; 0:
@@ -704,9 +704,12 @@ fn epoll_wait_ns(epoll: i32, events: &mut [libc::epoll_event], timeout_ns: i64) 
                 0usize,
             )
         } as i32;
-        if n >= 0 || crate::fresh::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+        if n >= 0 || crate::fresh::last_os_error().raw_os_error() == Some(libc::EINTR) {
             return n;
         }
+        // ENOSYS (before Linux 5.11), or EPERM from a seccomp filter that
+        // does not know the call (containers): epoll_wait from now on, so
+        // that the watcher does not spin on an error.
         NO_PWAIT2.store(true, Ordering::Relaxed);
     }
     // SAFETY: events has room for max entries.
