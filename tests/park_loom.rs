@@ -19,7 +19,10 @@
 //! (in a child process: loom aborts after such a report) that loom finds
 //! the lost wake; `loom_catches_an_unpassed_watch` brings back a watcher
 //! that leaves, woken, without passing the watch on, and checks that loom
-//! finds the parker that then sleeps for ever.
+//! finds the parker that then sleeps for ever;
+//! `loom_catches_a_nonblocking_poll_taking_the_wake` brings back a worker's
+//! non-blocking poll that takes the wake meant for the watcher's blocked
+//! poll, and checks that loom finds the watcher asleep past a due timer.
 #![cfg(loom)]
 
 mod child;
