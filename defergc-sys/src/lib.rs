@@ -48,6 +48,7 @@ pub mod internals {
         fn defergc_sys_push_entry(obj: *mut std::ffi::c_void, descr: crate::GC_word);
         fn defergc_sys_reserve_mark_stack(entries: usize);
         fn defergc_sys_mark_stack_room() -> usize;
+        fn defergc_sys_note_root_push();
         fn defergc_sys_invoke_finalizers_batched(batch: std::ffi::c_uint) -> std::ffi::c_int;
     }
 
@@ -106,6 +107,21 @@ pub mod internals {
         {
             let _ = (obj, descr);
             false
+        }
+    }
+
+    /// At the start of a root push: a push that is a rescan's (after a
+    /// mark-stack overflow) makes the next rescan double the mark stack,
+    /// which bdwgc with parallel marking does not do for its own global
+    /// stack (no-op with a system libgc).
+    ///
+    /// # Safety
+    /// The caller holds the allocation lock, in a collection's root push.
+    pub unsafe fn note_root_push() {
+        #[cfg(defergc_vendored)]
+        // SAFETY: as the caller promises.
+        unsafe {
+            defergc_sys_note_root_push()
         }
     }
 

@@ -86,6 +86,24 @@ GC_API void GC_CALL defergc_sys_reserve_mark_stack(size_t entries)
 }
 
 /*
+ * From a root pusher: if this push is a rescan's (the mark stack
+ * overflowed and its entries were dropped), asks for a mark stack twice
+ * as large at the next rescan of the heap. With parallel marking on,
+ * bdwgc grows the stack only when a marker thread cannot return its local
+ * stack; an overflow of the global stack itself (roots pushed, marked by
+ * the collecting thread during a rescan) never grows it, so a root set
+ * that overflows it once overflows it again at every rescan, and the
+ * collection never ends. The caller holds the allocation lock, in the
+ * root push.
+ */
+GC_API void GC_CALL defergc_sys_note_root_push(void)
+{
+  GC_ASSERT(I_HOLD_LOCK());
+  if (GC_mark_state == MS_INVALID || GC_mark_state == MS_PARTIALLY_INVALID)
+    GC_mark_stack_too_small = TRUE;
+}
+
+/*
  * Free entries left on the mark stack, from a root pusher (which must not
  * overflow it: an overflow drops entries, rescans the heap and pushes the
  * roots again). The caller holds the allocation lock, in the root push.

@@ -147,12 +147,24 @@ impl Marker {
     /// Scans `[lo, hi)` of a stack: every word that may point into the
     /// heap marks its object (as bdwgc's own stack scan, without its
     /// stack-specific blacklisting).
+    ///
+    /// A scan pushes at most one mark-stack entry a word. When the marker's
+    /// stack has not that much room left, the range goes on it as one
+    /// entry instead (bdwgc marks it later, splitting it as it goes): a
+    /// marker thread's stack is a fixed local one, and its overflow
+    /// neither grows it nor keeps what was pushed, so a part that
+    /// overflowed it would overflow it again on every rescan, and the
+    /// collection would never end.
     pub(crate) fn scan_stack(&mut self, lo: usize, hi: usize) {
         let lo = lo.next_multiple_of(8);
         if lo >= hi {
             return;
         }
         self.scanned += hi - lo;
+        #[cfg(defergc_boehm)]
+        if self.room() <= (hi - lo) / 8 + 1 && self.push_entry(lo, hi) {
+            return;
+        }
         #[cfg(defergc_boehm)]
         {
             // SAFETY: bdwgc's bounds, read during marking (with the world
@@ -183,6 +195,47 @@ impl Marker {
                 at += 8;
             }
         }
+    }
+}
+
+/// A mark-stack entry as bdwgc lays it out (`struct GC_ms_entry`, opaque
+/// in the bindings): where the object or range starts, and its
+/// descriptor (for a plain range, its length in bytes: tag
+/// `GC_DS_LENGTH`, 0).
+#[cfg(defergc_boehm)]
+#[repr(C)]
+struct Entry {
+    start: *mut c_void,
+    descr: usize,
+}
+
+#[cfg(defergc_boehm)]
+const _: () = assert!(sys::GC_DS_LENGTH == 0);
+
+#[cfg(defergc_boehm)]
+impl Marker {
+    /// Free entries above the top (the top is the last entry in use).
+    fn room(&self) -> usize {
+        (self.limit as usize).saturating_sub(self.top as usize) / std::mem::size_of::<Entry>()
+    }
+
+    /// Pushes `[lo, hi)` as one range entry, if there is room for it.
+    fn push_entry(&mut self, lo: usize, hi: usize) -> bool {
+        if self.room() < 2 {
+            return false;
+        }
+        // SAFETY: the entry above the top is within the limit (room
+        // checked), on this marker's own mark stack; entries are two words
+        // (bdwgc's layout, which Entry repeats).
+        unsafe {
+            let e = self.top.cast::<Entry>().add(1);
+            e.write(Entry {
+                start: lo as *mut c_void,
+                descr: hi - lo,
+            });
+            self.top = e.cast();
+        }
+        true
     }
 }
 
@@ -352,7 +405,11 @@ fn install() {
             }
             // A push may run more than once a collection (after a
             // mark-stack overflow); bdwgc's own stack count restarts with
-            // each, and so does ours.
+            // each, and so does ours. A rescan's push also asks for a
+            // larger mark stack: without it, a root set larger than the
+            // stack overflowed it at every rescan, for ever.
+            // SAFETY: in the root push, the allocation lock held.
+            unsafe { sys::internals::note_root_push() };
             PUSHED_STACK_BYTES.store(0, Ordering::Relaxed);
             PART_STACK_BYTES.store(0, Ordering::Relaxed);
             for slot in &PUSHERS {
