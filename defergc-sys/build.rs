@@ -67,6 +67,11 @@ const VENDORED_DEFINES: &[(&str, &str)] = &[
         "provide GC_malloc_atomic_uncollectable for pointer-free root blocks",
     ),
     (
+        "HAVE_PTHREAD_SETNAME_NP_WITH_TID",
+        "marker threads are named GC-marker-N (glibc's pthread_setname_np), so that a \
+         debugger, top -H and the tests can tell them from the program's threads",
+    ),
+    (
         "NO_MARKER_SPECIAL_SIGMASK",
         "marker threads take the mask of the thread that starts them: defergc starts them \
          with every signal blocked but SIGPROF, so that CPU profiles sample them",

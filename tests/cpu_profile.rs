@@ -443,31 +443,41 @@ fn a_c_programs_cpu_profile_names_its_hot_function() {
     }
 }
 
-/// The threads of this process whose signal mask blocks `SIGINT` and
-/// `SIGTERM` but not `SIGPROF`: bdwgc's marker threads, as the runtime
-/// starts them (every signal blocked but `SIGPROF`).
+/// bdwgc's marker threads in this process (the vendored build names them
+/// `GC-marker-N`), each checked to let `SIGPROF` through while blocking
+/// the signals meant for the program's threads, as the runtime starts
+/// them. Found by name, not by mask: a thread that glibc is still
+/// creating has every signal blocked for a moment, and a mask-based
+/// search took such a thread (a test harness's thread starting) for a
+/// marker that blocks `SIGPROF`.
 fn marker_threads() -> usize {
     let bit = |sig: i32| 1u64 << (sig - 1);
     let mut n = 0;
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let Ok(comm) = std::fs::read_to_string(task.path().join("comm")) else {
+            continue;
+        };
+        if !comm.starts_with("GC-marker-") {
+            continue;
+        }
         let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
             continue;
         };
-        let Some(mask) = status
+        let mask = status
             .lines()
             .find_map(|l| l.strip_prefix("SigBlk:"))
             .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-        else {
-            continue;
-        };
+            .expect("a SigBlk line in /proc/self/task/*/status");
         let blocked = |sig| mask & bit(sig) != 0;
-        if blocked(libc::SIGINT) && blocked(libc::SIGTERM) && blocked(libc::SIGQUIT) {
-            assert!(
-                !blocked(libc::SIGPROF),
-                "a thread blocks SIGPROF: {mask:#x}"
-            );
-            n += 1;
-        }
+        assert!(
+            blocked(libc::SIGINT) && blocked(libc::SIGTERM) && blocked(libc::SIGQUIT),
+            "a marker takes the program's signals: {mask:#x}"
+        );
+        assert!(
+            !blocked(libc::SIGPROF),
+            "a marker blocks SIGPROF: {mask:#x}"
+        );
+        n += 1;
     }
     n
 }
@@ -494,6 +504,13 @@ fn live_list(n: usize) -> *mut [usize; 2] {
 #[serial]
 fn the_collectors_marker_threads_are_sampled() {
     if gc::BACKEND != "bdwgc" {
+        return;
+    }
+    if gc::build::SOURCE != "vendored" {
+        skip::skipped(
+            "samples of bdwgc's marker threads",
+            "a system bdwgc starts its markers with its own mask and names",
+        );
         return;
     }
     gc::init();
