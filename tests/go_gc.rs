@@ -6,6 +6,8 @@
 
 #![cfg(defergc_boehm)]
 
+mod child;
+
 use defergc::{gc, go};
 use serial_test::serial;
 use std::ffi::c_void;
@@ -261,6 +263,86 @@ fn a_running_goroutines_stack_is_scanned_where_it_runs() {
             0,
             "objects held by running goroutines were lost"
         );
+    });
+    assert_eq!(status, 0);
+}
+
+/// Pointers a [`hold_many`] frame keeps: more than a marker thread's
+/// local mark stack holds (bdwgc's is 4,096 entries), one push each.
+const HELD: usize = 12_000;
+
+/// Allocates `HELD` scanned objects, each filled with its pattern, keeps
+/// their addresses only in this frame's array, parks at `gate`, then
+/// counts the objects still intact.
+#[inline(never)]
+fn hold_many(gate: &Gate, parked: &AtomicUsize, seed: u64) -> usize {
+    let mut held = [0usize; HELD];
+    for (i, slot) in held.iter_mut().enumerate() {
+        let p = gc::alloc(32).cast::<u64>().as_ptr();
+        fill(p, 4, seed + i as u64);
+        *slot = p as usize;
+    }
+    black_box(&mut held);
+    parked.fetch_add(1, Ordering::SeqCst);
+    gate.wait();
+    held.iter()
+        .enumerate()
+        .filter(|&(i, &p)| intact(p as *const u64, 4, seed + i as u64))
+        .count()
+}
+
+/// A parked goroutine whose stack holds more heap pointers than a marker
+/// thread's local mark stack has entries: the marker pushes the range as
+/// one entry instead of a push per pointer (`Marker::scan_stack`), and
+/// every object it reaches stays (with that entry covering a quarter of
+/// the range, 11,960 of 48,000 objects were left intact). Runs in a child
+/// process under a time limit, so that a collection that never ends fails
+/// the test instead of hanging it.
+#[test]
+#[serial]
+fn a_stack_with_more_pointers_than_a_markers_stack_is_marked() {
+    const TEST: &str = "a_stack_with_more_pointers_than_a_markers_stack_is_marked";
+    const GOROUTINES: usize = 4;
+    if std::env::var_os("DEFERGC_GO_GC_CHILD").is_none() {
+        let out = child::run_test(
+            TEST,
+            &[("DEFERGC_GO_GC_CHILD", "1")],
+            std::time::Duration::from_secs(120),
+        )
+        .expect("the collections had not ended after 120 s");
+        assert!(out.status.success(), "{}", child::text(&out));
+        return;
+    }
+    let status = go::run(|| {
+        let gate = Gate::new();
+        let parked = Arc::new(AtomicUsize::new(0));
+        let intact_count = Arc::new(AtomicUsize::new(0));
+        let finished = Arc::new(AtomicUsize::new(0));
+        for g in 0..GOROUTINES {
+            let (gate, parked, intact_count, finished) = (
+                gate.clone(),
+                parked.clone(),
+                intact_count.clone(),
+                finished.clone(),
+            );
+            go::go(move || {
+                let n = hold_many(&gate, &parked, (g * HELD) as u64 * 7);
+                intact_count.fetch_add(n, Ordering::SeqCst);
+                finished.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        while parked.load(Ordering::SeqCst) < GOROUTINES {
+            go::gosched();
+        }
+        for _ in 0..3 {
+            gc::collect();
+            churn(50_000);
+        }
+        gate.open();
+        while finished.load(Ordering::SeqCst) < GOROUTINES {
+            go::gosched();
+        }
+        assert_eq!(intact_count.load(Ordering::SeqCst), GOROUTINES * HELD);
     });
     assert_eq!(status, 0);
 }
