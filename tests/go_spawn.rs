@@ -88,6 +88,59 @@ fn in_child() {
     assert_eq!(ran.load(Ordering::Relaxed), N);
 }
 
+/// Times each goroutine of [`loop_child`] yields before it ends.
+const YIELDS: usize = 20;
+
+/// A loop of go statements whose goroutines stay runnable for a while
+/// (each yields [`YIELDS`] times): once the run queue is full of them,
+/// the loop yields at each go statement instead of sending the queued
+/// ones to the global queue and going on. Counted per time slice, the
+/// loop's first go statements of each slice sent 128 queued goroutines
+/// away each and it started 2,000 more a slice; `timers` (a loop of
+/// sleepers, which its wakeups keep queued) took 1.5 times as long and
+/// held 400 MB instead of 50.
+#[test]
+fn a_spawning_loop_yields_to_the_goroutines_it_queued_before() {
+    if std::env::var_os(CHILD).is_some() {
+        return loop_child();
+    }
+    let stdout = child(
+        "a_spawning_loop_yields_to_the_goroutines_it_queued_before",
+        1,
+        &[],
+    );
+    let peak = field(&stdout, "peak");
+    assert!(
+        peak <= 1024,
+        "{peak} goroutines alive at once for {N} started"
+    );
+}
+
+fn loop_child() {
+    let ended = Arc::new(AtomicUsize::new(0));
+    let e = ended.clone();
+    let status = go::run(move || {
+        assert_eq!(go::gomaxprocs(), 1);
+        let mut peak = 0;
+        for _ in 0..N {
+            let e = e.clone();
+            go::go(move || {
+                for _ in 0..YIELDS {
+                    go::gosched();
+                }
+                e.fetch_add(1, Ordering::Relaxed);
+            });
+            peak = peak.max(go::stack_usage().0);
+        }
+        while e.load(Ordering::Relaxed) < N {
+            go::gosched();
+        }
+        println!("peak {peak}");
+    });
+    assert_eq!(status, 0);
+    assert_eq!(ended.load(Ordering::Relaxed), N);
+}
+
 /// Goroutines in skynet's tree below (10 children each, 10^5 leaves).
 const TREE: usize = 111_111;
 

@@ -182,6 +182,10 @@ pub(crate) struct G {
     /// Its `LockOSThread` nesting count (Go's external count): touched by
     /// the goroutine itself only.
     pub(crate) lock_count: Cell<u32>,
+    /// Goroutines it started (saturating; touched by the goroutine
+    /// itself only): whether its `go` statements are a loop's (see
+    /// `sched::yield_if_far_ahead`).
+    pub(crate) spawned: Cell<u32>,
 }
 
 /// Bytes a goroutine's header takes at the top of its slot.
@@ -251,6 +255,7 @@ impl G {
                 trace_queued: AtomicU64::new(0),
                 locked_m: AtomicPtr::new(std::ptr::null_mut()),
                 lock_count: Cell::new(0),
+                spawned: Cell::new(0),
             })
         };
         // SAFETY: just written; lives until the slot is given back.

@@ -106,7 +106,6 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
                 locked_wait: AtomicBool::new(false),
                 polled: Cell::new(None),
                 current: Cell::new(ptr::null()),
-                spawned: Cell::new(0),
                 preempt: super::async_preempt::WorkerPreempt::for_current_thread(),
             }));
             set_current_m(m);

@@ -162,9 +162,6 @@ pub(crate) struct M {
     pub(super) polled: Cell<Option<usize>>,
     /// The goroutine running on this worker, or null.
     pub(crate) current: Cell<*const G>,
-    /// Goroutines the current one started in its time slice so far (see
-    /// `sched::yield_if_far_ahead`).
-    pub(super) spawned: Cell<usize>,
     /// Asynchronous preemption: the pending request, the no-preemption
     /// count, the thread's id (async_preempt.rs).
     pub(crate) preempt: super::async_preempt::WorkerPreempt,

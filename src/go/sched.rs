@@ -215,7 +215,6 @@ fn execute(m: &'static M, g: &'static G) -> bool {
         p.m.store((m as *const M).cast_mut(), Ordering::Relaxed);
     }
     m.current.set(g);
-    m.spawned.set(0);
     // SAFETY: processors are never freed.
     let traced = super::trace::slice_start(unsafe { m.p.get().as_ref() }, g, m.trace_tick.take());
     m.scan
@@ -337,15 +336,25 @@ pub(crate) fn preempted(g: &G) {
 /// before it yields to them (Go's local run queue holds 256).
 pub(crate) const SPAWN_LEAD: usize = 256;
 
+/// Goroutines a goroutine starts before its `go` statements count as a
+/// loop's (see [`yield_if_far_ahead`]): more than a tree's node starts
+/// (skynet's start ten each).
+pub(crate) const SPAWN_LOOP: u32 = 16;
+
 /// After the running goroutine queued a new one: if its processor's queue
 /// holds [`SPAWN_LEAD`] goroutines, either the spawner goes behind them
 /// or half of them go to the global queue.
 ///
-/// A goroutine that started [`SPAWN_LEAD`] goroutines in this time slice
-/// (a loop of `go` statements) yields: otherwise it outruns the workers
-/// that run what it starts, every goroutine waiting holds a stack slot and
-/// a header page, and by the time it runs they are cold (mutex-100k
-/// reached 68,000 waiting, 230 MB, each run colder than the last).
+/// A goroutine that has started [`SPAWN_LOOP`] goroutines or more (a loop
+/// of `go` statements) yields: otherwise it outruns the workers that run
+/// what it starts and what the queue holds besides (sleepers its
+/// goroutines' timers readied, for one), every goroutine waiting holds a
+/// stack slot and a header page, and by the time it runs they are cold
+/// (mutex-100k reached 68,000 waiting, 230 MB, each run colder than the
+/// last). Counted over its life, not its time slice: a loop counted per
+/// slice sent up to 128 queued goroutines to the global queue at each of
+/// a slice's first go statements, and `timers` (a loop starting 100,000
+/// sleepers) took 1.5 times as long.
 ///
 /// Otherwise (a tree of goroutines that each start a few, as `skynet`'s)
 /// the oldest half of the queue moves to the global queue, as Go's
@@ -357,8 +366,12 @@ pub(crate) const SPAWN_LEAD: usize = 256;
 /// turned the tree breadth first: twice the goroutines alive at once.
 pub(crate) fn yield_if_far_ahead() {
     let Some(m) = current_m() else { return };
-    let spawned = m.spawned.get() + 1;
-    m.spawned.set(spawned);
+    let g = current_g();
+    let spawned = g.map_or(0, |g| {
+        let n = g.spawned.get().saturating_add(1);
+        g.spawned.set(n);
+        n
+    });
     // SAFETY: processors are never freed.
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         return;
@@ -368,8 +381,8 @@ pub(crate) fn yield_if_far_ahead() {
     if local.len() < SPAWN_LEAD {
         return;
     }
-    if spawned >= SPAWN_LEAD {
-        if let Some(g) = current_g() {
+    if spawned >= SPAWN_LOOP {
+        if let Some(g) = g {
             gosched(g);
         }
         return;
