@@ -2,7 +2,10 @@
 // way a Go programmer would, run in the same command for a same-run
 // baseline. One benchmark per process:
 //
-//	go run benches/go/gobench/main.go -bench NAME [-runs N] [-json]
+//	go run benches/go/gobench/main.go -bench NAME [-runs N] [-json] [-trace FILE]
+//
+// With -trace, the runs are traced by runtime/trace (what tracing costs
+// Go, beside what DEFERGC_TRACE costs defergc).
 //
 // Every benchmark checks what it computed (counts, values, fairness), so
 // a figure is never that of a broken run. JSON lines carry the fields of
@@ -18,6 +21,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -646,6 +650,7 @@ func main() {
 	name := flag.String("bench", "", "the benchmark")
 	runs := flag.Int("runs", 9, "timed runs, after one warm-up run")
 	asJSON := flag.Bool("json", false, "one JSON line")
+	traceTo := flag.String("trace", "", "write an execution trace (runtime/trace) of the runs to this file")
 	flag.Parse()
 	if *name == "million-heap" {
 		// Cold: one run, no warm-up; the caller starts a process a run.
@@ -670,6 +675,21 @@ func main() {
 		runtime.GOMAXPROCS(1)
 	}
 	baseRSS := rssKB("VmRSS") * 1024
+	if *traceTo != "" {
+		f, err := os.Create(*traceTo)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gobench:", err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "gobench:", err)
+			os.Exit(2)
+		}
+		defer func() {
+			trace.Stop()
+			f.Close()
+		}()
+	}
 	var values []float64
 	for i := 0; i <= *runs; i++ {
 		v := b.run()
