@@ -110,3 +110,42 @@ fn many_sleepers_each_wake_none_early() {
         "sleeps that returned early"
     );
 }
+
+/// More sleepers due together than a scheduling worker fires at one look
+/// (64), on one processor whose goroutine never parks: each look fires
+/// its share and leaves the rest due, and every sleeper wakes, once,
+/// none early, while the busy goroutine's scheduling points are all
+/// that runs the heap (or an idle worker's watch).
+#[test]
+#[serial]
+fn a_crowd_due_together_wakes_beside_a_busy_goroutine() {
+    const G: u64 = 3000;
+    let woke = Arc::new(AtomicU64::new(0));
+    let early = Arc::new(AtomicU64::new(0));
+    let (w, e) = (woke.clone(), early.clone());
+    let status = go::run(move || {
+        let before = go::set_gomaxprocs(1);
+        let at = Instant::now() + Duration::from_millis(20);
+        for _ in 0..G {
+            let (w, e) = (w.clone(), e.clone());
+            go::go(move || {
+                let left = at.saturating_duration_since(Instant::now());
+                go::sleep(left);
+                if Instant::now() < at {
+                    e.fetch_add(1, Ordering::Relaxed);
+                }
+                w.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        // Busy until all woke: gosched is this goroutine's only
+        // scheduling point, and the limit only ends a hang.
+        let limit = Instant::now() + Duration::from_secs(60);
+        while w.load(Ordering::Relaxed) < G && Instant::now() < limit {
+            go::gosched();
+        }
+        go::set_gomaxprocs(before);
+    });
+    assert_eq!(status, 0);
+    assert_eq!(woke.load(Ordering::Relaxed), G, "sleepers that never woke");
+    assert_eq!(early.load(Ordering::Relaxed), 0, "sleeps that ended early");
+}

@@ -426,36 +426,53 @@ fn count_firing() -> bool {
 /// wakes them.
 const WAKE_BATCH: usize = 32;
 
+/// Entries a worker with a processor fires at one look at the timers
+/// (see [`run_due`]).
+const SCHED_FIRE_BUDGET: usize = 2 * WAKE_BATCH;
+
 /// Fires what is due at `now` (called by workers, see `park.rs`): the heap
 /// of processor `p`, and with `all` (always without `p`) the other heaps
 /// whose published deadline has passed. Whether any fired.
+///
+/// A worker with a processor (`p`: between two goroutines) fires at most
+/// [`SCHED_FIRE_BUDGET`] entries and leaves the rest due in their heaps,
+/// their deadlines published as passed, for its next look one schedule
+/// later (or an idle worker's): a crowd of sleepers due together is
+/// readied a few dozen at a time, between the runs of those readied
+/// before, instead of all at once. An idle worker (no `p`) fires all.
 fn run_due(p: Option<usize>, all: bool, now: u64) -> bool {
     let own = p.map(|p| p % TIMER_HEAPS);
+    let mut budget = if p.is_some() {
+        SCHED_FIRE_BUDGET
+    } else {
+        usize::MAX
+    };
     let mut fired = false;
     if let Some(own) = own {
-        fired |= run_heap(heap(own), now);
+        fired |= run_heap(heap(own), now, &mut budget);
     }
     if all || own.is_none() {
         for i in (0..TIMER_HEAPS).filter(|&i| Some(i) != own) {
-            if super::park::heap_deadline(i) <= now {
-                fired |= run_heap(heap(i), now);
+            if budget > 0 && super::park::heap_deadline(i) <= now {
+                fired |= run_heap(heap(i), now, &mut budget);
             }
         }
     }
     fired
 }
 
-/// Fires the entries of `h` due at `now`; whether any were. Sleepers are
-/// woken outside the lock, a batch at a time (their waiters stay on their
+/// Fires the entries of `h` due at `now`, at most `budget` of them (which
+/// it lowers by what it fired); whether any were. Sleepers are woken
+/// outside the lock, a batch at a time (their waiters stay on their
 /// stacks until finished, and no one else removes a sleep's entry).
-fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
+fn run_heap(h: MutexGuard<'static, Heap>, now: u64, budget: &mut usize) -> bool {
     let index = h.index;
     let mut h = h;
     let mut fired = false;
     let mut wakes = [std::ptr::null::<Waiter>(); WAKE_BATCH];
     let mut n = 0;
     loop {
-        let due = h.len > 0 && h.item(0).at <= now;
+        let due = *budget > 0 && h.len > 0 && h.item(0).at <= now;
         if !due || n == WAKE_BATCH {
             drop(h);
             wake_all(&wakes[..n]);
@@ -475,6 +492,7 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64) -> bool {
             FIRING.fetch_add(1, Ordering::SeqCst);
         }
         let e = h.remove_at(0);
+        *budget -= 1;
         fired = true;
         match e.action {
             Action::Wake(w) => {
