@@ -244,8 +244,20 @@ pub struct CSelectCase {
     elem: *mut c_void,
 }
 
-const SELECT_SEND: c_int = 1;
-const SELECT_RECV: c_int = 2;
+const SELECT_SEND: c_int = Dir::Send as c_int;
+const SELECT_RECV: c_int = Dir::Recv as c_int;
+
+// A C case is read as a select case where it lies (`defergc_select`).
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(size_of::<CSelectCase>() == size_of::<SelectCase>());
+    assert!(align_of::<CSelectCase>() == align_of::<SelectCase>());
+    assert!(offset_of!(CSelectCase, chan) == offset_of!(SelectCase, chan));
+    assert!(offset_of!(CSelectCase, dir) == offset_of!(SelectCase, dir));
+    assert!(offset_of!(CSelectCase, elem) == offset_of!(SelectCase, elem));
+    assert!(size_of::<Dir>() == size_of::<c_int>());
+    assert!(SELECT_SEND == 1 && SELECT_RECV == 2);
+};
 
 /// Go's `select` over `n` cases: completes one ready case, chosen
 /// uniformly at random among the ready ones, and returns its index (and,
@@ -276,25 +288,24 @@ pub unsafe extern "C-unwind" fn defergc_select(
             // SAFETY: n entries, the caller promised.
             unsafe { std::slice::from_raw_parts(cases, n) }
         };
-        let cases: smallvec::SmallVec<[SelectCase; 8]> = given
-            .iter()
-            .map(|c| SelectCase {
-                // SAFETY: each case's channel is NULL or readable.
-                chan: unsafe { chan(c.chan, "defergc_select") }
-                    .map_or(std::ptr::null(), |r| r as *const RawChan),
-                dir: match c.dir {
-                    SELECT_SEND => Dir::Send,
-                    SELECT_RECV => Dir::Recv,
-                    _ => crate::abort(&format!(
-                        "defergc: defergc_select: case direction {} is neither DEFERGC_SELECT_SEND nor DEFERGC_SELECT_RECV",
-                        c.dir
-                    )),
-                },
-                elem: c.elem.cast(),
-            })
-            .collect();
+        for c in given {
+            // SAFETY: each case's channel is NULL or readable.
+            unsafe { chan(c.chan, "defergc_select") };
+            if c.dir != SELECT_SEND && c.dir != SELECT_RECV {
+                crate::abort(&format!(
+                    "defergc: defergc_select: case direction {} is neither DEFERGC_SELECT_SEND nor DEFERGC_SELECT_RECV",
+                    c.dir
+                ));
+            }
+        }
+        // SAFETY: a C case has a select case's layout (asserted below);
+        // every channel is NULL or a channel header and every direction
+        // one of Dir's values (both checked above). Read in place: a copy
+        // built field by field and read back whole stalled on every case.
+        let cases: &[SelectCase] =
+            unsafe { std::slice::from_raw_parts(given.as_ptr().cast::<SelectCase>(), n) };
         // SAFETY: the cases as the caller promised.
-        match unsafe { go::select_raw(&cases, block != 0) } {
+        match unsafe { go::select_raw(cases, block != 0) } {
             Ok(Chosen::Case { index, ok }) => {
                 if !recv_ok.is_null() {
                     // SAFETY: writable, the caller promised.

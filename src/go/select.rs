@@ -26,16 +26,23 @@ use smallvec::SmallVec;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
-/// Which way a case goes.
+/// Which way a case goes: the C ABI's `DEFERGC_SELECT_SEND` and
+/// `DEFERGC_SELECT_RECV` (a C case array is read as cases in place, see
+/// [`Case`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
 pub(crate) enum Dir {
-    Send,
-    Recv,
+    Send = 1,
+    Recv = 2,
 }
 
 /// One case: a channel (null: a nil channel, never ready), a direction,
-/// and the element to send from or receive into (null: discard).
+/// and the element to send from or receive into (null: discard). Laid
+/// out as the C ABI's `defergc_select_case` (a channel pointer, an `int`
+/// direction, an element pointer), so that a C select's validated cases
+/// are used where they are, not copied.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub(crate) struct Case {
     pub(crate) chan: *const RawChan,
     pub(crate) dir: Dir,
