@@ -413,6 +413,14 @@ impl Drop for Slot {
     }
 }
 
+/// The entry past the end of `v`, with room reserved for it: the caller
+/// writes it, then counts it with `set_len`.
+fn end_of<A: smallvec::Array>(v: &mut SmallVec<A>) -> *mut A::Item {
+    v.reserve(1);
+    // SAFETY: within the capacity just reserved.
+    unsafe { v.as_mut_ptr().add(v.len()) }
+}
+
 /// Drops the `T` at `p`.
 ///
 /// # Safety
@@ -441,24 +449,40 @@ impl<'c> Select<'c> {
 
     fn slot<T: 'static>(&mut self) -> *mut u8 {
         let elem = self.arena.place::<T>().cast::<u8>();
-        self.slots.push(Slot {
-            elem,
-            drop: drop_as::<T>,
-            full: false,
-            type_id: std::any::TypeId::of::<T>(),
-        });
+        let slot = end_of(&mut self.slots);
+        // SAFETY: `end_of` reserved the entry; each field is written
+        // where it lies (a slot built aside and copied in whole stalled
+        // on the copy's wide read of its narrow writes), then it is
+        // counted.
+        unsafe {
+            std::ptr::addr_of_mut!((*slot).elem).write(elem);
+            std::ptr::addr_of_mut!((*slot).drop).write(drop_as::<T>);
+            std::ptr::addr_of_mut!((*slot).full).write(false);
+            std::ptr::addr_of_mut!((*slot).type_id).write(std::any::TypeId::of::<T>());
+            self.slots.set_len(self.slots.len() + 1);
+        }
         elem
+    }
+
+    /// Appends a case, its fields written where it lies (see `slot`).
+    fn push_case(&mut self, chan: *const RawChan, dir: Dir, elem: *mut u8) -> usize {
+        let case = end_of(&mut self.cases);
+        // SAFETY: as in `slot`.
+        unsafe {
+            std::ptr::addr_of_mut!((*case).chan).write(chan);
+            std::ptr::addr_of_mut!((*case).dir).write(dir);
+            std::ptr::addr_of_mut!((*case).elem).write(elem);
+            let n = self.cases.len();
+            self.cases.set_len(n + 1);
+            n
+        }
     }
 
     /// Adds `case v := <-c`; returns the case's index.
     pub fn recv<T: Send + 'static>(&mut self, c: &'c super::chan::Chan<T>) -> usize {
         let elem = self.slot::<T>();
-        self.cases.push(Case {
-            chan: c.raw().map_or(std::ptr::null(), |r| r as *const RawChan),
-            dir: Dir::Recv,
-            elem,
-        });
-        self.cases.len() - 1
+        let chan = c.raw().map_or(std::ptr::null(), |r| r as *const RawChan);
+        self.push_case(chan, Dir::Recv, elem)
     }
 
     /// Adds `case c <- v`; returns the case's index. If another case is
@@ -468,12 +492,8 @@ impl<'c> Select<'c> {
         // SAFETY: the slot has room for a T.
         unsafe { elem.cast::<T>().write(v) };
         self.slots.last_mut().expect("just pushed").full = true;
-        self.cases.push(Case {
-            chan: c.raw().map_or(std::ptr::null(), |r| r as *const RawChan),
-            dir: Dir::Send,
-            elem,
-        });
-        self.cases.len() - 1
+        let chan = c.raw().map_or(std::ptr::null(), |r| r as *const RawChan);
+        self.push_case(chan, Dir::Send, elem)
     }
 
     fn finish(&mut self, chosen: Result<Chosen, ChanError>) -> Option<usize> {
