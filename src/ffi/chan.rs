@@ -298,7 +298,8 @@ pub unsafe extern "C-unwind" fn defergc_select(
                 ));
             }
         }
-        // SAFETY: a C case has a select case's layout (asserted below);
+        // SAFETY: a C case has a select case's layout (asserted beside
+        // SELECT_SEND);
         // every channel is NULL or a channel header and every direction
         // one of Dir's values (both checked above). Read in place: a copy
         // built field by field and read back whole stalled on every case.
