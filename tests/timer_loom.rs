@@ -10,6 +10,11 @@
 //!     cargo test --release --test timer_loom
 //! ```
 //!
+//! A second model fires two due sleepers in two looks of a worker between
+//! goroutines (its budget is one entry under loom): a look leaves the
+//! rest due, and the check still sees a pending timer or both sleepers
+//! readied (with a budget of two, its first assertion fails).
+//!
 //! The check reads as `deadlock::check` does: the timers
 //! (`model::timers_pending`, the heaps then the count of firings), then
 //! the queues (here, whether the sleeper was readied).
@@ -53,6 +58,38 @@ fn fired_while_checked() {
 #[test]
 fn a_sleeper_being_fired_is_pending_or_readied() {
     check(fired_while_checked);
+}
+
+/// Two sleepers due together; a worker between two goroutines fires
+/// them in two looks (its budget is one entry under loom) while the
+/// check runs: the one a look leaves stays pending, so the check sees a
+/// pending timer or both sleepers readied, never a deadlock.
+fn fired_in_looks_while_checked() {
+    let first = Sleep::arm();
+    let second = Sleep::arm();
+    let worker = thread::spawn(|| {
+        assert!(model::fire_timers_one_look(), "the first look fired none");
+        assert!(
+            model::timers_pending(),
+            "one look fired more than its budget"
+        );
+        assert!(model::fire_timers_one_look(), "the second look fired none");
+    });
+    let pending = model::timers_pending();
+    let readied = first.readied() && second.readied();
+    assert!(
+        pending || readied,
+        "the check saw no pending timer with a sleeper not readied"
+    );
+    first.wait();
+    second.wait();
+    worker.join().unwrap();
+    assert!(!model::timers_pending(), "a fired timer still counts");
+}
+
+#[test]
+fn sleepers_fired_a_look_at_a_time_are_pending_or_readied() {
+    check(fired_in_looks_while_checked);
 }
 
 const BUG_CHILD: &str = "DEFERGC_TIMER_LOOM_BUG_CHILD";

@@ -519,6 +519,13 @@ pub fn fire_timers() -> bool {
     super::timer::fire_as_parked()
 }
 
+/// A worker between two goroutines looks at the timers once: it fires
+/// at most its budget (one under loom) and leaves the rest due; whether
+/// any fired.
+pub fn fire_timers_one_look() -> bool {
+    super::timer::fire_as_scheduling()
+}
+
 /// What the deadlock check asks the timers: whether one is pending, in a
 /// heap or being fired (`timer::pending`).
 pub fn timers_pending() -> bool {

@@ -409,6 +409,14 @@ pub(crate) fn fire_as_parked() -> bool {
     run_due(None, true, NO_TIMER - 1)
 }
 
+/// Under loom: one look at the timers by a worker between two goroutines
+/// on processor 0 (its budget, [`SCHED_FIRE_BUDGET`], is one entry);
+/// whether any fired.
+#[cfg(loom)]
+pub(crate) fn fire_as_scheduling() -> bool {
+    run_due(Some(0), false, NO_TIMER - 1)
+}
+
 /// Whether [`run_heap`] counts its firing in [`FIRING`] (always, but in
 /// the loom model that brings the uncounted firing back).
 fn count_firing() -> bool {
@@ -428,7 +436,12 @@ const WAKE_BATCH: usize = 32;
 
 /// Entries a worker with a processor fires at one look at the timers
 /// (see [`run_due`]).
+#[cfg(not(loom))]
 const SCHED_FIRE_BUDGET: usize = 2 * WAKE_BATCH;
+/// Under loom: one, so that a model of two due sleeps sees a look leave
+/// one due (`tests/timer_loom.rs`).
+#[cfg(loom)]
+const SCHED_FIRE_BUDGET: usize = 1;
 
 /// Fires what is due at `now` (called by workers, see `park.rs`): the heap
 /// of processor `p`, and with `all` (always without `p`) the other heaps
