@@ -67,25 +67,35 @@ fn a_spawning_loop_lets_what_it_started_run() {
 }
 
 fn in_child() {
-    let ran = Arc::new(AtomicUsize::new(0));
-    let r = ran.clone();
+    spawning_loop(0);
+}
+
+/// In a child on one processor: a loop starts `N` goroutines that each
+/// yield `yields` times and end; prints the most alive at once (as the
+/// loop saw after each go statement).
+fn spawning_loop(yields: usize) {
+    let ended = Arc::new(AtomicUsize::new(0));
+    let e = ended.clone();
     let status = go::run(move || {
         assert_eq!(go::gomaxprocs(), 1);
         let mut peak = 0;
         for _ in 0..N {
-            let r = r.clone();
+            let e = e.clone();
             go::go(move || {
-                r.fetch_add(1, Ordering::Relaxed);
+                for _ in 0..yields {
+                    go::gosched();
+                }
+                e.fetch_add(1, Ordering::Relaxed);
             });
             peak = peak.max(go::stack_usage().0);
         }
-        while r.load(Ordering::Relaxed) < N {
+        while e.load(Ordering::Relaxed) < N {
             go::gosched();
         }
         println!("peak {peak}");
     });
     assert_eq!(status, 0);
-    assert_eq!(ran.load(Ordering::Relaxed), N);
+    assert_eq!(ended.load(Ordering::Relaxed), N);
 }
 
 /// Times each goroutine of [`loop_child`] yields before it ends.
@@ -117,28 +127,7 @@ fn a_spawning_loop_yields_to_the_goroutines_it_queued_before() {
 }
 
 fn loop_child() {
-    let ended = Arc::new(AtomicUsize::new(0));
-    let e = ended.clone();
-    let status = go::run(move || {
-        assert_eq!(go::gomaxprocs(), 1);
-        let mut peak = 0;
-        for _ in 0..N {
-            let e = e.clone();
-            go::go(move || {
-                for _ in 0..YIELDS {
-                    go::gosched();
-                }
-                e.fetch_add(1, Ordering::Relaxed);
-            });
-            peak = peak.max(go::stack_usage().0);
-        }
-        while e.load(Ordering::Relaxed) < N {
-            go::gosched();
-        }
-        println!("peak {peak}");
-    });
-    assert_eq!(status, 0);
-    assert_eq!(ended.load(Ordering::Relaxed), N);
+    spawning_loop(YIELDS);
 }
 
 /// Goroutines in skynet's tree below (10 children each, 10^5 leaves).
