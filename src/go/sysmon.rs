@@ -41,8 +41,7 @@
 //! leaves the idle list (`procs::pidleget` calls [`wake`] when the count
 //! drops from `GOMAXPROCS`), and the round it was woken for looks at the
 //! processors at once: a goroutine that runs again and soon blocks in a
-//! call is seen a sleep sooner (a 20 µs sleep takes about 60 µs on a
-//! shared virtual machine). An idle program, every goroutine parked or
+//! call is seen a sleep sooner. An idle program, every goroutine parked or
 //! asleep on a timer, wakes sysmon only when a goroutine runs again. The
 //! wait is [`Sleeper`]: sysmon announces it waits, then looks at the
 //! count once more; a waker changes the count, then looks at the
