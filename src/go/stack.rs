@@ -178,6 +178,16 @@ impl Slot {
         ok && sp >= lo + CANARY_WORDS * 8
     }
 
+    /// Asks for the lines of the header and the stack's first line below
+    /// it (a hint: the slot need not be in use).
+    fn prefetch_header(self, g: &Geometry) {
+        let mut line = self.hi(g) - 64;
+        while line < self.end(g) {
+            crate::cache::prefetch(line as *const u8);
+            line += 64;
+        }
+    }
+
     fn write_canary(self, g: &Geometry) {
         if self.guarded {
             return;
@@ -333,7 +343,14 @@ pub(crate) fn take(cached: bool) -> Slot {
                 // Popped in the order the pool handed them out.
                 l.reverse();
             }
-            l.pop().expect("refilled")
+            let slot = l.pop().expect("refilled");
+            // The next goroutine started here gets the slot now on top:
+            // its header's lines, long out of the cache (and its page out
+            // of the TLB), are asked for while this one starts and runs.
+            if let Some(next) = l.last() {
+                next.prefetch_header(&g);
+            }
+            slot
         })
     } else {
         take_from_pool(&mut pool(), &g)
