@@ -166,6 +166,54 @@ fn a_processor_retaken_with_nothing_to_run_goes_idle_and_comes_back() {
     println!("\nok");
 }
 
+/// One processor; A blocks in a system call until B runs. A was taken
+/// from the local queue with B right behind it (the place a look-ahead
+/// of the queue's next goroutine would keep it), and no other processor
+/// exists to steal B: B runs only if sysmon retakes the processor and
+/// hands it on with B counted as its work.
+#[test]
+fn a_goroutine_queued_behind_a_blocked_call_runs_while_the_call_lasts() {
+    if !is_child() {
+        in_child(
+            "a_goroutine_queued_behind_a_blocked_call_runs_while_the_call_lasts",
+            "1",
+            &[],
+            Duration::from_secs(120),
+        );
+        return;
+    }
+    let status = go::run(|| {
+        for round in 0..20 {
+            let b_ran = Arc::new(AtomicBool::new(false));
+            let done = Chan::<bool>::new(2);
+            let (flag, d) = (b_ran.clone(), done.clone());
+            // Started first: runnext, then pushed to the queue by B.
+            go::go(move || {
+                go::syscall(|| {
+                    block_until(|| flag.load(Ordering::SeqCst), Duration::from_secs(10))
+                });
+                d.send(flag.load(Ordering::SeqCst));
+            });
+            let (flag, d) = (b_ran.clone(), done.clone());
+            go::go(move || {
+                flag.store(true, Ordering::SeqCst);
+                d.send(true);
+            });
+            // Runs first (runnext) and ends: A is then taken from the queue
+            // with B behind it.
+            go::go(|| {});
+            let (x, y) = (done.recv(), done.recv());
+            assert_eq!(
+                (x, y),
+                (Some(true), Some(true)),
+                "round {round}: A's call ended without B having run"
+            );
+        }
+    });
+    assert_eq!(status, 0);
+    println!("\nok");
+}
+
 /// 10,000 short system calls (getpid) with one processor: most of them
 /// take the processor back with the CAS (the fast path). A call that sysmon
 /// sees in two rounds (the thread was descheduled in it for 20 µs or more:
