@@ -219,17 +219,9 @@ struct Seen {
 fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
     let start = Instant::now();
     let mut seen: Vec<Seen> = Vec::new();
-    let mut idle_rounds = 0u32;
-    let mut delay = MIN_DELAY_US;
+    let mut pace = Pace::new();
     loop {
-        delay = if idle_rounds == 0 {
-            MIN_DELAY_US
-        } else if idle_rounds > IDLE_ROUNDS {
-            (delay * 2).min(MAX_DELAY_US)
-        } else {
-            delay
-        };
-        std::thread::sleep(round_sleep(s, delay));
+        std::thread::sleep(round_sleep(s, pace.next_delay()));
         WAKEUPS.fetch_add(1, Ordering::Relaxed);
         let all_idle = || s.npidle.load(Ordering::SeqCst) == s.procs();
         if all_idle() && me.wait_while(all_idle) {
@@ -237,7 +229,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
             // looks at once (as Go's sysmon goes on after its wait), so a
             // system call made just after is seen a round sooner.
             WAKEUPS.fetch_add(1, Ordering::Relaxed);
-            idle_rounds = 0;
+            pace.woken();
         }
         let now = Instant::now();
         seen.resize(
@@ -263,11 +255,99 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
             }
         }
         timer_round(s, &seen, now);
-        if busy {
-            idle_rounds = 0;
-        } else {
-            idle_rounds = idle_rounds.saturating_add(1);
+        pace.round(busy);
+    }
+}
+
+/// How long sysmon sleeps between rounds (see the module docs): the
+/// shortest delay while rounds find work, doubling after [`IDLE_ROUNDS`]
+/// rounds in a row found none, up to the longest.
+#[derive(Debug)]
+struct Pace {
+    idle_rounds: u32,
+    delay: u64,
+}
+
+impl Pace {
+    fn new() -> Pace {
+        Pace {
+            idle_rounds: 0,
+            delay: MIN_DELAY_US,
         }
+    }
+
+    /// The sleep before the next round, in microseconds.
+    fn next_delay(&mut self) -> u64 {
+        self.delay = if self.idle_rounds == 0 {
+            MIN_DELAY_US
+        } else if self.idle_rounds > IDLE_ROUNDS {
+            (self.delay * 2).min(MAX_DELAY_US)
+        } else {
+            self.delay
+        };
+        self.delay
+    }
+
+    /// Sysmon was woken from its idle wait: the rounds start short again,
+    /// whatever the round it was woken for finds (the delay before the
+    /// wait may have grown to the longest).
+    fn woken(&mut self) {
+        self.idle_rounds = 0;
+        self.delay = MIN_DELAY_US;
+    }
+
+    /// A round ended; `busy`: it found something to do or watch.
+    fn round(&mut self, busy: bool) {
+        if busy {
+            self.idle_rounds = 0;
+        } else {
+            self.idle_rounds = self.idle_rounds.saturating_add(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rounds that find nothing: the delay stays short for
+    /// `IDLE_ROUNDS`, then doubles up to the longest.
+    #[test]
+    fn idle_rounds_lengthen_the_delay_up_to_the_longest() {
+        let mut pace = Pace::new();
+        let delays: Vec<u64> = (0..IDLE_ROUNDS + 20)
+            .map(|_| {
+                let d = pace.next_delay();
+                pace.round(false);
+                d
+            })
+            .collect();
+        assert!(delays[..=IDLE_ROUNDS as usize]
+            .iter()
+            .all(|&d| d == MIN_DELAY_US));
+        assert_eq!(delays[IDLE_ROUNDS as usize + 1], 2 * MIN_DELAY_US);
+        assert_eq!(*delays.last().unwrap(), MAX_DELAY_US);
+        assert!(delays.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    /// Woken from the idle wait after a long quiet spell, the round it
+    /// was woken for finds nothing yet (the goroutine that woke it has
+    /// not reached its system call): the next round still comes after
+    /// the shortest delay, not the longest the quiet spell reached.
+    #[test]
+    fn a_wake_after_a_quiet_spell_makes_the_next_rounds_short() {
+        let mut pace = Pace::new();
+        for _ in 0..IDLE_ROUNDS + 40 {
+            pace.next_delay();
+            pace.round(false);
+        }
+        assert_eq!(pace.next_delay(), MAX_DELAY_US);
+        pace.round(false);
+        pace.woken();
+        pace.round(false);
+        assert_eq!(pace.next_delay(), MIN_DELAY_US);
+        pace.round(false);
+        assert_eq!(pace.next_delay(), MIN_DELAY_US);
     }
 }
 
