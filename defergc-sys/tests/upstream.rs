@@ -45,8 +45,15 @@ fn run(exe: &Path, limit: Duration) -> String {
             break;
         }
         if start.elapsed() > limit {
+            let stacks = threads_of(child.id());
             let _ = child.kill();
-            panic!("{} ran longer than {limit:?}", exe.display());
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{} ran longer than {limit:?}; its threads then:\n{stacks}\nits output:\n{}{}",
+                exe.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -65,6 +72,19 @@ fn run(exe: &Path, limit: Duration) -> String {
     text
 }
 
+/// Every thread's stack of process `pid`, by gdb where it is installed:
+/// what a hung test program was doing.
+fn threads_of(pid: u32) -> String {
+    let pid = pid.to_string();
+    match Command::new("gdb")
+        .args(["-q", "-batch", "-p", &pid, "-ex", "thread apply all bt 30"])
+        .output()
+    {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!("(no stacks: gdb: {e})"),
+    }
+}
+
 /// Runs `exe` and returns (succeeded, output), without judging.
 fn try_run(exe: &Path, limit: Duration) -> (bool, String) {
     match std::panic::catch_unwind(|| run(exe, limit)) {
@@ -79,7 +99,7 @@ fn try_run(exe: &Path, limit: Duration) -> (bool, String) {
 #[test]
 fn gctest_torture_test_passes() {
     let exe = compile("gctest");
-    let (ok, out) = try_run(&exe, Duration::from_secs(600));
+    let (ok, out) = try_run(&exe, Duration::from_secs(300));
     if ok {
         assert!(out.contains("Collector appears to work"), "{out}");
         return;
@@ -89,14 +109,18 @@ fn gctest_torture_test_passes() {
     // heap grew while it had the collector disabled between its own test
     // phases; and its finalization-tree check (`client_data == t->level`,
     // gctest.c) in incremental mode with the userfaultfd write-protect
-    // dirty bits. Either gets one more run (and is shown); any other
-    // failure, or one of them twice, fails the test.
+    // dirty bits. And once (the CI run of 2026-11-27 23:32, the precise
+    // build's tests, the same C program that took 10 s in the two builds
+    // before) it ran for the whole 600 s then allowed; its threads are now
+    // printed when it does. Each gets one more run (and is shown); any
+    // other failure, or one of them twice, fails the test.
     let known = (out.contains("while GC was disabled") && out.contains("Unexpected heap growth"))
         || (out.contains("Using userfaultfd in write-protect mode")
-            && out.contains("client_data == t->level"));
+            && out.contains("client_data == t->level"))
+        || out.contains("ran longer than");
     assert!(known, "{out}");
-    eprintln!("gctest failed its heap-growth bound once; running it again:\n{out}");
-    let out = run(&exe, Duration::from_secs(600));
+    eprintln!("gctest failed once (a known way); running it again:\n{out}");
+    let out = run(&exe, Duration::from_secs(300));
     assert!(out.contains("Collector appears to work"), "{out}");
 }
 
