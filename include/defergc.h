@@ -759,7 +759,7 @@ typedef struct defergc_mutex { uint32_t opaque_[2]; } defergc_mutex;
 typedef struct defergc_rwmutex { uint32_t opaque_[6]; } defergc_rwmutex;
 typedef struct defergc_wg { uint64_t opaque_[2]; } defergc_wg;
 typedef struct defergc_once { uint32_t opaque_[4]; } defergc_once;
-typedef struct defergc_cond { uint64_t opaque_[3]; } defergc_cond;
+typedef struct defergc_cond { uint64_t opaque_[4]; } defergc_cond;
 
 void defergc_mutex_lock(defergc_mutex *m);
 int defergc_mutex_trylock(defergc_mutex *m); /* 1 if it locked it */

@@ -2,7 +2,8 @@
 //! documentation) and src/ffi implements it: this test reads both and
 //! fails when they disagree on a function's existence, its parameters or
 //! its result, type by type (Rust types mapped to the C types they are
-//! ABI-equivalent to, typedefs resolved).
+//! ABI-equivalent to, typedefs resolved), and on the size of the sync
+//! types C code embeds.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -304,4 +305,54 @@ fn the_check_notices_a_difference() {
             ret: "void".into()
         }
     );
+}
+
+/// The header's size and alignment of each sync type (`uintN_t
+/// opaque_[K]`), which C code embeds by value.
+fn opaque(name: &str) -> (usize, usize) {
+    let text = std::fs::read_to_string(root().join("include/defergc.h")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("typedef struct {name} {{")))
+        .unwrap_or_else(|| panic!("{name} is not declared"));
+    let word = line.split("uint").nth(1).unwrap();
+    let bits: usize = word[..word.find('_').unwrap()].parse().unwrap();
+    let count = &line[line.find('[').unwrap() + 1..line.find(']').unwrap()];
+    let count: usize = count.parse().unwrap();
+    (bits / 8 * count, bits / 8)
+}
+
+/// C code allocates the sync types by the header's size: the runtime's
+/// own must be that size (no larger, or it writes past the C object) and
+/// need no stricter alignment.
+#[test]
+fn the_sync_types_are_the_size_the_header_says() {
+    use defergc::go::{Cond, Mutex, Once, RwMutex, WaitGroup};
+    use std::mem::{align_of, size_of};
+    let rust = [
+        ("defergc_mutex", size_of::<Mutex>(), align_of::<Mutex>()),
+        (
+            "defergc_rwmutex",
+            size_of::<RwMutex>(),
+            align_of::<RwMutex>(),
+        ),
+        (
+            "defergc_wg",
+            size_of::<WaitGroup>(),
+            align_of::<WaitGroup>(),
+        ),
+        ("defergc_once", size_of::<Once>(), align_of::<Once>()),
+        ("defergc_cond", size_of::<Cond>(), align_of::<Cond>()),
+    ];
+    for (name, size, align) in rust {
+        let (c_size, c_align) = opaque(name);
+        assert_eq!(
+            size, c_size,
+            "{name}: the runtime's is {size} bytes, the header's {c_size}"
+        );
+        assert!(
+            align <= c_align,
+            "{name}: aligned to {align}, the header to {c_align}"
+        );
+    }
 }

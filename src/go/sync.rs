@@ -441,4 +441,4 @@ const _: () = assert!(std::mem::size_of::<Mutex>() == 8);
 const _: () = assert!(std::mem::size_of::<RwMutex>() == 24);
 const _: () = assert!(std::mem::size_of::<WaitGroup>() == 16);
 const _: () = assert!(std::mem::size_of::<Once>() == 16);
-const _: () = assert!(std::mem::size_of::<Cond>() == 24);
+const _: () = assert!(std::mem::size_of::<Cond>() == 32);
