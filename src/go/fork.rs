@@ -77,8 +77,7 @@ fn fork_child() {
             p.runnext.store(ptr::null_mut(), Ordering::Release);
             // SAFETY: the child has one thread: no other holder, no
             // stealer is left.
-            let local = unsafe { p.local() };
-            while local.pop().is_some() {}
+            unsafe { p.runq.clear() };
             p.listed.store(false, Ordering::Relaxed);
             super::syscall::forget_caller(&p.call);
             if mine.is_some_and(|q| q.id == p.id) {

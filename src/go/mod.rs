@@ -106,6 +106,7 @@ mod prim;
 mod procs;
 mod program;
 mod rand;
+mod runq;
 mod scan;
 mod sched;
 mod select;

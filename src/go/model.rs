@@ -59,6 +59,10 @@
 //! `tests/timer_loom.rs`; [`set_uncounted_firing`] brings back a firing
 //! that the check does not see.
 //!
+//! [`RunQueue`] is a processor's local run queue (`runq.rs`), four slots
+//! of tokens, for `tests/runq_loom.rs`; [`set_late_copy`] brings back a
+//! thief that takes its half before it reads the slots.
+//!
 //! [`CpuRing`] is the CPU profile's sample ring (`prof/ring.rs`), which
 //! signal handlers write and one reader drains, for `tests/ring_loom.rs`;
 //! [`set_ring_early_publish`] brings back a writer that publishes its
@@ -74,10 +78,62 @@ pub use crate::prof::trace::{
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_blind_leave, set_bug1, set_late_announce, set_lost_wakeup, set_no_gcwait,
+    set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_wakeup, set_no_gcwait,
     set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll, set_uncounted_firing,
     set_unpassed_watch,
 };
+
+/// A processor's real local run queue (`runq.rs`) of four slots, holding
+/// tokens (non-zero numbers, never dereferenced) in place of goroutines.
+/// Its holder is the one thread that calls [`push`](Self::push),
+/// [`pop`](Self::pop) and [`pop_and_peek`](Self::pop_and_peek), and
+/// that steals into it; any thread steals from it.
+pub struct RunQueue(super::runq::RunQueue<u8, 4>);
+
+impl RunQueue {
+    /// An empty ring.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> RunQueue {
+        RunQueue(super::runq::RunQueue::new())
+    }
+
+    /// The holder queues `token`; a full ring's older half and `token` go
+    /// to `spilled`.
+    pub fn push(&self, token: usize, spilled: &mut Vec<usize>) {
+        // SAFETY: tokens are never dereferenced; the model's holder is the
+        // caller (a broken contract loses or repeats tokens, which the
+        // model checks, and nothing else).
+        unsafe { self.0.push(token as *mut u8, |t| spilled.push(t as usize)) };
+    }
+
+    /// The holder takes the oldest token.
+    pub fn pop(&self) -> Option<usize> {
+        // SAFETY: as above.
+        unsafe { self.0.pop() }.map(|t| t as usize)
+    }
+
+    /// The holder takes the oldest token and sees the next (0: none).
+    pub fn pop_and_peek(&self) -> Option<(usize, usize)> {
+        // SAFETY: as above.
+        unsafe { self.0.pop_and_peek() }.map(|(t, next)| (t as usize, next as usize))
+    }
+
+    /// `into`'s holder steals half of this ring into `into`, and gets one.
+    pub fn steal_into(&self, into: &RunQueue) -> Option<usize> {
+        // SAFETY: as above.
+        unsafe { self.0.steal_into(&into.0) }.map(|t| t as usize)
+    }
+
+    /// Tokens queued (a hint to anyone but the holder).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none are queued.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// The scheduler's real stop-the-world handshake (`stw.rs`) for
 /// `tests/stw_loom.rs`: the model plays the scheduler lock and the

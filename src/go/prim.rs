@@ -235,6 +235,14 @@ impl<T> Lock<T> {
 
 #[cfg(loom)]
 bug_switch!(
+    /// For `tests/runq_loom.rs`: a thief that takes its half of a run
+    /// queue (moves `head`) before it reads the slots, which the holder
+    /// may fill again meanwhile.
+    LATE_COPY, set_late_copy, late_copy
+);
+
+#[cfg(loom)]
+bug_switch!(
     /// For `tests/stw_loom.rs`: a stopper that does not wait for another
     /// stopper to finish (two stops of the world at once).
     TWO_STOPPERS, set_two_stoppers, two_stoppers

@@ -32,10 +32,11 @@
 use super::g::{self, G};
 use super::park::Parker;
 use super::prim;
+use super::runq::RunQueue;
 use super::scan::WorkerScan;
 use super::stack;
 use crate::cache::CachePadded;
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_deque::{Injector, Steal};
 use std::cell::{Cell, UnsafeCell};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
@@ -74,9 +75,9 @@ pub(crate) struct P {
     pub(super) id: usize,
     /// The local queue: only the worker holding the processor pushes and
     /// pops it (the processor moves between workers only through the
-    /// scheduler lock, which orders the handover).
-    pub(super) local: UnsafeCell<Worker<GRef>>,
-    pub(super) stealer: Stealer<GRef>,
+    /// scheduler lock, which orders the handover); idle workers steal
+    /// half of it.
+    pub(super) runq: RunQueue<G, RUNQ>,
     pub(super) runnext: AtomicPtr<G>,
     /// `P_IDLE`, `P_RUNNING`, `P_SYSCALL`, `P_GCSTOP` or `P_DEAD` (see
     /// the constants); a loom atomic under `cfg(loom)` (`syscall.rs`'s
@@ -105,23 +106,29 @@ pub(crate) struct P {
     pub(super) listed: AtomicBool,
 }
 
-// SAFETY: see the field docs: `local` belongs to the holder.
+// SAFETY: see the field docs: the local queue's adding end belongs to
+// the holder.
 unsafe impl Sync for P {}
 
+/// Goroutines a processor's local queue holds (Go's 256); more go to the
+/// global queue, half a queue at a time.
+pub(crate) const RUNQ: usize = 256;
+
 impl P {
-    /// The local queue.
+    /// Queues `g` on the local queue; a full one sends its older half and
+    /// `g` to the global queue.
     ///
     /// # Safety
-    /// The caller is the worker holding this processor.
-    #[allow(clippy::mut_from_ref)]
-    pub(super) unsafe fn local(&self) -> &mut Worker<GRef> {
-        // SAFETY: the caller holds the processor.
-        unsafe { &mut *self.local.get() }
+    /// The caller is the worker holding this processor (or the stopper
+    /// of the world).
+    pub(super) unsafe fn runq_put(&self, s: &Sched, g: *const G) {
+        // SAFETY: forwarded.
+        unsafe { self.runq.push(g.cast_mut(), |g| s.global().push(GRef(g))) };
     }
 
     /// Whether it has goroutines queued (racy: a hint).
     pub(super) fn has_work(&self) -> bool {
-        !self.stealer.is_empty() || !self.runnext.load(Ordering::Acquire).is_null()
+        !self.runq.is_empty() || !self.runnext.load(Ordering::Acquire).is_null()
     }
 }
 
@@ -301,12 +308,9 @@ pub(super) fn start(
 
 /// A new processor `id` with empty queues and `status` (never freed).
 pub(super) fn new_p(id: usize, status: u32) -> *const P {
-    let local = Worker::new_fifo();
-    let stealer = local.stealer();
     Box::leak(Box::new(P {
         id,
-        local: UnsafeCell::new(local),
-        stealer,
+        runq: RunQueue::new(),
         runnext: AtomicPtr::new(ptr::null_mut()),
         status: prim::AtomicU32::new(status),
         schedtick: AtomicU32::new(0),
@@ -502,7 +506,7 @@ pub(super) fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
     let tick = p.schedtick.load(Ordering::Relaxed).wrapping_add(1);
     p.schedtick.store(tick, Ordering::Relaxed);
     if tick.is_multiple_of(GLOBAL_TICK) {
-        if let Some(g) = from_global(s, p) {
+        if let Some(g) = from_global(s, p, false) {
             return Some(g);
         }
     }
@@ -519,23 +523,50 @@ pub(super) fn local_or_global(s: &Sched, p: &P) -> Option<&'static G> {
         return Some(unsafe { &*next });
     }
     // SAFETY: this worker holds p.
-    if let Some(GRef(g)) = unsafe { p.local() }.pop() {
-        // SAFETY: as above.
+    if let Some((g, next)) = unsafe { p.runq.pop_and_peek() } {
+        // The goroutine after it: its header is on a page of its own,
+        // most likely out of the cache and the TLB by now (a million
+        // parked goroutines touch a million pages), and the first thing
+        // the next schedule reads. Asked for while this one runs.
+        if !next.is_null() {
+            G::prefetch_header(next);
+        }
+        // SAFETY: queued goroutines are live.
         return Some(unsafe { &*g });
     }
-    from_global(s, p)
+    from_global(s, p, true)
 }
 
-pub(super) fn from_global(s: &Sched, p: &P) -> Option<&'static G> {
-    loop {
-        // SAFETY: this worker holds p.
-        match s.global().steal_batch_and_pop(unsafe { p.local() }) {
-            // SAFETY: queued goroutines are live.
-            Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
+/// One goroutine from the global queue, and with `share` (Go's
+/// `globrunqget`, for a processor whose local queue ran dry) a fair share
+/// more onto `p`'s local queue: the global queue's length over the
+/// processors, at most half a local queue. The look every
+/// [`GLOBAL_TICK`] schedules takes one: its local queue is not empty, and
+/// a share would only spill back.
+pub(super) fn from_global(s: &Sched, p: &P, share: bool) -> Option<&'static G> {
+    let global = s.global();
+    let take = || loop {
+        match global.steal() {
+            Steal::Success(GRef(g)) => return Some(g),
             Steal::Empty => return None,
             Steal::Retry => continue,
         }
+    };
+    let first = take()?;
+    let share = if share {
+        (global.len() / s.procs() + 1).min(RUNQ / 2)
+    } else {
+        1
+    };
+    // SAFETY: this worker holds p.
+    let room = RUNQ - p.runq.len();
+    for _ in 1..share.min(room) {
+        let Some(g) = take() else { break };
+        // SAFETY: as above.
+        unsafe { p.runq_put(s, g) };
     }
+    // SAFETY: queued goroutines are live.
+    Some(unsafe { &*first })
 }
 
 /// Steals half of another processor's queue (or its runnext).
@@ -550,17 +581,13 @@ pub(super) fn steal(s: &Sched, p: &P) -> Option<&'static G> {
             if victim.id == p.id {
                 continue;
             }
-            loop {
-                // SAFETY: this worker holds p.
-                match victim.stealer.steal_batch_and_pop(unsafe { p.local() }) {
-                    // SAFETY: queued goroutines are live.
-                    Steal::Success(GRef(g)) => return Some(unsafe { &*g }),
-                    Steal::Empty => break,
-                    Steal::Retry => continue,
-                }
+            // SAFETY: this worker holds p, not the victim.
+            if let Some(g) = unsafe { victim.runq.steal_into(&p.runq) } {
+                // SAFETY: queued goroutines are live.
+                return Some(unsafe { &*g });
             }
         }
-        if let Some(g) = from_global(s, p) {
+        if let Some(g) = from_global(s, p, true) {
             return Some(g);
         }
     }
@@ -590,7 +617,7 @@ pub(crate) fn any_queued() -> bool {
 pub(super) fn any_work(s: &Sched) -> bool {
     !s.global().is_empty()
         || s.ps().any(|p| {
-            !p.stealer.is_empty()
+            !p.runq.is_empty()
                 || (p.status.load(Ordering::Acquire) != P_RUNNING
                     && !p.runnext.load(Ordering::Acquire).is_null())
         })

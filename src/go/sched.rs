@@ -8,8 +8,9 @@
 //! # Policy
 //!
 //! - `GOMAXPROCS` processors. A worker thread runs goroutines only while
-//!   it holds a processor; a processor has a local run queue (a
-//!   crossbeam-deque FIFO, stolen from by idle processors) and a
+//!   it holds a processor; a processor has a local run queue (a ring of
+//!   256, `runq.rs`, half of it stolen at a time by idle processors; a
+//!   full one sends half to the global queue) and a
 //!   `runnext` slot for the goroutine readied or started last, which runs
 //!   next (a goroutine that wakes another, as a channel send does, hands
 //!   over at once). A global queue takes goroutines started or readied
@@ -84,15 +85,15 @@ fn runqput_on(p: Option<&P>, g: &G, next: bool) {
     let s = sched();
     match p {
         Some(p) => {
-            // SAFETY: this worker holds p.
-            let local = unsafe { p.local() };
             if next {
                 let old = p.runnext.swap((g as *const G).cast_mut(), Ordering::AcqRel);
                 if !old.is_null() {
-                    local.push(GRef(old));
+                    // SAFETY: this worker holds p.
+                    unsafe { p.runq_put(s, old) };
                 }
             } else {
-                local.push(GRef(g));
+                // SAFETY: as above.
+                unsafe { p.runq_put(s, g) };
             }
         }
         None => s.global().push(GRef(g)),
@@ -376,9 +377,7 @@ pub(crate) fn yield_if_far_ahead() {
     let Some(p) = (unsafe { m.p.get().as_ref() }) else {
         return;
     };
-    // SAFETY: this worker holds p.
-    let local = unsafe { p.local() };
-    if local.len() < SPAWN_LEAD {
+    if p.runq.len() < SPAWN_LEAD {
         return;
     }
     if spawned >= SPAWN_LOOP {
@@ -389,8 +388,9 @@ pub(crate) fn yield_if_far_ahead() {
     }
     let global = sched().global();
     for _ in 0..SPAWN_LEAD / 2 {
-        match local.pop() {
-            Some(g) => global.push(g),
+        // SAFETY: this worker holds p.
+        match unsafe { p.runq.pop() } {
+            Some(g) => global.push(GRef(g)),
             None => break,
         }
     }

@@ -324,9 +324,8 @@ pub(crate) mod real {
                     s.global().push(procs::GRef(next));
                 }
                 // SAFETY: the stopper holds every stopped processor.
-                let local = unsafe { p.local() };
-                while let Some(g) = local.pop() {
-                    s.global().push(g);
+                while let Some(g) = unsafe { p.runq.pop() } {
+                    s.global().push(procs::GRef(g));
                 }
                 p.status.store(P_DEAD, Ordering::Release);
             }
