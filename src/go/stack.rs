@@ -49,8 +49,10 @@
 //! the others in address order ([`FreeSlots`]). A region whose slots have
 //! all been free in the pool, without a break, for [`IDLE_RELEASE`] is
 //! given back to the kernel (`MADV_DONTNEED`), once more than
-//! [`KEEP_FREE`] slots are free: bursts reuse warm memory, and a program
-//! that had a million goroutines once does not keep their pages.
+//! [`KEEP_FREE`] slots are free, one region at a time and at most one
+//! every [`RELEASE_EVERY`]: bursts reuse warm memory, and a program that
+//! had a million goroutines once does not keep their pages (it gives
+//! them back over a minute or two, as Go's scavenger would).
 //!
 //! Where regions go: one after the other from [`ARENA`] (32 TiB), far
 //! from where the kernel puts other mappings (top-down from near 128 TiB)
@@ -90,6 +92,14 @@ const GUARD_BUDGET: usize = 16_384;
 const KEEP_FREE: usize = 4096;
 /// How long a region stays wholly free before its memory is given back.
 const IDLE_RELEASE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Regions are given back one at a time, at most one this often. A
+/// region's release takes a fraction of a millisecond of the releasing
+/// worker's time, with the pool locked: all of a million goroutines'
+/// regions at once stopped every `go` statement for a third of a second
+/// (`examples/release_stall.rs`). Paced, it stays under 1% of a CPU, as
+/// Go's background scavenger paces itself, and the memory of a burst goes
+/// back over a minute or two.
+const RELEASE_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// Free slots a worker thread keeps; it moves half to the pool when full.
 const CACHE: usize = 64;
 /// Below the lowest stack pointer seen, frames of calls that returned
@@ -278,6 +288,8 @@ struct Pool {
     mprotect_guards: usize,
     /// Where the next region is asked for (0: at [`ARENA`]).
     next_region: usize,
+    /// When the last region was given back (see [`RELEASE_EVERY`]).
+    released: Option<std::time::Instant>,
 }
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
@@ -289,6 +301,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     fresh_next: 0,
     mprotect_guards: 0,
     next_region: 0,
+    released: None,
 });
 /// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
 /// the first time it refuses one.
@@ -468,6 +481,12 @@ impl Pool {
     /// [`IDLE_RELEASE`] without a break, while more than [`KEEP_FREE`]
     /// slots are free. Stale entries (the region was used since) go.
     fn next_release(&mut self, now: std::time::Instant) -> Option<usize> {
+        if self
+            .released
+            .is_some_and(|last| now.saturating_duration_since(last) < RELEASE_EVERY)
+        {
+            return None;
+        }
         while self.free.len() > KEEP_FREE {
             let &(r, reuse, since) = self.idle.front()?;
             let stale = self.region_reuse[r] != reuse;
@@ -476,6 +495,7 @@ impl Pool {
             }
             self.idle.pop_front();
             if !stale && self.region_free[r] == REGION_SLOTS {
+                self.released = Some(now);
                 return Some(r);
             }
         }
@@ -740,6 +760,7 @@ mod tests {
             fresh_next: 0,
             mprotect_guards: 0,
             next_region: 0,
+            released: None,
         };
         for r in 0..regions {
             for i in 0..REGION_SLOTS {
@@ -758,8 +779,28 @@ mod tests {
         p
     }
 
+    /// Every region due at `now`, pacing aside (see the pacing's own
+    /// test).
     fn releases(p: &mut Pool, now: Instant) -> Vec<usize> {
-        std::iter::from_fn(|| p.next_release(now)).collect()
+        std::iter::from_fn(|| {
+            p.released = None;
+            p.next_release(now)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn regions_go_back_one_at_a_time_at_most_once_every_interval() {
+        let t0 = Instant::now();
+        let regions = KEEP_FREE / REGION_SLOTS + 3;
+        let mut p = free_pool(regions, t0);
+        let due = t0 + IDLE_RELEASE;
+        assert_eq!(p.next_release(due), Some(0));
+        assert_eq!(p.next_release(due), None, "two releases at once");
+        let almost = due + RELEASE_EVERY - Duration::from_millis(1);
+        assert_eq!(p.next_release(almost), None, "a release before its time");
+        assert_eq!(p.next_release(due + RELEASE_EVERY), Some(1));
+        assert_eq!(p.next_release(due + 2 * RELEASE_EVERY), Some(2));
     }
 
     #[test]
