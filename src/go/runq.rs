@@ -231,36 +231,56 @@ mod tests {
         i as *mut u8
     }
 
+    /// The test's rings hold tokens, never dereferenced, and each has
+    /// one holder: these wrap the holder-only calls.
+    type Ring = RunQueue<u8, 8>;
+
+    fn push(q: &Ring, t: usize, spilled: &mut Vec<usize>) {
+        // SAFETY: the caller is the ring's holder; tokens are not read.
+        unsafe { q.push(token(t), |x| spilled.push(x as usize)) };
+    }
+
+    fn pop_and_peek(q: &Ring) -> Option<(*mut u8, *mut u8)> {
+        // SAFETY: as above.
+        unsafe { q.pop_and_peek() }
+    }
+
+    fn pop(q: &Ring) -> Option<*mut u8> {
+        // SAFETY: as above.
+        unsafe { q.pop() }
+    }
+
+    fn steal(from: &Ring, into: &Ring) -> Option<*mut u8> {
+        // SAFETY: the caller holds `into`.
+        unsafe { from.steal_into(into) }
+    }
+
     /// One thread: FIFO order, a full ring spilling its older half and
     /// the new one, a steal of half rounded up, a peek at the next.
     #[test]
     fn a_ring_keeps_order_spills_half_and_is_stolen_by_half() {
-        let q = RunQueue::<u8, 8>::new();
+        let q = Ring::new();
         let mut spilled = Vec::new();
-        // SAFETY (every call): this thread is the only user.
         for i in 1..=8 {
-            unsafe { q.push(token(i), |x| spilled.push(x as usize)) };
+            push(&q, i, &mut spilled);
         }
         assert!(spilled.is_empty());
         assert_eq!(q.len(), 8);
-        unsafe { q.push(token(9), |x| spilled.push(x as usize)) };
+        push(&q, 9, &mut spilled);
         assert_eq!(spilled, [1, 2, 3, 4, 9], "the older half, then the new one");
         assert_eq!(q.len(), 4);
         assert_eq!(
-            unsafe { q.pop_and_peek() },
+            pop_and_peek(&q),
             Some((token(5), token(6))),
             "the oldest, and a look at the next"
         );
-        let thief = RunQueue::<u8, 8>::new();
+        let thief = Ring::new();
         // 6, 7, 8 queued: the thief takes two and runs the later one.
-        assert_eq!(unsafe { q.steal_into(&thief) }, Some(token(7)));
-        assert_eq!(unsafe { thief.pop() }, Some(token(6)));
-        assert_eq!(unsafe { thief.pop() }, None);
-        assert_eq!(
-            unsafe { q.pop_and_peek() },
-            Some((token(8), ptr::null_mut()))
-        );
-        assert_eq!(unsafe { q.steal_into(&thief) }, None);
+        assert_eq!(steal(&q, &thief), Some(token(7)));
+        assert_eq!(pop(&thief), Some(token(6)));
+        assert_eq!(pop(&thief), None);
+        assert_eq!(pop_and_peek(&q), Some((token(8), ptr::null_mut())));
+        assert_eq!(steal(&q, &thief), None);
         assert!(q.is_empty() && thief.is_empty());
     }
 
@@ -335,7 +355,10 @@ mod tests {
                 // SAFETY: this thread holds `victim`.
                 unsafe { victim.push(token(next), |x| spilled.push(x as usize)) };
                 next += 1;
-            } else if let Some((x, peek)) = unsafe { victim.pop_and_peek() } {
+            } else if let Some((x, peek)) = {
+                // SAFETY: as above.
+                unsafe { victim.pop_and_peek() }
+            } {
                 assert!(peek.is_null() || peek as usize > x as usize);
                 popped.push(x as usize);
             }

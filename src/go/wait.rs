@@ -394,9 +394,10 @@ impl Queue {
                 after - 1,
             );
             let mut cur = self.first.get();
-            // SAFETY: as above.
             while !ptr::eq(cur, lag) {
-                cur = unsafe { cur.as_ref() }
+                // SAFETY: as above.
+                let w = unsafe { cur.as_ref() };
+                cur = w
                     .expect("corrupt wait queue: the look-ahead's waiter is not in the chain")
                     .next
                     .get();
@@ -497,21 +498,20 @@ mod tests {
     use super::*;
 
     /// The waiters reached from `first`, as indices into `all`.
-    fn order(q: &Queue, all: &[Box<Waiter>]) -> Vec<usize> {
+    fn order(q: &Queue, all: &[Waiter]) -> Vec<usize> {
         let mut out = Vec::new();
         let mut cur = q.first.get();
         // SAFETY: the test owns every waiter; the queue was checked.
         while let Some(w) = unsafe { cur.as_ref() } {
-            out.push(all.iter().position(|a| ptr::eq(&**a, w)).unwrap());
+            out.push(all.iter().position(|a| ptr::eq(a, w)).unwrap());
             cur = w.next.get();
         }
         out
     }
 
-    fn waiters(n: usize) -> Vec<Box<Waiter>> {
-        (0..n)
-            .map(|_| Box::new(Waiter::new(ptr::null_mut())))
-            .collect()
+    /// Waiters that stay where they are (the vector is never grown).
+    fn waiters(n: usize) -> Vec<Waiter> {
+        (0..n).map(|_| Waiter::new(ptr::null_mut())).collect()
     }
 
     /// Pushed in a row, each waiter's look-ahead names the one `AHEAD + 1`
@@ -527,7 +527,7 @@ mod tests {
         }
         for (i, w) in all.iter().enumerate().take(all.len() - AHEAD - 1) {
             assert!(
-                ptr::eq(w.ahead.get(), &*all[i + AHEAD + 1]),
+                ptr::eq(w.ahead.get(), &all[i + AHEAD + 1]),
                 "waiter {i}'s look-ahead is not waiter {}",
                 i + AHEAD + 1
             );
@@ -535,7 +535,7 @@ mod tests {
         let mut drained = Vec::new();
         // SAFETY: as above.
         unsafe { q.drain(|w| drained.push(w as *const Waiter)) };
-        assert!(drained.iter().zip(&all).all(|(&d, w)| ptr::eq(d, &**w)));
+        assert!(drained.iter().zip(&all).all(|(&d, w)| ptr::eq(d, w)));
         assert_eq!(drained.len(), all.len());
         assert_eq!(q.lag.get(), 0, "an empty queue keeps a look-ahead");
     }
@@ -576,6 +576,7 @@ mod tests {
                 0..=7 => {
                     let i = below(all.len());
                     if !queued(i, &model) {
+                        // SAFETY: see above.
                         unsafe { q.push(&all[i]) };
                         model.push_back(i);
                         pushes += 1;
@@ -583,6 +584,7 @@ mod tests {
                 }
                 8..=11 => {
                     let i = below(all.len());
+                    // SAFETY: see above.
                     unsafe { q.remove(&all[i]) };
                     if let Some(at) = model.iter().position(|&m| m == i) {
                         model.remove(at);
@@ -590,20 +592,23 @@ mod tests {
                     }
                 }
                 12..=14 => {
+                    // SAFETY: see above.
                     let got = unsafe { q.dequeue() }.map(|w| w as *const Waiter);
-                    let want = model.pop_front().map(|i| &*all[i] as *const Waiter);
+                    let want = model.pop_front().map(|i| &all[i] as *const Waiter);
                     assert_eq!(got, want, "step {step}: dequeue took the wrong waiter");
                 }
                 _ => {
                     if below(8) == 0 {
                         let mut got = Vec::new();
+                        // SAFETY: see above.
                         unsafe { q.drain(|w| got.push(w as *const Waiter)) };
                         let want: Vec<_> =
-                            model.drain(..).map(|i| &*all[i] as *const Waiter).collect();
+                            model.drain(..).map(|i| &all[i] as *const Waiter).collect();
                         assert_eq!(got, want, "step {step}: a drain in the wrong order");
                     }
                 }
             }
+            // SAFETY: see above.
             unsafe { q.check() };
             assert_eq!(
                 order(&q, &all),
