@@ -114,9 +114,10 @@ fn rate_zero_records_no_block_event() {
 #[inline(never)]
 fn hold_the_contended_lock(m: &Mutex) {
     m.lock();
-    // Others run (and find the lock held) before it is released.
-    go::gosched();
-    go::gosched();
+    // Others run, find the lock held, and give up spinning before it is
+    // released: the holder is parked, not queued where an idle worker
+    // could steal it and release the lock while a waiter still spins.
+    go::sleep(HOLD);
     m.unlock();
     // Not a tail call: the unlock's caller keeps its frame.
     std::hint::black_box(m);
@@ -125,9 +126,12 @@ fn hold_the_contended_lock(m: &Mutex) {
 #[inline(never)]
 fn hold_while_mutex_profile_is_off(m: &Mutex) {
     m.lock();
-    go::gosched();
+    go::sleep(HOLD);
     m.unlock();
 }
+
+/// How long a holder keeps the lock: longer than a waiter spins.
+const HOLD: Duration = Duration::from_micros(50);
 
 /// 8 goroutines take `m` 50 times each through `hold`.
 fn contend(hold: fn(&Mutex)) {
