@@ -316,8 +316,11 @@ impl Queue {
         let (lag, gap) = self.lag();
         if ptr::eq(lag, w) {
             // The trailing waiter leaves: the one before it is as far from
-            // `last` now; at the front, the one after it is one nearer.
-            if prev.is_null() {
+            // `last` now; at the front, the one after it is one nearer;
+            // alone, nothing (the count goes too).
+            if prev.is_null() && next.is_null() {
+                self.set_lag(ptr::null(), 0);
+            } else if prev.is_null() {
                 self.set_lag(next, gap.saturating_sub(1));
             } else {
                 self.set_lag(prev, gap);
@@ -538,6 +541,18 @@ mod tests {
         assert!(drained.iter().zip(&all).all(|(&d, w)| ptr::eq(d, w)));
         assert_eq!(drained.len(), all.len());
         assert_eq!(q.lag.get(), 0, "an empty queue keeps a look-ahead");
+        // A lone waiter that leaves takes the whole look-ahead with it,
+        // count and all, though the count was too high.
+        for w in &all[..4] {
+            // SAFETY: as above.
+            unsafe { q.push(w) };
+        }
+        // SAFETY: as above.
+        unsafe { (q.remove(&all[1]), q.remove(&all[2])) };
+        // SAFETY: as above.
+        let taken = unsafe { (q.dequeue().is_some(), q.dequeue().is_some()) };
+        assert_eq!(taken, (true, true));
+        assert_eq!(q.lag.get(), 0, "a look-ahead count with no waiter");
     }
 
     /// Random pushes, removals from anywhere, dequeues and drains, against
