@@ -63,6 +63,12 @@ pub(crate) mod signal;
 pub mod tls;
 pub mod unwind;
 
+/// The seed and generator of the seeded stress tests, shared with the
+/// integration tests.
+#[cfg(test)]
+#[path = "../tests/seeded/mod.rs"]
+pub(crate) mod seeded;
+
 /// Writes `msg` to stderr and aborts the process. Used for misuse that
 /// cannot be reported as an error (see docs/design.md invariant 8).
 #[cold]

@@ -66,6 +66,33 @@ fn drain(q: &RunQueue, popped: &mut Vec<usize>) {
     }
 }
 
+/// A ring holding tokens 1 to 4: full.
+fn full_ring() -> (Arc<RunQueue>, Vec<usize>) {
+    let q = Arc::new(RunQueue::new());
+    let mut spilled = Vec::new();
+    for t in 1..=4 {
+        q.push(t, &mut spilled);
+    }
+    (q, spilled)
+}
+
+/// A full ring takes two more (spilling half) while a thief steals from
+/// it; every token is taken once and the spills come in order.
+fn spill_beside_a_thief() {
+    let (q, mut spilled) = full_ring();
+    let t = thief(q.clone());
+    q.push(5, &mut spilled);
+    q.push(6, &mut spilled);
+    let stolen = t.join().unwrap();
+    let mut popped = Vec::new();
+    drain(&q, &mut popped);
+    assert!(
+        spilled.windows(2).all(|w| w[0] < w[1]),
+        "spilled out of order: {spilled:?}"
+    );
+    conserved(6, &[&popped, &stolen, &spilled]);
+}
+
 /// The holder pushes three and pops one while a thief steals.
 #[test]
 fn a_thief_and_the_holder_take_each_goroutine_once() {
@@ -88,35 +115,14 @@ fn a_thief_and_the_holder_take_each_goroutine_once() {
 /// A full ring spills half while a thief steals from it.
 #[test]
 fn a_full_ring_spills_while_a_thief_steals() {
-    check(|| {
-        let q = Arc::new(RunQueue::new());
-        let mut spilled = Vec::new();
-        for t in 1..=4 {
-            q.push(t, &mut spilled);
-        }
-        let t = thief(q.clone());
-        q.push(5, &mut spilled);
-        q.push(6, &mut spilled);
-        let stolen = t.join().unwrap();
-        let mut popped = Vec::new();
-        drain(&q, &mut popped);
-        assert!(
-            spilled.windows(2).all(|w| w[0] < w[1]),
-            "spilled out of order: {spilled:?}"
-        );
-        conserved(6, &[&popped, &stolen, &spilled]);
-    });
+    check(spill_beside_a_thief);
 }
 
 /// Two thieves and the holder's pops on one ring.
 #[test]
 fn two_thieves_and_the_holder_take_each_goroutine_once() {
     check(|| {
-        let q = Arc::new(RunQueue::new());
-        let mut spilled = Vec::new();
-        for t in 1..=4 {
-            q.push(t, &mut spilled);
-        }
+        let (q, _) = full_ring();
         let a = thief(q.clone());
         let b = thief(q.clone());
         let mut popped = Vec::new();
@@ -139,20 +145,7 @@ fn loom_catches_a_late_copy() {
     let test = "loom_catches_a_late_copy";
     if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, || {
         model::set_late_copy(true);
-        check(|| {
-            let q = Arc::new(RunQueue::new());
-            let mut spilled = Vec::new();
-            for t in 1..=4 {
-                q.push(t, &mut spilled);
-            }
-            let t = thief(q.clone());
-            q.push(5, &mut spilled);
-            q.push(6, &mut spilled);
-            let stolen = t.join().unwrap();
-            let mut popped = Vec::new();
-            drain(&q, &mut popped);
-            conserved(6, &[&popped, &stolen, &spilled]);
-        });
+        check(spill_beside_a_thief);
     }) {
         child::loom_line(bug, &report, |l| l.contains("panicked"));
     }

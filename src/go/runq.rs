@@ -290,17 +290,9 @@ mod tests {
     /// batch come in the order pushed.
     #[test]
     fn a_seeded_stress_of_push_pop_and_steal_conserves_every_goroutine() {
-        let seed = std::env::var("DEFERGC_RUNQ_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
+        let seed = crate::seeded::seed("DEFERGC_RUNQ_SEED");
         println!("seed {seed} (DEFERGC_RUNQ_SEED={seed} repeats it)");
+        let mut rng = crate::seeded::Rng(seed);
         const TOKENS: usize = 1_000_000;
         let victim = Arc::new(RunQueue::<u8, 16>::new());
         let done = Arc::new(AtomicBool::new(false));
@@ -340,18 +332,11 @@ mod tests {
                 })
             })
             .collect();
-        let mut rng = seed;
-        let mut below = |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
         let (mut popped, mut spilled) = (Vec::new(), Vec::new());
         let mut next = 1;
         start.wait();
         while next <= TOKENS || !victim.is_empty() {
-            if next <= TOKENS && below(3) != 0 {
+            if next <= TOKENS && rng.below(3) != 0 {
                 // SAFETY: this thread holds `victim`.
                 unsafe { victim.push(token(next), |x| spilled.push(x as usize)) };
                 next += 1;

@@ -561,24 +561,10 @@ mod tests {
     /// waiters in the model's order.
     #[test]
     fn a_seeded_stress_keeps_queue_and_look_ahead_consistent() {
-        let seed = std::env::var("DEFERGC_QUEUE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
+        let seed = crate::seeded::seed("DEFERGC_QUEUE_SEED");
         println!("seed {seed} (DEFERGC_QUEUE_SEED={seed} repeats it)");
-        let mut rng = seed;
-        let mut below = |n: usize| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            (rng % n as u64) as usize
-        };
+        let mut rng = crate::seeded::Rng(seed);
+        let mut below = |n: usize| rng.below(n as u64) as usize;
         let all = waiters(64);
         let q = Queue::new();
         let mut model: std::collections::VecDeque<usize> = Default::default();

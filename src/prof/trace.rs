@@ -916,11 +916,9 @@ mod tests {
     /// in its thread's order, or counted as dropped.
     #[test]
     fn a_seeded_stress_of_bounded_handoffs_conserves_events() {
-        let seed = std::env::var("DEFERGC_TRACE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| now() | 1);
+        let seed = crate::seeded::seed("DEFERGC_TRACE_SEED");
         println!("seed {seed} (DEFERGC_TRACE_SEED={seed} repeats it)");
+        let mut rng = crate::seeded::Rng(seed);
         const THREADS: u64 = 3;
         const EACH: u64 = 20_000;
         let buffers: Vec<Arc<Buffer>> = (0..THREADS).map(|_| Arc::new(Buffer::new())).collect();
@@ -952,13 +950,6 @@ mod tests {
                 })
             })
             .collect();
-        let mut rng = seed;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
         let mut seen: Vec<Vec<u64>> = vec![Vec::new(); THREADS as usize];
         let mut spare = Vec::new();
         loop {
@@ -973,10 +964,10 @@ mod tests {
             if finished {
                 break;
             }
-            for _ in 0..next() % 200 {
+            for _ in 0..rng.next() % 200 {
                 std::hint::spin_loop();
             }
-            if next() % 4 == 0 {
+            if rng.below(4) == 0 {
                 std::thread::yield_now();
             }
         }

@@ -1,5 +1,6 @@
 //! What the seeded stress tests share: their seed, and a generator to
-//! draw from it. Test crates include it with `mod seeded;`.
+//! draw from it. Test crates include it with `mod seeded;`, and the
+//! library's own unit tests as `crate::seeded` (src/lib.rs).
 #![allow(dead_code)] // not every test uses every helper
 
 /// The seed in the environment variable `var` (which the test prints, so
