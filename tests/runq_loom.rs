@@ -7,7 +7,8 @@
 //! ```
 //!
 //! A ring of four slots holds tokens in place of goroutines. Its holder
-//! pushes (spilling half of a full ring), pops and peeks while thieves
+//! pushes (one at a time or a batch, spilling half of a full ring), pops
+//! and peeks while thieves
 //! steal half into rings of their own. Checked in every interleaving:
 //! each token is taken exactly once (by a pop, a steal or a spill), the
 //! holder takes its own in the order pushed, and a peek shows a token
@@ -109,6 +110,29 @@ fn a_thief_and_the_holder_take_each_goroutine_once() {
         drain(&q, &mut popped);
         assert!(spilled.is_empty());
         conserved(3, &[&popped, &stolen]);
+    });
+}
+
+/// The holder pushes two batches while a thief steals, the second
+/// overfilling the ring (half spills): every token once, the spills in
+/// order, and the holder's own in order. The thief may steal from the
+/// first batch as it is published, or from the second after a spill.
+#[test]
+fn batches_beside_a_thief_lose_nothing() {
+    check(|| {
+        let q = Arc::new(RunQueue::new());
+        let mut spilled = Vec::new();
+        let t = thief(q.clone());
+        q.push_batch(&[1, 2, 3], &mut spilled);
+        q.push_batch(&[4, 5, 6], &mut spilled);
+        let stolen = t.join().unwrap();
+        let mut popped = Vec::new();
+        drain(&q, &mut popped);
+        assert!(
+            spilled.windows(2).all(|w| w[0] < w[1]),
+            "spilled out of order: {spilled:?}"
+        );
+        conserved(6, &[&popped, &stolen, &spilled]);
     });
 }
 

@@ -493,6 +493,7 @@ impl RawChan {
         // A close may wake a million goroutines, each waiter on a stack
         // page of its own that is long out of the cache: ask for waiters,
         // then their goroutines' headers, some way ahead.
+        let mut batch = super::sched::ReadyBatch::new();
         for (i, &w) in woken.iter().enumerate() {
             if let Some(&ahead) = woken.get(i + 2 * WAKE_AHEAD) {
                 crate::cache::prefetch(ahead);
@@ -503,8 +504,9 @@ impl RawChan {
                 unsafe { (*ahead).prefetch_sleeper() };
             }
             // SAFETY: a claimed waiter stays valid until it is finished.
-            unsafe { (*w).finish(false) };
+            unsafe { (*w).finish_into(false, &mut batch) };
         }
+        drop(batch);
         Ok(())
     }
 

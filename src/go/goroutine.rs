@@ -80,6 +80,12 @@ impl Goroutine {
         // harmless.
         sched::ready(unsafe { &*self.g }, self.tag)
     }
+
+    /// [`ready`](Self::ready), queueing through `batch` (a waker of many).
+    pub(crate) fn ready_into(self, batch: &mut sched::ReadyBatch) -> bool {
+        // SAFETY: as in `ready`.
+        sched::ready_into(unsafe { &*self.g }, self.tag, batch)
+    }
 }
 
 /// Parks the running goroutine as [`park`] does, and runs `unlock(arg)`

@@ -106,6 +106,14 @@ impl RunQueue {
         unsafe { self.0.push(token as *mut u8, |t| spilled.push(t as usize)) };
     }
 
+    /// The holder queues `tokens` together, oldest first; where the ring
+    /// fills, its older half goes to `spilled`.
+    pub fn push_batch(&self, tokens: &[usize], spilled: &mut Vec<usize>) {
+        let tokens: Vec<*mut u8> = tokens.iter().map(|&t| t as *mut u8).collect();
+        // SAFETY: as for push.
+        unsafe { self.0.push_batch(&tokens, |t| spilled.push(t as usize)) };
+    }
+
     /// The holder takes the oldest token.
     pub fn pop(&self) -> Option<usize> {
         // SAFETY: as above.

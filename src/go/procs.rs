@@ -126,6 +126,16 @@ impl P {
         unsafe { self.runq.push(g.cast_mut(), |g| s.global().push(GRef(g))) };
     }
 
+    /// Queues `gs` on its local run queue together, oldest first (see
+    /// `RunQueue::push_batch`); what does not fit goes to the global queue.
+    ///
+    /// # Safety
+    /// As for [`runq_put`](Self::runq_put).
+    pub(super) unsafe fn runq_put_batch(&self, s: &Sched, gs: &[*mut G]) {
+        // SAFETY: forwarded.
+        unsafe { self.runq.push_batch(gs, |g| s.global().push(GRef(g))) };
+    }
+
     /// Whether it has goroutines queued (racy: a hint).
     pub(super) fn has_work(&self) -> bool {
         !self.runq.is_empty() || !self.runnext.load(Ordering::Acquire).is_null()

@@ -86,29 +86,67 @@ impl<T, const N: usize> RunQueue<T, N> {
                 self.tail.store(t.wrapping_add(1), Ordering::Release);
                 return;
             }
-            let half = N / 2;
-            let mut batch = [ptr::null_mut(); MAX_HALF];
-            for (i, b) in batch.iter_mut().enumerate().take(half) {
-                *b = self.slot(h.wrapping_add(i as u32)).load(Ordering::Relaxed);
-            }
-            if self
-                .head
-                .compare_exchange(
-                    h,
-                    h.wrapping_add(half as u32),
-                    Ordering::AcqRel,
-                    Ordering::Relaxed,
-                )
-                .is_ok()
-            {
-                for &b in &batch[..half] {
-                    spill(b);
-                }
+            if self.spill_half(h, &mut spill) {
                 spill(x);
                 return;
             }
             // A taker took some meanwhile: there is room now.
         }
+    }
+
+    /// Adds `xs` at the tail, oldest first, each run that fits published
+    /// by one store of `tail`: takers see them together, and the holder's
+    /// line is handed to a taker once a batch, not once a goroutine (a
+    /// close waking a million receivers while another worker takes them).
+    /// A full ring hands its older half to `spill` and takes the rest.
+    ///
+    /// # Safety
+    /// As for [`push`](Self::push).
+    pub(crate) unsafe fn push_batch(&self, xs: &[*mut T], mut spill: impl FnMut(*mut T)) {
+        let mut rest = xs;
+        while !rest.is_empty() {
+            let h = self.head.load(Ordering::Acquire);
+            let t = self.tail.load(Ordering::Relaxed);
+            let room = (N as u32).wrapping_sub(t.wrapping_sub(h)) as usize;
+            if room == 0 {
+                // Whether or not the swap won, there is room now.
+                self.spill_half(h, &mut spill);
+                continue;
+            }
+            let n = room.min(rest.len());
+            for (i, &x) in rest[..n].iter().enumerate() {
+                self.slot(t.wrapping_add(i as u32)).store(x, Ordering::Relaxed);
+            }
+            self.tail.store(t.wrapping_add(n as u32), Ordering::Release);
+            rest = &rest[n..];
+        }
+    }
+
+    /// The holder of a full ring whose head it saw at `h` hands the older
+    /// half to `spill`, oldest first; false if a taker moved the head
+    /// first (nothing spilled: there is room).
+    fn spill_half(&self, h: u32, spill: &mut impl FnMut(*mut T)) -> bool {
+        let half = N / 2;
+        let mut batch = [ptr::null_mut(); MAX_HALF];
+        for (i, b) in batch.iter_mut().enumerate().take(half) {
+            *b = self.slot(h.wrapping_add(i as u32)).load(Ordering::Relaxed);
+        }
+        if self
+            .head
+            .compare_exchange(
+                h,
+                h.wrapping_add(half as u32),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        for &b in &batch[..half] {
+            spill(b);
+        }
+        true
     }
 
     /// Takes the oldest.
@@ -284,10 +322,10 @@ mod tests {
         assert!(q.is_empty() && thief.is_empty());
     }
 
-    /// A holder pushing (and spilling) and popping while two thieves steal
-    /// into rings of their own and run what they took: every token is
-    /// taken exactly once, and the holder's own pops and each thief's
-    /// batch come in the order pushed.
+    /// A holder pushing (one at a time and in batches, spilling) and popping
+    /// while two thieves steal into rings of their own and run what they
+    /// took: every token is taken exactly once, and the holder's own pops
+    /// and each thief's batch come in the order pushed.
     #[test]
     fn a_seeded_stress_of_push_pop_and_steal_conserves_every_goroutine() {
         let seed = crate::seeded::seed("DEFERGC_RUNQ_SEED");
@@ -336,8 +374,16 @@ mod tests {
         let mut next = 1;
         start.wait();
         while next <= TOKENS || !victim.is_empty() {
-            if next <= TOKENS && rng.below(3) != 0 {
+            let r = rng.below(6);
+            if next <= TOKENS && r == 0 {
+                // A batch of up to 40 (more than the ring holds).
+                let n = (1 + rng.below(40) as usize).min(TOKENS + 1 - next);
+                let batch: Vec<*mut u8> = (next..next + n).map(token).collect();
                 // SAFETY: this thread holds `victim`.
+                unsafe { victim.push_batch(&batch, |x| spilled.push(x as usize)) };
+                next += n;
+            } else if next <= TOKENS && r < 4 {
+                // SAFETY: as above.
                 unsafe { victim.push(token(next), |x| spilled.push(x as usize)) };
                 next += 1;
             } else if let Some((x, peek)) = {

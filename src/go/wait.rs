@@ -55,6 +55,15 @@ impl Sleeper {
             Sleeper::Thread(t) => t.unpark(),
         }
     }
+
+    fn wake_into(&self, batch: &mut super::sched::ReadyBatch) {
+        match self {
+            Sleeper::Goroutine(g) => {
+                g.ready_into(batch);
+            }
+            Sleeper::Thread(t) => t.unpark(),
+        }
+    }
 }
 
 /// "Not selected yet" in a select's selection word.
@@ -152,6 +161,15 @@ impl Waiter {
         let who = self.who.clone();
         self.done.store(true, Ordering::Release);
         who.wake();
+    }
+
+    /// [`finish`](Self::finish) for a waker of many: a goroutine is queued
+    /// through `batch`.
+    pub(crate) fn finish_into(&self, success: bool, batch: &mut super::sched::ReadyBatch) {
+        self.success.set(success);
+        let who = self.who.clone();
+        self.done.store(true, Ordering::Release);
+        who.wake_into(batch);
     }
 
     /// Under loom: the waiter is in no queue and linked to nothing.
