@@ -11,10 +11,11 @@
 //! and peeks while thieves
 //! steal half into rings of their own. Checked in every interleaving:
 //! each token is taken exactly once (by a pop, a steal or a spill), the
-//! holder takes its own in the order pushed, and a peek shows a token
-//! pushed after the one taken. `loom_catches_a_late_copy` brings back a
-//! thief that moves the ring's head before it reads the slots, and
-//! checks (in a child process) that loom finds the token taken twice.
+//! holder takes its own in the order pushed, and its peeks show tokens
+//! pushed after the one taken, in order. `loom_catches_a_late_copy`
+//! brings back a thief that moves the ring's head before it reads the
+//! slots, and checks (in a child process) that loom finds the token
+//! taken twice.
 #![cfg(loom)]
 
 mod child;
@@ -57,8 +58,12 @@ fn conserved(n: usize, takers: &[&[usize]]) {
 
 /// The holder pops until its ring is empty, checking order and peeks.
 fn drain(q: &RunQueue, popped: &mut Vec<usize>) {
-    while let Some((t, next)) = q.pop_and_peek() {
+    while let Some((t, [next, after])) = q.pop_and_peek() {
         assert!(next == 0 || next > t, "a peek at {next} after {t}");
+        assert!(
+            after == 0 || (next != 0 && after > next),
+            "a peek at {after} after {next}"
+        );
         assert!(
             popped.last().is_none_or(|&l| l < t),
             "the holder's pops out of order"

@@ -120,10 +120,12 @@ impl RunQueue {
         unsafe { self.0.pop() }.map(|t| t as usize)
     }
 
-    /// The holder takes the oldest token and sees the next (0: none).
-    pub fn pop_and_peek(&self) -> Option<(usize, usize)> {
+    /// The holder takes the oldest token and sees the two after it (0:
+    /// none).
+    pub fn pop_and_peek(&self) -> Option<(usize, [usize; 2])> {
         // SAFETY: as above.
-        unsafe { self.0.pop_and_peek() }.map(|(t, next)| (t as usize, next as usize))
+        unsafe { self.0.pop_and_peek() }
+            .map(|(t, [next, after])| (t as usize, [next as usize, after as usize]))
     }
 
     /// `into`'s holder steals half of this ring into `into`, and gets one.

@@ -14,10 +14,11 @@
 //! as Go's `runqputslow`: a burst of wakeups (a close waking a million
 //! receivers) goes where every worker can take it.
 //!
-//! The holder sees the goroutine after the one it takes
-//! ([`pop_and_peek`]), without taking it: the scheduler asks for that
-//! goroutine's header while it runs the one before (each header is on a
-//! page of its own).
+//! The holder sees the two goroutines after the one it takes
+//! ([`pop_and_peek`]), without taking them: while it runs the one it
+//! took, the scheduler asks for the second one's header and, that header
+//! asked for a round before, the next one's saved stack (each goroutine's
+//! header and stack top are on a page of their own).
 //!
 //! [`pop_and_peek`]: RunQueue::pop_and_peek
 
@@ -115,7 +116,8 @@ impl<T, const N: usize> RunQueue<T, N> {
             }
             let n = room.min(rest.len());
             for (i, &x) in rest[..n].iter().enumerate() {
-                self.slot(t.wrapping_add(i as u32)).store(x, Ordering::Relaxed);
+                self.slot(t.wrapping_add(i as u32))
+                    .store(x, Ordering::Relaxed);
             }
             self.tail.store(t.wrapping_add(n as u32), Ordering::Release);
             rest = &rest[n..];
@@ -158,15 +160,15 @@ impl<T, const N: usize> RunQueue<T, N> {
         unsafe { self.pop_and_peek() }.map(|(x, _)| x)
     }
 
-    /// Takes the oldest, and shows the one after it (or null) left
-    /// queued: a taker may have that one by the time the caller looks at
-    /// it, so it is only a hint (for a prefetch), never to be run or
+    /// Takes the oldest, and shows the two after it (each null if there is
+    /// none) left queued: a taker may have them by the time the caller
+    /// looks, so they are only hints (for prefetches), never to be run or
     /// freed.
     ///
     /// # Safety
     /// As for [`push`](Self::push).
     #[inline]
-    pub(crate) unsafe fn pop_and_peek(&self) -> Option<(*mut T, *mut T)> {
+    pub(crate) unsafe fn pop_and_peek(&self) -> Option<(*mut T, [*mut T; 2])> {
         loop {
             let h = self.head.load(Ordering::Acquire);
             let t = self.tail.load(Ordering::Relaxed);
@@ -179,13 +181,15 @@ impl<T, const N: usize> RunQueue<T, N> {
                 .compare_exchange(h, h.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                let next = h.wrapping_add(1);
-                let peek = if next == t {
-                    ptr::null_mut()
-                } else {
-                    self.slot(next).load(Ordering::Relaxed)
+                let queued = t.wrapping_sub(h);
+                let peek = |i: u32| {
+                    if i < queued {
+                        self.slot(h.wrapping_add(i)).load(Ordering::Relaxed)
+                    } else {
+                        ptr::null_mut()
+                    }
                 };
-                return Some((x, peek));
+                return Some((x, [peek(1), peek(2)]));
             }
         }
     }
@@ -278,7 +282,7 @@ mod tests {
         unsafe { q.push(token(t), |x| spilled.push(x as usize)) };
     }
 
-    fn pop_and_peek(q: &Ring) -> Option<(*mut u8, *mut u8)> {
+    fn pop_and_peek(q: &Ring) -> Option<(*mut u8, [*mut u8; 2])> {
         // SAFETY: as above.
         unsafe { q.pop_and_peek() }
     }
@@ -294,7 +298,7 @@ mod tests {
     }
 
     /// One thread: FIFO order, a full ring spilling its older half and
-    /// the new one, a steal of half rounded up, a peek at the next.
+    /// the new one, a steal of half rounded up, a peek at the next two.
     #[test]
     fn a_ring_keeps_order_spills_half_and_is_stolen_by_half() {
         let q = Ring::new();
@@ -309,15 +313,18 @@ mod tests {
         assert_eq!(q.len(), 4);
         assert_eq!(
             pop_and_peek(&q),
-            Some((token(5), token(6))),
-            "the oldest, and a look at the next"
+            Some((token(5), [token(6), token(7)])),
+            "the oldest, and a look at the two after it"
         );
         let thief = Ring::new();
         // 6, 7, 8 queued: the thief takes two and runs the later one.
         assert_eq!(steal(&q, &thief), Some(token(7)));
         assert_eq!(pop(&thief), Some(token(6)));
         assert_eq!(pop(&thief), None);
-        assert_eq!(pop_and_peek(&q), Some((token(8), ptr::null_mut())));
+        assert_eq!(
+            pop_and_peek(&q),
+            Some((token(8), [ptr::null_mut(), ptr::null_mut()]))
+        );
         assert_eq!(steal(&q, &thief), None);
         assert!(q.is_empty() && thief.is_empty());
     }
@@ -386,11 +393,15 @@ mod tests {
                 // SAFETY: as above.
                 unsafe { victim.push(token(next), |x| spilled.push(x as usize)) };
                 next += 1;
-            } else if let Some((x, peek)) = {
+            } else if let Some((x, [next, after])) = {
                 // SAFETY: as above.
                 unsafe { victim.pop_and_peek() }
             } {
-                assert!(peek.is_null() || peek as usize > x as usize);
+                // Pushed after it, in order (a peek at a slot a thief took
+                // meanwhile may show an older or newer token: not here, with
+                // the holder alone pushing and thieves taking the oldest).
+                assert!(next.is_null() || next as usize > x as usize);
+                assert!(after.is_null() || (!next.is_null() && after as usize > next as usize));
                 popped.push(x as usize);
             }
         }
