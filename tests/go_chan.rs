@@ -2,6 +2,7 @@
 //! ABI and Go's own channel tests are in go_chan_c.rs.
 
 mod child;
+mod seeded;
 
 use defergc::defer;
 use defergc::go::{self, Chan, Mutex, Once, RwMutex, Select, TryRecv, WaitGroup};
@@ -271,6 +272,81 @@ fn selects_under_contention_lose_no_wakeup() {
         b.close();
         let total: usize = (0..16).map(|_| done.recv().unwrap()).sum();
         assert_eq!(total, N * (N - 1) / 2);
+    });
+}
+
+/// A close wakes the waiters it finds a batch at a time (32 queued at
+/// once): rounds of a random number of receivers, plain receives and
+/// selects over the channel and one that stays silent, on goroutines and
+/// on plain threads, parked before the close. Each must see the close
+/// exactly once, and every one finish (a waiter left in a batch never
+/// flushed would hang the round, or end it with Go's deadlock report).
+#[test]
+#[serial]
+fn a_close_wakes_every_waiter_once_whatever_their_number() {
+    let seed = seeded::seed("DEFERGC_CLOSE_SEED");
+    println!("seed {seed} (DEFERGC_CLOSE_SEED={seed} repeats it)");
+    run(move || {
+        let mut rng = seeded::Rng(seed);
+        let mut woken_in_all = 0;
+        for round in 0..40 {
+            let goroutines = rng.below(200) as usize;
+            let threads = rng.below(4) as usize;
+            let (c, silent) = (Chan::<u64>::new(0), Chan::<u64>::new(0));
+            let woken = Arc::new(AtomicUsize::new(0));
+            let started = Arc::new(WaitGroup::new());
+            let finished = Arc::new(WaitGroup::new());
+            started.add(goroutines as i32).unwrap();
+            finished.add(goroutines as i32).unwrap();
+            let receive = |c: &Chan<u64>, silent: &Chan<u64>, select: bool| {
+                if select {
+                    let mut sel = Select::new();
+                    let rc = sel.recv(c);
+                    let _ = sel.recv(silent);
+                    assert_eq!(sel.wait(), rc, "the silent channel was chosen");
+                    sel.received::<u64>(rc)
+                } else {
+                    c.recv()
+                }
+            };
+            for _ in 0..goroutines {
+                let select = rng.below(3) == 0;
+                let (c, silent) = (c.clone(), silent.clone());
+                let (woken, started, finished) = (woken.clone(), started.clone(), finished.clone());
+                go::go(move || {
+                    started.done().unwrap();
+                    assert_eq!(receive(&c, &silent, select), None);
+                    woken.fetch_add(1, Ordering::Relaxed);
+                    finished.done().unwrap();
+                });
+            }
+            let on_threads: Vec<_> = (0..threads)
+                .map(|_| {
+                    let select = rng.below(2) == 0;
+                    let (c, silent, woken) = (c.clone(), silent.clone(), woken.clone());
+                    std::thread::spawn(move || {
+                        assert_eq!(receive(&c, &silent, select), None);
+                        woken.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+                .collect();
+            started.wait();
+            for _ in 0..rng.below(8) {
+                go::gosched();
+            }
+            c.close();
+            finished.wait();
+            for t in on_threads {
+                t.join().unwrap();
+            }
+            assert_eq!(
+                woken.load(Ordering::Relaxed),
+                goroutines + threads,
+                "round {round}, seed {seed}"
+            );
+            woken_in_all += goroutines + threads;
+        }
+        assert!(woken_in_all > 0, "seed {seed}: no waiter in any round");
     });
 }
 
