@@ -89,14 +89,20 @@ fn spill_beside_a_thief() {
     let t = thief(q.clone());
     q.push(5, &mut spilled);
     q.push(6, &mut spilled);
-    let stolen = t.join().unwrap();
+    settle(&q, t, &spilled, 6);
+}
+
+/// Once the thief is done the holder drains its ring: the spills came in
+/// order, and every token from 1 to `n` was taken once.
+fn settle(q: &RunQueue, thief: thread::JoinHandle<Vec<usize>>, spilled: &[usize], n: usize) {
+    let stolen = thief.join().unwrap();
     let mut popped = Vec::new();
-    drain(&q, &mut popped);
+    drain(q, &mut popped);
     assert!(
         spilled.windows(2).all(|w| w[0] < w[1]),
         "spilled out of order: {spilled:?}"
     );
-    conserved(6, &[&popped, &stolen, &spilled]);
+    conserved(n, &[&popped, &stolen, spilled]);
 }
 
 /// The holder pushes three and pops one while a thief steals.
@@ -130,14 +136,7 @@ fn batches_beside_a_thief_lose_nothing() {
         let t = thief(q.clone());
         q.push_batch(&[1, 2, 3], &mut spilled);
         q.push_batch(&[4, 5, 6], &mut spilled);
-        let stolen = t.join().unwrap();
-        let mut popped = Vec::new();
-        drain(&q, &mut popped);
-        assert!(
-            spilled.windows(2).all(|w| w[0] < w[1]),
-            "spilled out of order: {spilled:?}"
-        );
-        conserved(6, &[&popped, &stolen, &spilled]);
+        settle(&q, t, &spilled, 6);
     });
 }
 
