@@ -198,7 +198,7 @@ impl ReadyBatch {
     }
 
     /// Queues what it holds, oldest first, and wakes a worker.
-    pub(crate) fn flush(&mut self) {
+    fn flush(&mut self) {
         let gs = &self.gs[..self.n];
         if gs.is_empty() {
             return;

@@ -230,9 +230,11 @@ static GEOMETRY: OnceLock<Geometry> = OnceLock::new();
 /// The pool's free slots. The [`HOT_SLOTS`] freed last are reused first,
 /// newest first: a program that keeps a few hundred goroutines coming and
 /// going reuses slots still in the cache. The rest are handed out lowest
-/// address first: after a burst, goroutines started together get
-/// neighbouring slots (sharing page-table pages and walks), however
-/// scattered the order the burst's goroutines ended in.
+/// address first (region by region in the order they were mapped, which
+/// is address order where the arena's hint is honoured): after a burst,
+/// goroutines started together get neighbouring slots (sharing
+/// page-table pages and walks), however scattered the order the burst's
+/// goroutines ended in.
 struct FreeSlots {
     hot: std::collections::VecDeque<Slot>,
     cold: ColdSlots,
