@@ -170,6 +170,11 @@ pub(super) fn find_runnable(m: &'static M) -> (&'static G, bool) {
         if super::park::poll_now() {
             continue;
         }
+        // Nothing to run: stacks for the goroutines a growing program is
+        // starting, made ready on this otherwise idle core.
+        if super::stack::prepare() {
+            continue;
+        }
         if !m.spinning.get()
             && 2 * s.nmspinning.load(Ordering::SeqCst)
                 < s.procs().saturating_sub(s.npidle.load(Ordering::SeqCst))

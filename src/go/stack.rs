@@ -54,6 +54,14 @@
 //! had a million goroutines once does not keep their pages (it gives
 //! them back over a minute or two, as Go's scavenger would).
 //!
+//! Growth: a slot never used costs its `go` statement a guard to install
+//! and a page fault (its top page: zeroed by the kernel, charged, mapped),
+//! most of what starting a goroutine costs in a program that starts a
+//! million. While the pool grows (it has no free slot), workers with
+//! nothing to run do that work ahead ([`prepare`]: up to [`READY`] slots,
+//! [`READY_BATCH`] at a time), on the core the `go` statements leave idle;
+//! the readied slots are handed out after the free ones.
+//!
 //! Where regions go: one after the other from [`ARENA`] (32 TiB), far
 //! from where the kernel puts other mappings (top-down from near 128 TiB)
 //! and the program's break, and so far from bdwgc's heap. bdwgc takes
@@ -379,11 +387,12 @@ struct Pool {
     idle: std::collections::VecDeque<(usize, u32, std::time::Instant)>,
     /// Free slots (see [`FreeSlots`]).
     free: FreeSlots,
+    /// Fresh slots readied by idle workers (see [`prepare`]), lowest
+    /// first: handed out after the free slots, before the other fresh ones.
+    ready: std::collections::VecDeque<Slot>,
     /// Slots of the newest region not handed out yet.
     fresh: usize,
     fresh_next: usize,
-    /// Guard pages made with mprotect so far.
-    mprotect_guards: usize,
     /// Where the next region is asked for (0: at [`ARENA`]).
     next_region: usize,
     /// When the last region was given back (see [`RELEASE_EVERY`]).
@@ -395,15 +404,17 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     region_reuse: Vec::new(),
     idle: std::collections::VecDeque::new(),
     free: FreeSlots::new(),
+    ready: std::collections::VecDeque::new(),
     fresh: 0,
     fresh_next: 0,
-    mprotect_guards: 0,
     next_region: 0,
     released: None,
 });
 /// Whether the kernel has guard markers (`MADV_GUARD_INSTALL`); cleared
 /// the first time it refuses one.
 static GUARD_MARKERS: AtomicBool = AtomicBool::new(true);
+/// Guard pages made with mprotect so far (see [`GUARD_BUDGET`]).
+static MPROTECT_GUARDS: AtomicUsize = AtomicUsize::new(0);
 
 fn pool() -> std::sync::MutexGuard<'static, Pool> {
     POOL.lock().unwrap_or_else(|e| e.into_inner())
@@ -479,17 +490,82 @@ fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
         p.region_free[r] -= 1;
         return slot;
     }
+    // Growing: idle workers keep slots ready ahead of this.
+    let ready = p.ready.pop_front();
+    if p.ready.len() < READY / 2 && !WANT_READY.load(Ordering::Relaxed) {
+        WANT_READY.store(true, Ordering::Relaxed);
+    }
+    ready.unwrap_or_else(|| {
+        let start = fresh_slot(p, g);
+        Slot {
+            start,
+            region: (p.region_free.len() - 1) as u32,
+            guarded: guard(start),
+        }
+    })
+}
+
+/// The address of the next fresh slot, mapping a region if none is left.
+fn fresh_slot(p: &mut Pool, g: &Geometry) -> usize {
     if p.fresh == 0 {
         new_region(p, g);
     }
     let start = p.fresh_next;
     p.fresh_next += g.slot;
     p.fresh -= 1;
-    Slot {
-        start,
-        region: (p.region_free.len() - 1) as u32,
-        guarded: guard(p, start),
+    start
+}
+
+/// Fresh slots kept ready ahead of the `go` statements that take them
+/// (their top pages, 4 KiB each, are memory the program holds early).
+const READY: usize = 256;
+/// Slots readied at a time: a worker readying them looks for goroutines
+/// again after each batch (a few tens of microseconds).
+const READY_BATCH: usize = 16;
+/// Set when a slot is taken with fewer than half of [`READY`] ready (the
+/// pool is growing); cleared when a worker finds enough ready or free.
+static WANT_READY: AtomicBool = AtomicBool::new(false);
+
+/// Readies fresh slots for the `go` statements to come while the pool
+/// grows: installs their guards and faults in their top page (header and
+/// stack top), work a `go` statement would otherwise do itself, here on a
+/// worker that found nothing to run. Returns whether it readied any; one
+/// relaxed load when the pool is not growing.
+pub(crate) fn prepare() -> bool {
+    if !WANT_READY.load(Ordering::Relaxed) {
+        return false;
     }
+    let g = geometry();
+    let mut batch = [0usize; READY_BATCH];
+    let (n, region) = {
+        let mut p = pool();
+        if p.free.len() > 0 || p.ready.len() >= READY {
+            WANT_READY.store(false, Ordering::Relaxed);
+            return false;
+        }
+        // Within the newest region: a batch never straddles two.
+        if p.fresh == 0 {
+            new_region(&mut p, &g);
+        }
+        let n = READY_BATCH.min(p.fresh);
+        for start in &mut batch[..n] {
+            *start = fresh_slot(&mut p, &g);
+        }
+        (n, (p.region_free.len() - 1) as u32)
+    };
+    let mut guarded = [false; READY_BATCH];
+    for (i, &start) in batch[..n].iter().enumerate() {
+        guarded[i] = guard(start);
+        // SAFETY: the slot is fresh and ours until queued below; its last
+        // word is header, zero (a fresh mapping), and stays zero.
+        unsafe { ((start + g.slot - 8) as *mut u64).write_volatile(0) };
+    }
+    pool().ready.extend((0..n).map(|i| Slot {
+        start: batch[i],
+        region,
+        guarded: guarded[i],
+    }));
+    true
 }
 
 /// Gives a slot back. `low` is the lowest stack pointer its goroutine was
@@ -660,7 +736,7 @@ fn new_region(p: &mut Pool, g: &Geometry) {
 
 /// Makes the first [`GUARD`] bytes of the slot at `start` a guard zone, if
 /// the kernel or the budget allows; returns whether it did.
-fn guard(p: &mut Pool, start: usize) -> bool {
+fn guard(start: usize) -> bool {
     let page = start as *mut libc::c_void;
     if GUARD_MARKERS.load(Ordering::Relaxed) {
         // SAFETY: the zone belongs to this (new) slot.
@@ -669,12 +745,9 @@ fn guard(p: &mut Pool, start: usize) -> bool {
         }
         GUARD_MARKERS.store(false, Ordering::Relaxed);
     }
-    if p.mprotect_guards < GUARD_BUDGET {
+    if MPROTECT_GUARDS.fetch_add(1, Ordering::Relaxed) < GUARD_BUDGET {
         // SAFETY: as above.
-        if unsafe { libc::mprotect(page, GUARD, libc::PROT_NONE) } == 0 {
-            p.mprotect_guards += 1;
-            return true;
-        }
+        return unsafe { libc::mprotect(page, GUARD, libc::PROT_NONE) } == 0;
     }
     false
 }
@@ -855,9 +928,9 @@ mod tests {
             region_reuse: vec![0; regions],
             idle: Default::default(),
             free: FreeSlots::new(),
+            ready: Default::default(),
             fresh: 0,
             fresh_next: 0,
-            mprotect_guards: 0,
             next_region: 0,
             released: None,
         };
@@ -952,6 +1025,80 @@ mod tests {
         let mut again: Vec<usize> = (regions - hot_regions..regions).rev().collect();
         again.push(0);
         assert_eq!(releases(&mut p, t1 + IDLE_RELEASE), again);
+    }
+
+    /// Threads taking, giving back and readying slots of the real pool at
+    /// random while it grows: no slot is handed out twice, each comes
+    /// zeroed, and slots are readied.
+    #[test]
+    fn slots_readied_while_the_pool_grows_are_each_handed_out_once() {
+        let seed = crate::seeded::seed("DEFERGC_READY_SEED");
+        println!("seed {seed} (DEFERGC_READY_SEED={seed} repeats it)");
+        if geometry_if_set().is_none() {
+            configure(Geometry::new(
+                super::super::DEFAULT_STACK_SIZE,
+                super::super::g::HEADER,
+            ));
+        }
+        let g = geometry();
+        let held = std::sync::Mutex::new(std::collections::HashSet::new());
+        let readied = AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            for t in 0..3u64 {
+                let (held, readied) = (&held, &readied);
+                sc.spawn(move || {
+                    let mut rng = crate::seeded::Rng(seed.wrapping_add(t) | 1);
+                    let mut mine: Vec<Slot> = Vec::new();
+                    for step in 0..20_000u64 {
+                        match rng.below(10) {
+                            0..=5 => {
+                                let slot = take(false);
+                                assert!(
+                                    held.lock().unwrap().insert(slot.start),
+                                    "seed {seed}: slot {:#x} handed out twice",
+                                    slot.start
+                                );
+                                let top = (slot.end(&g) - 8) as *mut u64;
+                                // SAFETY: the slot is ours: its top word
+                                // is header, mapped and zero.
+                                unsafe {
+                                    assert_eq!(top.read_volatile(), 0, "seed {seed}: a dirty slot");
+                                    top.write_volatile(step << 8 | t);
+                                }
+                                mine.push(slot);
+                            }
+                            6..=8 if !mine.is_empty() => {
+                                let i = rng.below(mine.len() as u64) as usize;
+                                let slot = mine.swap_remove(i);
+                                let top = (slot.end(&g) - 8) as *mut u64;
+                                // SAFETY: as above; nobody else holds it.
+                                let word = unsafe { top.read_volatile() };
+                                assert_eq!(
+                                    word & 0xff,
+                                    t,
+                                    "seed {seed}: a slot written by another"
+                                );
+                                assert!(held.lock().unwrap().remove(&slot.start));
+                                give_back(slot, slot.hi(&g), false);
+                            }
+                            _ => {
+                                if prepare() {
+                                    readied.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
+                        }
+                    }
+                    for slot in mine {
+                        held.lock().unwrap().remove(&slot.start);
+                        give_back(slot, slot.hi(&g), false);
+                    }
+                });
+            }
+        });
+        assert!(
+            readied.load(Ordering::Relaxed) > 0,
+            "seed {seed}: the pool grew and no slot was readied"
+        );
     }
 
     #[test]
