@@ -58,7 +58,8 @@
 //! and a page fault (its top page: zeroed by the kernel, charged, mapped),
 //! most of what starting a goroutine costs in a program that starts a
 //! million. While the pool grows (it has no free slot), workers with
-//! nothing to run do that work ahead ([`prepare`]: up to [`READY`] slots,
+//! nothing to run do that work ahead ([`prepare`]: a slot for every
+//! [`READY_SHARE`] the pool has handed out fresh, up to [`READY`],
 //! [`READY_BATCH`] at a time), on the core the `go` statements leave idle;
 //! the readied slots are handed out after the free ones.
 //!
@@ -390,6 +391,8 @@ struct Pool {
     /// Fresh slots readied by idle workers (see [`prepare`]), lowest
     /// first: handed out after the free slots, before the other fresh ones.
     ready: std::collections::VecDeque<Slot>,
+    /// Fresh slots handed out so far (readied or not).
+    grown: usize,
     /// Slots of the newest region not handed out yet.
     fresh: usize,
     fresh_next: usize,
@@ -405,6 +408,7 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     idle: std::collections::VecDeque::new(),
     free: FreeSlots::new(),
     ready: std::collections::VecDeque::new(),
+    grown: 0,
     fresh: 0,
     fresh_next: 0,
     next_region: 0,
@@ -491,8 +495,9 @@ fn take_from_pool(p: &mut Pool, g: &Geometry) -> Slot {
         return slot;
     }
     // Growing: idle workers keep slots ready ahead of this.
+    p.grown += 1;
     let ready = p.ready.pop_front();
-    if p.ready.len() < READY / 2 && !WANT_READY.load(Ordering::Relaxed) {
+    if p.ready.len() * 2 < p.ready_target() && !WANT_READY.load(Ordering::Relaxed) {
         WANT_READY.store(true, Ordering::Relaxed);
     }
     ready.unwrap_or_else(|| {
@@ -516,14 +521,19 @@ fn fresh_slot(p: &mut Pool, g: &Geometry) -> usize {
     start
 }
 
-/// Fresh slots kept ready ahead of the `go` statements that take them
-/// (their top pages, 4 KiB each, are memory the program holds early).
-const READY: usize = 256;
+/// Most fresh slots kept ready ahead of the `go` statements that take
+/// them (their top pages, 4 KiB each, are memory the program holds early).
+const READY: usize = 64;
+/// At most one slot ready for every this many the pool has handed out
+/// fresh: a server of a hundred connections holds three pages ahead, a
+/// program starting a million holds [`READY`].
+const READY_SHARE: usize = 32;
 /// Slots readied at a time: a worker readying them looks for goroutines
 /// again after each batch (a few tens of microseconds).
 const READY_BATCH: usize = 16;
-/// Set when a slot is taken with fewer than half of [`READY`] ready (the
-/// pool is growing); cleared when a worker finds enough ready or free.
+/// Set when a fresh slot is taken with fewer than half of the target
+/// ready (see [`Pool::ready_target`]); cleared when a worker finds enough
+/// ready or free.
 static WANT_READY: AtomicBool = AtomicBool::new(false);
 
 /// Readies fresh slots for the `go` statements to come while the pool
@@ -539,7 +549,8 @@ pub(crate) fn prepare() -> bool {
     let mut batch = [0usize; READY_BATCH];
     let (n, region) = {
         let mut p = pool();
-        if p.free.len() > 0 || p.ready.len() >= READY {
+        let target = p.ready_target();
+        if p.free.len() > 0 || p.ready.len() >= target {
             WANT_READY.store(false, Ordering::Relaxed);
             return false;
         }
@@ -547,7 +558,7 @@ pub(crate) fn prepare() -> bool {
         if p.fresh == 0 {
             new_region(&mut p, &g);
         }
-        let n = READY_BATCH.min(p.fresh);
+        let n = READY_BATCH.min(target - p.ready.len()).min(p.fresh);
         for start in &mut batch[..n] {
             *start = fresh_slot(&mut p, &g);
         }
@@ -641,6 +652,11 @@ fn to_pool(slots: &[Slot], g: &Geometry) {
 }
 
 impl Pool {
+    /// How many readied slots to keep (see [`READY_SHARE`]).
+    fn ready_target(&self) -> usize {
+        (self.grown / READY_SHARE).min(READY)
+    }
+
     /// `slot` is free again (at `now`).
     fn put(&mut self, slot: Slot, now: std::time::Instant) {
         let r = slot.region as usize;
@@ -929,6 +945,7 @@ mod tests {
             idle: Default::default(),
             free: FreeSlots::new(),
             ready: Default::default(),
+            grown: 0,
             fresh: 0,
             fresh_next: 0,
             next_region: 0,
