@@ -535,6 +535,8 @@ const READY_BATCH: usize = 16;
 /// ready (see [`Pool::ready_target`]); cleared when a worker finds enough
 /// ready or free.
 static WANT_READY: AtomicBool = AtomicBool::new(false);
+/// Slots readied so far (the tests look).
+static READIED: AtomicUsize = AtomicUsize::new(0);
 
 /// Readies fresh slots for the `go` statements to come while the pool
 /// grows: installs their guards and faults in their top page (header and
@@ -576,6 +578,7 @@ pub(crate) fn prepare() -> bool {
         region,
         guarded: guarded[i],
     }));
+    READIED.fetch_add(n, Ordering::Relaxed);
     true
 }
 
@@ -1116,6 +1119,35 @@ mod tests {
             readied.load(Ordering::Relaxed) > 0,
             "seed {seed}: the pool grew and no slot was readied"
         );
+    }
+
+    /// The scheduler's side: a worker left with nothing to run while
+    /// goroutines are being started readies slots.
+    #[test]
+    fn idle_workers_ready_slots_while_goroutines_are_started() {
+        use crate::go::{self, Chan};
+        go::run(|| {
+            let before = READIED.load(Ordering::Relaxed);
+            let gate = Chan::<()>::new(0);
+            // Other tests share the pool: a slot they give back stops the
+            // readying until it is taken again, so a few rounds at most.
+            for _ in 0..50 {
+                for _ in 0..1000 {
+                    let gate = gate.clone();
+                    go::go(move || assert_eq!(gate.recv(), None));
+                }
+                // Every worker idle for a while.
+                go::sleep(std::time::Duration::from_millis(5));
+                if READIED.load(Ordering::Relaxed) > before {
+                    break;
+                }
+            }
+            gate.close();
+            assert!(
+                READIED.load(Ordering::Relaxed) > before,
+                "no worker readied a slot while 50,000 goroutines started"
+            );
+        });
     }
 
     #[test]
