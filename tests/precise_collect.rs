@@ -449,11 +449,26 @@ fn payloads_are_aligned_to_8_bytes_and_cells_never_overlap() {
     });
 }
 
+/// Collects until free blocks unused for longer than the idle time have
+/// gone back to the system (two cycles apart, the first of which sees them
+/// all free).
+fn give_back_idle_blocks() {
+    collect_live();
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        collect_live();
+    }
+}
+
 #[test]
 #[serial]
 fn idle_free_blocks_are_given_back_and_busy_ones_kept() {
     on_thread(|| {
-        collect_live();
+        // From a heap with no idle free blocks: the tests before this one
+        // leave theirs (a 240 MB list), which the nodes below would reuse
+        // instead of growing the heap, and which go back to the system
+        // while this one looks.
+        give_back_idle_blocks();
         let base = precise::stats().heap_size;
         // 64 MB of nodes (24-byte cells: an 8-byte header and a 16-byte
         // payload), live until the frame goes.
@@ -478,12 +493,7 @@ fn idle_free_blocks_are_given_back_and_busy_ones_kept() {
             precise::alloc(node_type()).unwrap();
         }
         assert!(precise::stats().heap_size <= freed + (4 << 20));
-        // Unused for longer than the idle time (two cycles apart, the first
-        // of which sees them all free), they go back to the system.
-        for _ in 0..3 {
-            std::thread::sleep(std::time::Duration::from_millis(1100));
-            collect_live();
-        }
+        give_back_idle_blocks();
         let idle = precise::stats().heap_size;
         assert!(
             idle < base + (8 << 20),
