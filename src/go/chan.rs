@@ -28,7 +28,7 @@
 //! closed channel`, `close of nil channel`; the caller raises them in its
 //! own way (Rust unwinding, or the C protocol).
 
-use super::prim::{AtomicBool, AtomicUsize, RawLock};
+use super::prim::{AtomicBool, AtomicUsize, ChanLock};
 use super::wait::{Queue, Waiter};
 use std::cell::Cell;
 use std::ptr;
@@ -52,7 +52,7 @@ pub(crate) struct RawChan {
     /// [`RawChan::MAGIC`]: lets the C ABI refuse a pointer that is not a
     /// channel before it touches anything else.
     magic: u64,
-    lock: RawLock,
+    lock: ChanLock,
     closed: AtomicBool,
     /// Elements in the buffer (read without the lock by len and the
     /// non-blocking fast paths).
@@ -173,7 +173,7 @@ impl RawChan {
     fn new(elem_size: usize, pointers: bool, cap: usize, buf: *mut u8) -> RawChan {
         RawChan {
             magic: Self::MAGIC,
-            lock: RawLock::new(),
+            lock: ChanLock::new(),
             closed: AtomicBool::new(false),
             count: AtomicUsize::new(0),
             elem_size,

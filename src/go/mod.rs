@@ -84,6 +84,7 @@
 
 mod async_preempt;
 mod chan;
+mod chanlock;
 mod config;
 mod contention;
 mod deadlock;

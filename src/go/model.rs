@@ -67,6 +67,12 @@
 //! signal handlers write and one reader drains, for `tests/ring_loom.rs`;
 //! [`set_ring_early_publish`] brings back a writer that publishes its
 //! record before filling it.
+//!
+//! [`Lock`] is a channel's real lock (`chanlock.rs`), parking in a loom
+//! model of its queue, for `tests/lock_loom.rs` (`Lock::new(true)`: every
+//! unpark hands the lock over); [`set_lost_handoff`]
+//! brings back an unlock that frees the lock without waking its parked
+//! thread.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
@@ -78,10 +84,36 @@ pub use crate::prof::trace::{
 use std::sync::atomic::Ordering;
 
 pub use super::prim::{
-    set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_wakeup, set_no_gcwait,
-    set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll, set_uncounted_firing,
-    set_unpassed_watch,
+    set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_handoff, set_lost_wakeup,
+    set_no_gcwait, set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll,
+    set_uncounted_firing, set_unpassed_watch,
 };
+
+/// A channel's real lock (`chanlock.rs`).
+pub struct Lock(super::chanlock::ChanLock);
+
+impl Lock {
+    /// `fair`: every unpark hands the lock to the woken thread (else
+    /// none does).
+    pub fn new(fair: bool) -> Lock {
+        Lock(super::chanlock::ChanLock::with_fair_unparks(fair))
+    }
+
+    pub fn lock(&self) {
+        self.0.lock();
+    }
+
+    /// # Safety
+    /// The caller holds the lock.
+    pub unsafe fn unlock(&self) {
+        // SAFETY: forwarded.
+        unsafe { self.0.unlock() };
+    }
+
+    pub fn is_locked(&self) -> bool {
+        self.0.is_locked()
+    }
+}
 
 /// A processor's real local run queue (`runq.rs`) of four slots, holding
 /// tokens (non-zero numbers, never dereferenced) in place of goroutines.

@@ -3,9 +3,10 @@
 //! (`park.rs`), of a processor's system-call handshake (`syscall.rs`), of
 //! sysmon's wait (`sysmon.rs`) and of the stop-the-world handshake
 //! (`stw.rs`: its lock and condition variable), and of a worker's
-//! preemption request (`async_preempt.rs`, `tests/preempt_loom.rs`): the waiter's done flag and a
-//! select's selection word, a channel's lock, a poller descriptor's lock,
-//! and how a plain thread blocks and is woken.
+//! preemption request (`async_preempt.rs`, `tests/preempt_loom.rs`): the
+//! waiter's done flag and a select's selection word, a poller
+//! descriptor's lock, a channel's lock (`chanlock.rs`; loom's mutex in
+//! the channel models), and how a plain thread blocks and is woken.
 //!
 //! They are std's and parking_lot's, or loom's under `cfg(loom)` (as
 //! `precise/sync.rs` does for the collector), so that
@@ -31,36 +32,16 @@ pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
-/// A lock taken and released by plain calls (no guard), as a channel's
-/// lock is: parking_lot's raw mutex.
 #[cfg(not(loom))]
-pub(crate) struct RawLock(parking_lot::RawMutex);
+pub(crate) use super::chanlock::ChanLock;
 
-#[cfg(not(loom))]
-impl RawLock {
-    pub(crate) const fn new() -> RawLock {
-        RawLock(<parking_lot::RawMutex as lock_api::RawMutex>::INIT)
-    }
-
-    #[inline]
-    pub(crate) fn lock(&self) {
-        lock_api::RawMutex::lock(&self.0);
-    }
-
-    /// # Safety
-    /// The caller holds the lock.
-    #[inline]
-    pub(crate) unsafe fn unlock(&self) {
-        // SAFETY: forwarded.
-        unsafe { lock_api::RawMutex::unlock(&self.0) };
-    }
-}
-
-/// Under loom: loom's mutex, its guard kept in the lock while it is held
-/// (so that loom sees a thread that waits for the lock as blocked, and
-/// reports a deadlock rather than spinning).
+/// Under loom, in the channel models: loom's mutex, its guard kept in the
+/// lock while it is held (so that loom sees a thread that waits for the
+/// lock as blocked, and reports a deadlock rather than spinning). The
+/// real lock is checked on its own (`tests/lock_loom.rs`), and its
+/// every try would multiply the channel models' interleavings.
 #[cfg(loom)]
-pub(crate) struct RawLock {
+pub(crate) struct ChanLock {
     /// The holder's guard. Declared first: dropped before the mutex it
     /// borrows.
     guard: std::cell::UnsafeCell<Option<loom::sync::MutexGuard<'static, ()>>>,
@@ -68,9 +49,9 @@ pub(crate) struct RawLock {
 }
 
 #[cfg(loom)]
-impl RawLock {
-    pub(crate) fn new() -> RawLock {
-        RawLock {
+impl ChanLock {
+    pub(crate) fn new() -> ChanLock {
+        ChanLock {
             guard: std::cell::UnsafeCell::new(None),
             mutex: loom::sync::Mutex::new(()),
         }
@@ -232,6 +213,13 @@ impl<T> Lock<T> {
     /// None needed; the signature is the real one's.
     pub(crate) unsafe fn release_after_fork(&self) {}
 }
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/lock_loom.rs`: a channel lock's unlock that frees the
+    /// lock without waking the thread parked on it.
+    LOST_HANDOFF, set_lost_handoff, lost_handoff
+);
 
 #[cfg(loom)]
 bug_switch!(
