@@ -39,7 +39,7 @@ const PARKED: u32 = 2;
 
 /// Tries before parking, the pause doubling each time.
 #[cfg(not(loom))]
-const ROUNDS: u32 = 8;
+const ROUNDS: u32 = 5;
 #[cfg(loom)]
 const ROUNDS: u32 = 1;
 
