@@ -2,8 +2,10 @@
 //! select holds the locks of all its channels at once and gives them back
 //! as its cases settle.
 //!
-//! A channel's lock is held for a few dozen nanoseconds (a copy and a
-//! queue update), never across a switch. What costs under contention is
+//! A channel's lock is held for a few dozen nanoseconds: a copy and a
+//! queue update, and, for a goroutine that parks, until it has switched
+//! out (the worker releases the lock after the switch, so that no waker
+//! readies a goroutine still running). What costs under contention is
 //! the lock's cache line: every look at the word fetches the line shared,
 //! and the compare-and-swap that follows fetches it again exclusive, in
 //! the holder's way. So a waiter never reads the word to see whether the
@@ -62,8 +64,6 @@ impl ChanLock {
     pub(crate) fn new() -> ChanLock {
         ChanLock {
             state: AtomicU32::new(0),
-            #[cfg(loom)]
-            queue: loom_queue::Queue::new(false),
         }
     }
 
