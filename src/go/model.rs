@@ -70,9 +70,8 @@
 //!
 //! [`Lock`] is a channel's real lock (`chanlock.rs`), parking in a loom
 //! model of its queue, for `tests/lock_loom.rs` (`Lock::new(true)`: every
-//! unpark hands the lock over); [`set_lost_handoff`]
-//! brings back an unlock that frees the lock without waking its parked
-//! thread.
+//! unpark hands the lock over); [`set_lost_handoff`] brings back an
+//! unlock that frees the lock without waking its parked thread.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
