@@ -238,20 +238,27 @@ fn pause(round: u32) {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::{ChanLock, HANDED_OFF};
-    use std::cell::UnsafeCell;
+    use std::cell::{Cell, UnsafeCell};
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     use std::sync::mpsc;
     use std::time::Duration;
 
-    /// Threads woken from the queue, and those of them handed the lock.
-    static WOKEN: AtomicUsize = AtomicUsize::new(0);
-    static HANDED: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        /// This thread's wakes from the queue, and those of them that
+        /// handed it the lock (per thread: the other tests' channels park
+        /// too).
+        static WAKES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
 
     pub(super) fn count_wake(token: usize) {
-        WOKEN.fetch_add(1, Relaxed);
-        if token == HANDED_OFF {
-            HANDED.fetch_add(1, Relaxed);
-        }
+        WAKES.with(|w| {
+            let (woken, handed) = w.get();
+            w.set((woken + 1, handed + usize::from(token == HANDED_OFF)));
+        });
+    }
+
+    fn wakes() -> (usize, usize) {
+        WAKES.with(Cell::get)
     }
 
     /// A lock and what it guards: two words that its holder changes one
@@ -337,16 +344,19 @@ mod tests {
     /// bucket has just had its fair unlock).
     #[test]
     fn a_parked_waiter_is_woken_or_handed_the_lock() {
-        let handed = HANDED.load(Relaxed);
+        let handed = AtomicUsize::new(0);
         for _ in 0..20 {
             let g = Guarded::new();
-            let woken = WOKEN.load(Relaxed);
             g.lock.lock();
             run_bounded(
                 2,
                 |t| {
                     if t == 0 {
+                        let (woken, was_handed) = wakes();
                         assert!(g.bump(|| {}));
+                        let now = wakes();
+                        assert!(now.0 > woken, "the waiter was not woken from the queue");
+                        handed.fetch_add(now.1 - was_handed, Relaxed);
                     } else {
                         while g.lock.state.load(Relaxed) != super::LOCKED | super::PARKED {
                             std::thread::yield_now();
@@ -359,15 +369,8 @@ mod tests {
                 "parked waiter",
             );
             assert_eq!(g.count(), 1);
-            assert!(
-                WOKEN.load(Relaxed) > woken,
-                "the waiter was not woken from the queue"
-            );
         }
-        assert!(
-            HANDED.load(Relaxed) > handed,
-            "no unlock handed the lock over"
-        );
+        assert!(handed.load(Relaxed) > 0, "no unlock handed the lock over");
     }
 
     /// Threads take random locks of a few at random, some holding them
@@ -384,10 +387,11 @@ mod tests {
         let takes: Vec<[AtomicUsize; LOCKS]> = (0..THREADS)
             .map(|_| std::array::from_fn(|_| AtomicUsize::new(0)))
             .collect();
-        let woken = WOKEN.load(Relaxed);
+        let woken = AtomicUsize::new(0);
         run_bounded(
             THREADS,
             |t| {
+                let before = wakes().0;
                 let mut rng = crate::seeded::Rng(seed.wrapping_add(t as u64) | 1);
                 for _ in 0..40_000 {
                     let l = rng.below(LOCKS as u64) as usize;
@@ -400,6 +404,7 @@ mod tests {
                     assert!(agreed, "seed {seed}: two holders of lock {l} at once");
                     takes[t][l].fetch_add(1, Relaxed);
                 }
+                woken.fetch_add(wakes().0 - before, Relaxed);
             },
             "random takes",
         );
@@ -412,10 +417,7 @@ mod tests {
                 "seed {seed}: lock {l} ended held"
             );
         }
-        println!(
-            "threads woken from the queue: {}",
-            WOKEN.load(Relaxed) - woken
-        );
+        println!("threads woken from the queue: {}", woken.load(Relaxed));
     }
 }
 
