@@ -649,6 +649,83 @@ fn busy_poll_child(by_chan: bool) {
     });
 }
 
+const COMPUTE_CHILD: &str = "DEFERGC_TEST_COMPUTE_POLL_CHILD";
+
+/// With every processor busy and none ever out of work (two goroutines
+/// that yield in a loop, on two processors), no worker polls the network
+/// and none blocks in the poller (only a worker with an idle processor
+/// does): sysmon polls when no one has for a while, and the reader whose
+/// socket became ready runs while the two still compute. Without that it
+/// would wait until they stop, and they stop only once it has run: the
+/// child hangs and is killed after 60 s.
+#[test]
+#[serial]
+fn the_network_is_polled_while_every_processor_computes() {
+    if std::env::var_os(COMPUTE_CHILD).is_some() {
+        return compute_poll_child();
+    }
+    let out = child::run_test(
+        "the_network_is_polled_while_every_processor_computes",
+        &[(COMPUTE_CHILD, "1"), ("GOMAXPROCS", "2")],
+        Duration::from_secs(60),
+    )
+    .expect("the reader never ran while every processor computed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("compute poll ok"), "{stdout}");
+}
+
+fn compute_poll_child() {
+    use defergc::go::net::UnixStream;
+    use std::sync::atomic::AtomicBool;
+    run(move || {
+        let (r, w) = UnixStream::pair().unwrap();
+        let read = Arc::new(AtomicBool::new(false));
+        let spins = Arc::new(AtomicU64::new(0));
+        let wg = Arc::new(WaitGroup::new());
+        wg.add(3).unwrap();
+        for _ in 0..2 {
+            let (read, spins, wg) = (read.clone(), spins.clone(), wg.clone());
+            go::go(move || {
+                while !read.load(Ordering::SeqCst) {
+                    spins.fetch_add(1, Ordering::Relaxed);
+                    go::gosched();
+                }
+                wg.done().unwrap();
+            });
+        }
+        {
+            let (read, wg) = (read.clone(), wg.clone());
+            go::go(move || {
+                let mut b = [0u8; 1];
+                (&r).read_exact(&mut b).unwrap();
+                assert_eq!(&b, b"x");
+                read.store(true, Ordering::SeqCst);
+                wg.done().unwrap();
+            });
+        }
+        let writer = {
+            let spins = spins.clone();
+            std::thread::spawn(move || {
+                // The two compute and the reader has parked: write once
+                // both have yielded many times.
+                while spins.load(Ordering::Relaxed) < 200_000 {
+                    std::thread::yield_now();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+                (&w).write_all(b"x").unwrap();
+            })
+        };
+        wg.wait();
+        writer.join().unwrap();
+        println!("compute poll ok");
+    });
+}
+
 /// Deadlines moved many times on many sockets (as a server moves one per
 /// request): every cancelled timer stays cancelled, and the last deadline
 /// of each socket is the one that fires.

@@ -3,7 +3,11 @@
 //! reader goroutine that reads until the socket is closed; a driver
 //! writes a seeded byte stream in random chunks, moves the read deadline
 //! at random (passed, microseconds ahead, far, none), yields or sleeps at
-//! random, and closes the reader's socket at a random point.
+//! random, and closes the reader's socket at a random point. Beside them
+//! the seed starts zero to two goroutines that compute (yielding in a
+//! loop) for the whole run: with as many as there are processors, no
+//! worker runs out of work and none blocks in the poller, so readiness
+//! comes from the workers' polls between goroutines and sysmon's.
 //!
 //! Checked for every pair: the reader ends exactly once, with "use of
 //! closed network connection"; what it read is exactly a prefix of what
@@ -164,6 +168,25 @@ fn readiness_deadlines_and_close_race() {
         let addr = l.local_addr().unwrap();
         let until = Instant::now() + Duration::from_secs_f64(secs);
         let mut rng = Rng(seed);
+        let computing = rng.below(3);
+        eprintln!("go_net_stress: {computing} goroutines compute beside the pairs");
+        let stop = Arc::new(AtomicBool::new(false));
+        let computed = Arc::new(WaitGroup::new());
+        for _ in 0..computing {
+            computed.add(1).unwrap();
+            let (stop, computed) = (stop.clone(), computed.clone());
+            go::go(move || {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1000 {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    }
+                    std::hint::black_box(x);
+                    go::gosched();
+                }
+                computed.done().unwrap();
+            });
+        }
         let mut pair = 0u64;
         while Instant::now() < until {
             // A batch of pairs at once.
@@ -240,6 +263,8 @@ fn readiness_deadlines_and_close_race() {
             }
             wg.wait();
         }
+        stop.store(true, Ordering::Relaxed);
+        computed.wait();
         assert_eq!(
             pairs2.load(Ordering::Relaxed),
             pair,

@@ -13,7 +13,10 @@
 //! model thread makes arrive. Timers are the heaps' published earliest
 //! deadlines (`model::set_timer`, `model::set_timer_on`: a model has two
 //! heaps, as two processors): due at once, or an hour away (a model has
-//! no time). Loom reports a parker nobody wakes as a
+//! no time). A parker blocks in the poller only while the model's
+//! scheduler has an idle processor (`model::set_processor_idle`); the
+//! `processor_going_idle` models check that the poll comes back when one
+//! goes idle. Loom reports a parker nobody wakes as a
 //! deadlock. `loom_catches_an_unchecked_poll` brings back a parker that
 //! claims the poll without looking at its wake flag again, and checks
 //! (in a child process: loom aborts after such a report) that loom finds
@@ -290,6 +293,60 @@ fn a_nonblocking_poll_beside_the_watcher() {
 #[test]
 fn a_nonblocking_poll_leaves_the_watchers_wake() {
     check(a_nonblocking_poll_beside_the_watcher);
+}
+
+/// No processor is idle: a parker does not block in the poller (what it
+/// readied would have no processor to run on) but sleeps, or, with
+/// `timer`, watches the timer without polling. Then a processor goes idle
+/// and its worker (this thread) blocks: one of the two polls, and the
+/// event that arrives ends its block; the other is woken. A parker that
+/// kept to what it saw before the processor went idle would leave the
+/// event unpolled and both asleep.
+fn one_polls_once_a_processor_is_idle(timer: bool) {
+    model::install_poller(1);
+    let freed = Arc::new(Parker::for_current());
+    if timer {
+        model::set_timer(false);
+    }
+    model::set_processor_idle(false);
+    let slot = Arc::new(loom::sync::Mutex::new(None::<Arc<Parker>>));
+    let (s2, f) = (slot.clone(), freed.clone());
+    let busy = thread::spawn(move || {
+        let p = Arc::new(Parker::for_current());
+        *s2.lock().unwrap() = Some(p.clone());
+        let r = p.block();
+        if r == Blocked::Polled {
+            f.wake();
+        }
+        r
+    });
+    let e = thread::spawn(model::poll_event);
+    model::set_processor_idle(true);
+    let mine = freed.block();
+    if mine == Blocked::Polled {
+        loop {
+            if let Some(p) = slot.lock().unwrap().clone() {
+                p.wake();
+                break;
+            }
+            thread::yield_now();
+        }
+    }
+    let theirs = busy.join().unwrap();
+    e.join().unwrap();
+    let mut both = [mine, theirs];
+    both.sort_by_key(|b| *b == Blocked::Polled);
+    assert_eq!(both, [Blocked::Woken, Blocked::Polled]);
+}
+
+#[test]
+fn a_processor_going_idle_brings_the_poll_back() {
+    check(|| one_polls_once_a_processor_is_idle(false));
+}
+
+#[test]
+fn a_processor_going_idle_makes_the_timer_watcher_poll() {
+    check(|| one_polls_once_a_processor_is_idle(true));
 }
 
 const BUG_CHILD: &str = "DEFERGC_PARK_LOOM_BUG_CHILD";

@@ -443,6 +443,7 @@ impl Parker {
                 t.unpark();
             }
         });
+        super::park::set_processor_idle(|| FAKE.processor_idle.load(Ordering::SeqCst));
         Parker(super::park::Parker::for_current())
     }
 
@@ -481,6 +482,9 @@ struct FakePoll {
     /// scheduler's kick nudges (all of them: the real kick nudges one,
     /// whichever).
     idle: loom::sync::Mutex<Vec<loom::thread::Thread>>,
+    /// Whether the model's scheduler has an idle processor (see
+    /// [`set_processor_idle`]).
+    processor_idle: AtomicBool,
 }
 
 loom::lazy_static! {
@@ -490,6 +494,7 @@ loom::lazy_static! {
         broken: AtomicBool::new(false),
         polling: loom::sync::Mutex::new(None),
         idle: loom::sync::Mutex::new(Vec::new()),
+        processor_idle: AtomicBool::new(true),
     };
 }
 
@@ -549,6 +554,14 @@ pub fn poll_now() -> bool {
 pub fn install_poller(waiting: usize) {
     FAKE.waiting.store(waiting, Ordering::SeqCst);
     super::park::set_poller(&FAKE_POLLER);
+}
+
+/// Whether the model's scheduler has an idle processor (at the start of
+/// each execution it has): without one, a parker does not block in the
+/// poller. A processor that becomes idle is, in the real scheduler,
+/// followed by its worker's block; a model does the same.
+pub fn set_processor_idle(idle: bool) {
+    FAKE.processor_idle.store(idle, Ordering::SeqCst);
 }
 
 /// A descriptor becomes ready: the poll in progress, or the next one,

@@ -734,7 +734,18 @@ pub(crate) fn poll(timeout_ns: i64) -> usize {
     let Some(p) = POLLER.get() else { return 0 };
     const N: usize = 128;
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; N];
-    let n = epoll_wait_ns(p.epoll.load(Ordering::Relaxed), &mut events, timeout_ns);
+    // A poll that does not block is a busy thread's (a worker out of work
+    // with every processor busy, or sysmon): it takes a few, which the
+    // worker runs at once; the rest stay in the kernel's ready list (an
+    // edge not yet reported stays there) for the next worker that runs
+    // out of work, instead of waiting in one worker's queue, behind a
+    // thread the kernel may not run for a tick.
+    let take = if timeout_ns == 0 { NONBLOCKING } else { N };
+    let n = epoll_wait_ns(
+        p.epoll.load(Ordering::Relaxed),
+        &mut events[..take],
+        timeout_ns,
+    );
     if n <= 0 {
         return 0;
     }
@@ -776,6 +787,9 @@ pub(crate) fn poll(timeout_ns: i64) -> usize {
     }
     seen
 }
+
+/// The most events a poll that does not block takes (see [`poll`]).
+const NONBLOCKING: usize = 16;
 
 /// Makes a [`poll`] blocked in another thread return (Go's
 /// `netpollBreak`); writes at most once until that poll has seen it.

@@ -10,13 +10,17 @@
 //! blocking in `netpoll`): what the poller readies is queued as any ready
 //! is, and a wake of that worker goes through the poller's own eventfd.
 //! The poller registers itself here ([`set_poller`]) when its first
-//! descriptor is registered, so this file names no poller.
+//! descriptor is registered, so this file names no poller. A worker
+//! blocks in the poller only while a processor is idle (the scheduler
+//! says so through [`set_processor_idle`]): with every processor busy,
+//! busy workers poll when they run out of work and sysmon when no one
+//! has polled for [`UNPOLLED`] ([`poll_if_unpolled`]).
 
 use super::prim::{fence, thread, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One worker's blocking point: owned by the worker, woken by any thread.
 pub(crate) struct Parker {
@@ -64,7 +68,15 @@ impl Parker {
                 pass_watch();
                 return Wake::Woken;
             }
-            let io = poller().filter(|p| (p.waiting)() > 0);
+            // The network only while a processor is idle: what a poll
+            // readies then has a processor to run on. With every processor
+            // busy, a blocked poll would wake this thread for each event to
+            // queue goroutines that wait for a processor anyway; the busy
+            // workers poll when they run out of work, sysmon when none has
+            // for a while ([`poll_if_unpolled`]), and the worker whose
+            // processor goes idle next blocks here and polls (or nudges
+            // the watcher, asleep on a timer, into polling).
+            let io = poller().filter(|p| (p.waiting)() > 0 && processor_idle());
             if (io.is_some() || earliest_ns() != NO_TIMER)
                 && r.watcher
                     .compare_exchange(
@@ -92,6 +104,7 @@ impl Parker {
                 let readied = match io {
                     _ if looked || due => 0,
                     Some(p) => {
+                        r.polled.store(true, Ordering::Relaxed);
                         r.watcher_polls.store(true, Ordering::SeqCst);
                         let n = (p.poll)(timeout_ns(timer));
                         r.watcher_polls.store(false, Ordering::SeqCst);
@@ -212,6 +225,8 @@ struct Room {
     /// Whether the watcher is in the network poll (not sleeping on a
     /// timer).
     watcher_polls: AtomicBool,
+    /// Set by every poll, cleared by sysmon's look ([`poll_if_unpolled`]).
+    polled: AtomicBool,
 }
 
 /// "No timer" in a heap's published deadline.
@@ -236,6 +251,7 @@ static ROOM: Room = Room {
     next_timer: [const { Slot(AtomicU64::new(NO_TIMER)) }; TIMER_HEAPS],
     heaps_used: AtomicUsize::new(0),
     watcher_polls: AtomicBool::new(false),
+    polled: AtomicBool::new(false),
 };
 
 #[cfg(not(loom))]
@@ -251,6 +267,7 @@ loom::lazy_static! {
         next_timer: std::array::from_fn(|_| Slot(AtomicU64::new(NO_TIMER))),
         heaps_used: AtomicUsize::new(0),
         watcher_polls: AtomicBool::new(false),
+        polled: AtomicBool::new(false),
     };
 }
 
@@ -281,12 +298,56 @@ pub(crate) fn io_waiters() -> usize {
 /// descriptors are ready, without blocking, unless the watcher is blocked
 /// in the poller (it readies them itself); whether any were.
 pub(crate) fn poll_now() -> bool {
+    let r = room();
     match poller() {
-        Some(p) => {
-            (p.waiting)() > 0 && !room().watcher_polls.load(Ordering::Relaxed) && (p.poll)(0) > 0
+        Some(p) if (p.waiting)() > 0 && !r.watcher_polls.load(Ordering::Relaxed) => {
+            r.polled.store(true, Ordering::Relaxed);
+            (p.poll)(0) > 0
         }
-        None => false,
+        _ => false,
     }
+}
+
+/// How long the network may go unpolled while goroutines wait on it
+/// before sysmon polls. Go's sysmon waits 10 ms, which, while processors
+/// never run out of work, is the wait of every readiness. Sysmon's rounds
+/// are 20 µs apart while processors are busy and a poll that finds
+/// nothing is one system call, so a tenth of a millisecond costs little.
+pub(crate) const UNPOLLED: Duration = Duration::from_micros(100);
+
+/// Sysmon's look at the network, each round: when no worker has polled
+/// since `*last` (the last time a look saw a poll, or polled) and that was
+/// [`UNPOLLED`] ago, polls without blocking; what it readies goes to the
+/// global queue. With every processor busy and none running out of work
+/// (goroutines that compute, each preempted in turn), no worker polls and
+/// none blocks in the poller: without this, goroutines whose descriptors
+/// became ready would wait until one did. Whether it readied any.
+pub(crate) fn poll_if_unpolled(last: &mut Instant, now: Instant) -> bool {
+    let r = room();
+    if r.polled.swap(false, Ordering::Relaxed) || r.watcher_polls.load(Ordering::Relaxed) {
+        *last = now;
+        return false;
+    }
+    if now.saturating_duration_since(*last) < UNPOLLED {
+        return false;
+    }
+    *last = now;
+    match poller() {
+        Some(p) if (p.waiting)() > 0 => (p.poll)(0) > 0,
+        _ => false,
+    }
+}
+
+/// Whether a processor is idle, as the scheduler says
+/// ([`set_processor_idle`]; until it does, yes).
+fn processor_idle() -> bool {
+    PROCESSOR_IDLE.get().is_none_or(|f| f())
+}
+
+/// How a parker learns whether a processor is idle (the scheduler's:
+/// it keeps the count).
+pub(crate) fn set_processor_idle(f: fn() -> bool) {
+    let _ = PROCESSOR_IDLE.set(f);
 }
 
 /// In a forked child: no worker watches the poller and the timers.
@@ -411,6 +472,7 @@ type RunTimers = fn(Option<usize>, bool, u64) -> bool;
 
 static RUN_TIMERS: OnceLock<RunTimers> = OnceLock::new();
 static KICK_IDLE: OnceLock<fn()> = OnceLock::new();
+static PROCESSOR_IDLE: OnceLock<fn() -> bool> = OnceLock::new();
 
 /// The timer heaps' "fire what is due at `now`" (whether anything was),
 /// called by workers: registered by the heaps, which this file does not

@@ -236,6 +236,7 @@ pub(crate) fn start(
 ) -> &'static Sched {
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
+    super::park::set_processor_idle(|| super::procs::sched().npidle.load(Ordering::SeqCst) > 0);
     super::stw::real::set_preempt_all(super::preempt::request_all);
     super::sysmon::start();
     s

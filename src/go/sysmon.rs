@@ -1,6 +1,6 @@
 //! sysmon: the scheduler's monitor thread (Go's `sysmon` in
 //! `runtime/proc.go`). It holds no processor and runs no goroutine; it
-//! looks at every processor each round and does two things:
+//! looks at every processor each round and does four things:
 //!
 //! - **Retakes processors from system calls** (Go's `retake`): a
 //!   processor `P_SYSCALL` with the same `syscalltick` as in the round
@@ -26,6 +26,11 @@
 //!   1 ms ([`timer_round`]), and sysmon sleeps no later than the earliest
 //!   timer meanwhile. Go leaves such a timer to the end of a 10 ms time
 //!   slice.
+//! - **Polls the network no one polls** (Go's sysmon `netpoll`): a worker
+//!   blocks in the poller only while a processor is idle, and busy ones
+//!   poll only when they run out of work; when goroutines wait on
+//!   descriptors and no poll happened for `park::UNPOLLED`, sysmon polls
+//!   without blocking and queues what it readies on the global queue.
 //!
 //! Rounds: sysmon sleeps 20 µs between rounds, and once 50 rounds in a
 //! row found nothing to retake, twice as long after each further round,
@@ -220,6 +225,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
     let start = Instant::now();
     let mut seen: Vec<Seen> = Vec::new();
     let mut pace = Pace::new();
+    let mut polled = start;
     loop {
         std::thread::sleep(round_sleep(s, pace.next_delay()));
         WAKEUPS.fetch_add(1, Ordering::Relaxed);
@@ -255,6 +261,7 @@ fn run(s: &'static Sched, me: &'static Sleeper) -> ! {
             }
         }
         timer_round(s, &seen, now);
+        busy |= super::park::poll_if_unpolled(&mut polled, now);
         pace.round(busy);
     }
 }
