@@ -309,11 +309,12 @@ pub(crate) fn poll_now() -> bool {
 }
 
 /// How long the network may go unpolled while goroutines wait on it
-/// before sysmon polls. Go's sysmon waits 10 ms, which, while processors
-/// never run out of work, is the wait of every readiness. Sysmon's rounds
-/// are 20 µs apart while processors are busy and a poll that finds
-/// nothing is one system call, so a tenth of a millisecond costs little.
-pub(crate) const UNPOLLED: Duration = Duration::from_micros(100);
+/// before sysmon polls: Go's 10 ms. Shorter, sysmon polls beside busy
+/// workers about to poll themselves: what it readies goes to the global
+/// queue rather than to the worker that would run it at once, and its
+/// rounds stay 20 µs apart while it finds something, a third thread
+/// taking the cores again.
+pub(crate) const UNPOLLED: Duration = Duration::from_millis(10);
 
 /// Sysmon's look at the network, each round: when no worker has polled
 /// since `*last` (the last time a look saw a poll, or polled) and that was
