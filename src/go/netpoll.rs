@@ -734,8 +734,8 @@ pub(crate) fn poll(timeout_ns: i64) -> usize {
     let Some(p) = POLLER.get() else { return 0 };
     const N: usize = 128;
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; N];
-    // A poll that does not block is a busy thread's (a worker out of work
-    // with every processor busy, or sysmon): it takes a few, which the
+    // A poll that does not block is a running thread's (a worker out of
+    // work while no watcher polls, or sysmon): it takes a few, which the
     // worker runs at once; the rest stay in the kernel's ready list (an
     // edge not yet reported stays there) for the next worker that runs
     // out of work, instead of waiting in one worker's queue, behind a
