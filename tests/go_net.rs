@@ -568,19 +568,26 @@ fn busy_poll_case(test: &str, how: &str) {
     if let Some(how) = std::env::var_os(BUSY_CHILD) {
         return busy_poll_child(how == "chan");
     }
-    let out = child::run_test(
+    two_processor_child(
         test,
-        &[(BUSY_CHILD, how), ("GOMAXPROCS", "2")],
-        Duration::from_secs(60),
-    )
-    .expect("the second reader never ran while the first kept its worker busy");
+        (BUSY_CHILD, how),
+        "the second reader never ran while the first kept its worker busy",
+        "busy poll ok",
+    );
+}
+
+/// Runs `test` in a child process with `env` and GOMAXPROCS=2: it must
+/// succeed within 60 s (else `hang` is the failure) and print `ok`.
+fn two_processor_child(test: &str, env: (&str, &str), hang: &str, ok: &str) {
+    let out =
+        child::run_test(test, &[env, ("GOMAXPROCS", "2")], Duration::from_secs(60)).expect(hang);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "child failed: {stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("busy poll ok"), "{stdout}");
+    assert!(stdout.contains(ok), "{stdout}");
 }
 
 fn busy_poll_child(by_chan: bool) {
@@ -664,19 +671,12 @@ fn the_network_is_polled_while_every_processor_computes() {
     if std::env::var_os(COMPUTE_CHILD).is_some() {
         return compute_poll_child();
     }
-    let out = child::run_test(
+    two_processor_child(
         "the_network_is_polled_while_every_processor_computes",
-        &[(COMPUTE_CHILD, "1"), ("GOMAXPROCS", "2")],
-        Duration::from_secs(60),
-    )
-    .expect("the reader never ran while every processor computed");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "child failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+        (COMPUTE_CHILD, "1"),
+        "the reader never ran while every processor computed",
+        "compute poll ok",
     );
-    assert!(stdout.contains("compute poll ok"), "{stdout}");
 }
 
 fn compute_poll_child() {
