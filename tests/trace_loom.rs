@@ -1,10 +1,12 @@
 //! A thread's execution-trace buffer on the real code
 //! (`src/prof/trace.rs`), checked exhaustively by loom: the thread
-//! appends while the writer empties the buffer; every event appended is
-//! taken exactly once, in the order appended.
-//! `loom_catches_a_writer_that_takes_without_the_flag` brings back a
-//! writer that swaps the vector without holding the buffer's flag and
-//! checks (in a child process) that loom finds the race.
+//! appends while the writer empties the buffer (a ring of two slots, so
+//! that the thread comes round to slots the writer reads); every event
+//! appended is taken exactly once, in the order appended, and every
+//! other was refused (the ring was full).
+//! `loom_catches_a_writer_that_gives_slots_back_before_reading_them`
+//! brings back a writer that advances the ring's tail before it reads
+//! the slots and checks (in a child process) that loom finds the race.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
@@ -34,9 +36,9 @@ fn event(g: u64) -> TraceEvent {
 }
 
 /// The thread appends three events while the writer empties the buffer
-/// twice; every event is seen once, in order.
+/// twice; every event appended is seen once, in order.
 fn handoff() {
-    let buffer = Arc::new(TraceBuffer::new());
+    let buffer = Arc::new(TraceBuffer::with_capacity(2));
     let writer = {
         let buffer = buffer.clone();
         thread::spawn(move || {
@@ -45,13 +47,12 @@ fn handoff() {
             seen
         })
     };
-    for g in 1..=3 {
-        buffer.push(event(g));
-    }
+    let appended: Vec<u64> = (1..=3).filter(|&g| buffer.push(event(g))).collect();
+    assert!(appended.len() >= 2, "an empty ring of two refused an event");
     let mut seen = writer.join().unwrap();
     seen.extend(buffer.take());
     let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
-    assert_eq!(gs, [1, 2, 3]);
+    assert_eq!(gs, appended);
 }
 
 #[test]
@@ -59,16 +60,16 @@ fn the_writer_takes_every_event_once_in_order() {
     check(handoff);
 }
 
-const UNLOCKED_CHILD: &str = "DEFERGC_TRACE_LOOM_UNLOCKED_CHILD";
+const EARLY_CHILD: &str = "DEFERGC_TRACE_LOOM_EARLY_CHILD";
 
-/// A writer that swaps the vector without the flag races the thread's
-/// append. Loom must find it.
+/// A writer that gives its slots back before it reads them races the
+/// thread's next append into them. Loom must find it.
 #[test]
-fn loom_catches_a_writer_that_takes_without_the_flag() {
-    let bug = "a writer that ignores the flag";
-    let test = "loom_catches_a_writer_that_takes_without_the_flag";
-    if let Some(report) = child::loom_catches(test, UNLOCKED_CHILD, bug, || {
-        model::set_unlocked_take(true);
+fn loom_catches_a_writer_that_gives_slots_back_before_reading_them() {
+    let bug = "a writer that gives slots back before reading them";
+    let test = "loom_catches_a_writer_that_gives_slots_back_before_reading_them";
+    if let Some(report) = child::loom_catches(test, EARLY_CHILD, bug, || {
+        model::set_early_give_back(true);
         check(handoff);
     }) {
         child::loom_line(bug, &report, |l| l.contains("panicked"));

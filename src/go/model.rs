@@ -34,8 +34,8 @@
 //!
 //! [`TraceBuffer`] is a thread's buffer of the execution trace
 //! (`prof/trace.rs`), appended to by its thread and emptied by the
-//! writer, for `tests/trace_loom.rs`; [`set_unlocked_take`] brings back
-//! a writer that swaps the buffer without holding its flag.
+//! writer, for `tests/trace_loom.rs`; [`set_early_give_back`] brings
+//! back a writer that gives the buffer's slots back before it reads them.
 //!
 //! [`SyscallP`] is a processor's status and system-call handshake with
 //! the real transitions of `syscall.rs` (a [`SyscallWorker`]'s enter and
@@ -78,7 +78,7 @@ use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 pub use crate::prof::ring::{set_early_publish as set_ring_early_publish, Ring as CpuRing};
 pub use crate::prof::trace::{
-    set_unlocked_take, Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind,
+    set_early_give_back, Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind,
 };
 use std::sync::atomic::Ordering;
 

@@ -13,13 +13,15 @@
 //! carries the session it was recorded for and goes into the recording
 //! thread's own [`Buffer`] (a worker's, a sysmon's, a plain thread's),
 //! registered once per thread: no lock shared by the threads on the
-//! path that records. A buffer is a vector behind a flag that its thread
-//! and the writer take in turn, the writer only to swap the vector for
-//! an empty one (`tests/trace_loom.rs` model-checks that no event is lost
-//! or seen twice). A buffer holds at most [`BUFFER_CAP`] events: when the
-//! writer has not emptied it in time the event is counted as lost rather
-//! than grown without bound (Go's tracer instead keeps every event and
-//! lets its queue of full buffers grow); the count is written into the
+//! path that records. A buffer is a ring of [`BUFFER_CAP`] slots with
+//! one producer (its thread) and one consumer (the writer), which take
+//! no lock and make no read-modify-write: the thread writes a slot and
+//! advances its end, the writer reads slots and advances the other
+//! (`tests/trace_loom.rs` model-checks that no event is lost or seen
+//! twice). When the writer has not emptied a buffer in time, the ring
+//! is full and the event is counted as lost rather than kept without
+//! bound (Go's tracer instead keeps every event and lets its queue of
+//! full buffers grow); the count is written into the
 //! file's `otherData` as `lost_events`.
 //!
 //! Timestamps are one read of a cheap counter per event ([`ticks`]: the
@@ -55,11 +57,12 @@
 //! [`emit`], [`gc_started`] and [`gc_ended`].
 
 #[cfg(loom)]
-use loom::sync::atomic::AtomicBool;
+use loom::sync::atomic::AtomicUsize;
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
+use std::mem::MaybeUninit;
 #[cfg(not(loom))]
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -147,6 +150,9 @@ impl<T> Slot<T> {
     fn new(v: T) -> Slot<T> {
         Slot(std::cell::UnsafeCell::new(v))
     }
+    fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
     fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
@@ -155,18 +161,34 @@ impl<T> Slot<T> {
 #[allow(clippy::unsafe_removed_from_name)]
 use loom::cell::UnsafeCell as Slot;
 
-/// One thread's events: appended by its thread, taken by the writer.
+/// One thread's events: a ring of a fixed number of slots that its
+/// thread appends to and the writer empties, a single producer and a
+/// single consumer. No read-modify-write on either side: the thread
+/// writes the slot at `head`, then publishes it by advancing `head`
+/// (release); the writer reads the slots from `tail` to the `head` it
+/// loaded (acquire), then gives them back by advancing `tail` (release),
+/// which the thread loads (acquire) before it writes into a slot again.
 pub struct Buffer {
-    /// Held by whoever touches `events` (the thread, or the writer for a
-    /// swap).
-    busy: AtomicBool,
-    events: Slot<Vec<Event>>,
+    /// Events appended so far: written only by the buffer's thread.
+    head: crate::cache::CachePadded<AtomicUsize>,
+    /// The thread's copy of `tail` as last loaded: the ring has at least
+    /// `len - (head - seen_tail)` free slots, so the thread loads `tail`
+    /// (a line the writer writes) only when that runs out.
+    seen_tail: Slot<usize>,
+    /// Events taken so far: written only by the writer.
+    tail: crate::cache::CachePadded<AtomicUsize>,
+    /// `head & (len - 1)` is the next slot written (the length is a power
+    /// of two). A slot between `tail` and `head` is the writer's to read;
+    /// every other one the thread's.
+    slots: Box<[Slot<MaybeUninit<Event>>]>,
 }
 
-// SAFETY: `events` is touched only by the holder of `busy`, taken with
-// acquire and given back with release ordering.
+// SAFETY: a slot is touched by one side at a time, as the module docs
+// say: the thread only outside `tail..head`, the writer only inside, and
+// each side moves its own end with release after it is done with a slot,
+// which the other side loads with acquire before it touches that slot.
 unsafe impl Sync for Buffer {}
-// SAFETY: as above; the vector itself is Send.
+// SAFETY: as above; events are plain data.
 unsafe impl Send for Buffer {}
 
 impl Default for Buffer {
@@ -176,96 +198,120 @@ impl Default for Buffer {
 }
 
 impl Buffer {
-    /// An empty buffer.
+    /// An empty buffer of [`BUFFER_CAP`] events.
     pub fn new() -> Buffer {
-        Buffer {
-            busy: AtomicBool::new(false),
-            events: Slot::new(Vec::new()),
-        }
+        Buffer::with_capacity(BUFFER_CAP)
     }
 
-    fn acquire(&self) {
-        while self
-            .busy
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            #[cfg(loom)]
-            loom::thread::yield_now();
-            #[cfg(not(loom))]
-            std::thread::yield_now();
-        }
-    }
-
-    fn release(&self) {
-        self.busy.store(false, Ordering::Release);
-    }
-
-    /// Appends `e` (the buffer's own thread); false if the buffer already
-    /// holds `cap` events (the event is dropped).
-    pub fn push_bounded(&self, e: Event, cap: usize) -> bool {
-        self.acquire();
-        // SAFETY: `busy` is held: no one else touches the vector.
-        let pushed = self.events.with_mut(|v| unsafe {
-            let v = &mut *v;
-            if v.len() >= cap {
-                false
-            } else {
-                v.push(e);
-                true
-            }
-        });
-        self.release();
-        pushed
-    }
-
-    /// Appends `e` (the buffer's own thread), up to [`BUFFER_CAP`] events.
-    pub fn push(&self, e: Event) -> bool {
-        self.push_bounded(e, BUFFER_CAP)
-    }
-
-    /// Takes every event appended so far, leaving `spare` (emptied) in its
-    /// place (the writer, which reuses the vectors it has written).
-    pub fn swap(&self, mut spare: Vec<Event>) -> Vec<Event> {
-        spare.clear();
-        #[cfg(loom)]
-        let broken = UNLOCKED_TAKE.load(std::sync::atomic::Ordering::Relaxed);
+    /// An empty buffer of `cap` events, rounded up to a power of two. Its
+    /// memory is reserved, not touched: a thread that records little costs
+    /// little.
+    pub fn with_capacity(cap: usize) -> Buffer {
+        let cap = cap.max(1).next_power_of_two();
         #[cfg(not(loom))]
-        let broken = false;
-        if !broken {
-            self.acquire();
+        // SAFETY: a slot is an `UnsafeCell` of a `MaybeUninit`, valid
+        // whatever its bytes; none is read before the thread writes it.
+        let slots =
+            unsafe { Box::<[Slot<MaybeUninit<Event>>]>::new_uninit_slice(cap).assume_init() };
+        #[cfg(loom)]
+        let slots = (0..cap).map(|_| Slot::new(MaybeUninit::uninit())).collect();
+        Buffer {
+            head: crate::cache::CachePadded(AtomicUsize::new(0)),
+            seen_tail: Slot::new(0),
+            tail: crate::cache::CachePadded(AtomicUsize::new(0)),
+            slots,
         }
-        // SAFETY: `busy` is held: no one else touches the vector. (Under
-        // loom, `set_unlocked_take` removes the hold on purpose, for the
-        // model to catch.)
-        let events = self
-            .events
-            .with_mut(|v| unsafe { std::mem::replace(&mut *v, spare) });
-        if !broken {
-            self.release();
+    }
+
+    /// Appends `e` (the buffer's own thread only); false if the buffer is
+    /// full (the event is dropped).
+    #[inline]
+    pub fn push(&self, e: Event) -> bool {
+        let head = self.head.load(Ordering::Relaxed);
+        let len = self.slots.len();
+        // SAFETY: `seen_tail` is the buffer's thread's alone (the caller).
+        let seen = self.seen_tail.with(|t| unsafe { *t });
+        if head.wrapping_sub(seen) >= len {
+            let tail = self.tail.load(Ordering::Acquire);
+            // SAFETY: as above.
+            self.seen_tail.with_mut(|t| unsafe { *t = tail });
+            if head.wrapping_sub(tail) >= len {
+                return false;
+            }
         }
-        events
+        // SAFETY: the slot lies outside `tail..head`: the writer is done
+        // with it (its advance of `tail` past it was loaded with acquire,
+        // now or at an earlier append) and reads it again only after the
+        // release below.
+        self.slots[head & (len - 1)].with_mut(|s| unsafe { (*s).write(e) });
+        self.head.store(head.wrapping_add(1), Ordering::Release);
+        true
+    }
+
+    /// Hands every event appended so far to `each`, in the order
+    /// appended, then gives their slots back (the writer only: one at a
+    /// time, which [`DRAINING`] and the tests guarantee).
+    pub fn drain(&self, mut each: impl FnMut(&Event)) {
+        let tail = self.tail.load(Ordering::Relaxed);
+        let head = self.head.load(Ordering::Acquire);
+        #[cfg(loom)]
+        let early = EARLY_GIVE_BACK.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(loom))]
+        let early = false;
+        if early {
+            self.tail.store(head, Ordering::Release);
+        }
+        let mask = self.slots.len() - 1;
+        let mut at = tail;
+        while at != head {
+            // SAFETY: the slot lies inside `tail..head`: the thread wrote
+            // it before its release of `head` (loaded above with acquire)
+            // and writes it again only after `tail` passes it below.
+            // (Under loom, `set_early_give_back` gives the slots back
+            // first, on purpose, for the model to catch.)
+            self.slots[at & mask].with(|s| each(unsafe { (*s).assume_init_ref() }));
+            at = at.wrapping_add(1);
+            if !early && at & (GIVE_BACK_EVERY - 1) == 0 {
+                // The thread may write again into what was read: a
+                // drain that writes to the file for milliseconds does
+                // not leave the thread a ring only part free.
+                self.tail.store(at, Ordering::Release);
+            }
+        }
+        if !early {
+            self.tail.store(head, Ordering::Release);
+        }
     }
 
     /// Takes every event appended so far, leaving the buffer empty (the
-    /// loom model's writer and the tests; the real writer reuses vectors).
+    /// loom model's writer and the tests).
     #[cfg_attr(not(any(test, loom)), allow(dead_code))]
     pub fn take(&self) -> Vec<Event> {
-        self.swap(Vec::new())
+        let mut out = Vec::new();
+        self.drain(|e| out.push(*e));
+        out
     }
 }
 
-/// Under loom: a writer that swaps a buffer's vector without holding its
-/// flag (a broken handoff `tests/trace_loom.rs` must catch).
+/// Under loom: a writer that gives its slots back before it has read
+/// them (a broken handoff `tests/trace_loom.rs` must catch).
 #[cfg(loom)]
-static UNLOCKED_TAKE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static EARLY_GIVE_BACK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Brings back a writer that takes a buffer without holding its flag
-/// (loom only).
+/// Brings back a writer that advances the buffer's `tail` before it reads
+/// the slots it gives back (loom only).
 #[cfg(loom)]
-pub fn set_unlocked_take(on: bool) {
-    UNLOCKED_TAKE.store(on, std::sync::atomic::Ordering::Relaxed);
+pub fn set_early_give_back(on: bool) {
+    EARLY_GIVE_BACK.store(on, std::sync::atomic::Ordering::Relaxed);
 }
+
+/// A drain gives back the slots it has read every this many (a power of
+/// two; under loom every slot, so that the model meets the thread
+/// writing into a slot given back in the middle of a drain).
+#[cfg(not(loom))]
+const GIVE_BACK_EVERY: usize = 1024;
+#[cfg(loom)]
+const GIVE_BACK_EVERY: usize = 1;
 
 /// The most events a thread's buffer holds between two visits of the
 /// writer; more are counted as lost.
@@ -480,6 +526,8 @@ struct Running {
 }
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+/// Held by the writer that empties the buffers (each has one consumer).
+static DRAINING: Mutex<()> = Mutex::new(());
 
 /// A record of the scratch file: `ts`, `dur`, `g`, `arg`, and the kind
 /// (low byte), the wait reason's number (next 24 bits) and the track
@@ -513,8 +561,6 @@ struct Writer {
     /// Wait reasons by number (0: none), and their numbers by address.
     reasons: Vec<&'static str>,
     reason_ids: HashMap<(usize, usize), u64>,
-    /// A vector handed to the next buffer emptied.
-    spare: Vec<Event>,
 }
 
 /// `"` and `\` escaped, control characters dropped: a wait reason as a
@@ -567,6 +613,9 @@ impl Writer {
     /// Moves what the buffers and the collections' ring hold for this
     /// trace into the scratch file, oldest first per buffer.
     fn flush(&mut self) -> std::io::Result<()> {
+        // One consumer per buffer: the writer of a trace that is ending
+        // may still flush while the next trace's writer starts.
+        let _draining = DRAINING.lock().unwrap_or_else(|e| e.into_inner());
         let buffers: Vec<Arc<Buffer>> = {
             let mut all = local::BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
             // A buffer only the registry holds belongs to a thread that
@@ -576,15 +625,15 @@ impl Writer {
             snapshot
         };
         for b in buffers {
-            let events = b.swap(std::mem::take(&mut self.spare));
-            for e in &events {
-                if e.session == self.session {
+            let mut written = Ok(());
+            b.drain(|e| {
+                if e.session == self.session && written.is_ok() {
                     let meta =
                         kind_code(e.kind) | self.reason_id(e.reason) << 8 | (e.track as u64) << 32;
-                    self.record([e.ts, e.dur, e.g, e.arg, meta])?;
+                    written = self.record([e.ts, e.dur, e.g, e.arg, meta]);
                 }
-            }
-            self.spare = events;
+            });
+            written?;
         }
         let reserved = GC_RESERVED.load(Ordering::Relaxed);
         if reserved.saturating_sub(self.gc_next) > GC_RING as u64 {
@@ -803,7 +852,6 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
         gc_next: GC_RESERVED.load(Ordering::Relaxed),
         reasons: vec![""],
         reason_ids: HashMap::new(),
-        spare: Vec::new(),
     };
     let stop = Arc::new((Mutex::new(false), Condvar::new()));
     let stop2 = stop.clone();
@@ -900,15 +948,18 @@ mod tests {
 
     #[test]
     fn a_full_buffer_drops_the_event() {
-        let b = Buffer::new();
+        let b = Buffer::with_capacity(2);
         let e = created(1);
-        assert!(b.push_bounded(e, 2));
-        assert!(b.push_bounded(Event { g: 2, ..e }, 2));
-        assert!(!b.push_bounded(Event { g: 3, ..e }, 2));
-        let taken = b.swap(Vec::with_capacity(2));
+        assert!(b.push(e));
+        assert!(b.push(Event { g: 2, ..e }));
+        assert!(!b.push(Event { g: 3, ..e }));
+        let taken = b.take();
         assert_eq!(taken.iter().map(|e| e.g).collect::<Vec<_>>(), [1, 2]);
-        assert!(b.push_bounded(Event { g: 4, ..e }, 2));
-        assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [4]);
+        assert!(b.push(Event { g: 4, ..e }));
+        assert!(b.push(Event { g: 5, ..e }));
+        assert!(!b.push(Event { g: 6, ..e }));
+        assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [4, 5]);
+        assert!(b.take().is_empty());
     }
 
     /// Threads append to their own small buffers while a writer empties
@@ -921,7 +972,9 @@ mod tests {
         let mut rng = crate::seeded::Rng(seed);
         const THREADS: u64 = 3;
         const EACH: u64 = 20_000;
-        let buffers: Vec<Arc<Buffer>> = (0..THREADS).map(|_| Arc::new(Buffer::new())).collect();
+        let buffers: Vec<Arc<Buffer>> = (0..THREADS)
+            .map(|_| Arc::new(Buffer::with_capacity(64)))
+            .collect();
         let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let producers: Vec<_> = buffers
             .iter()
@@ -941,7 +994,7 @@ mod tests {
                             arg: i,
                             reason: "",
                         };
-                        if !b.push_bounded(e, 64) {
+                        if !b.push(e) {
                             dropped += 1;
                         }
                     }
@@ -951,15 +1004,10 @@ mod tests {
             })
             .collect();
         let mut seen: Vec<Vec<u64>> = vec![Vec::new(); THREADS as usize];
-        let mut spare = Vec::new();
         loop {
             let finished = done.load(Ordering::Acquire) == THREADS as usize;
             for b in &buffers {
-                let events = b.swap(std::mem::take(&mut spare));
-                for e in &events {
-                    seen[e.g as usize].push(e.arg);
-                }
-                spare = events;
+                b.drain(|e| seen[e.g as usize].push(e.arg));
             }
             if finished {
                 break;
