@@ -561,6 +561,8 @@ struct Writer {
     /// Wait reasons by number (0: none), and their numbers by address.
     reasons: Vec<&'static str>,
     reason_ids: HashMap<(usize, usize), u64>,
+    /// The events of the buffer being written (reused).
+    batch: Vec<Event>,
 }
 
 /// `"` and `\` escaped, control characters dropped: a wait reason as a
@@ -611,8 +613,9 @@ impl Writer {
     }
 
     /// Moves what the buffers and the collections' ring hold for this
-    /// trace into the scratch file, oldest first per buffer.
-    fn flush(&mut self) -> std::io::Result<()> {
+    /// trace into the scratch file, oldest first per buffer; returns the
+    /// most events one buffer held.
+    fn flush(&mut self) -> std::io::Result<usize> {
         // One consumer per buffer: the writer of a trace that is ending
         // may still flush while the next trace's writer starts.
         let _draining = DRAINING.lock().unwrap_or_else(|e| e.into_inner());
@@ -624,17 +627,23 @@ impl Writer {
             all.retain(|b| Arc::strong_count(b) > 2);
             snapshot
         };
+        let mut batch = std::mem::take(&mut self.batch);
+        let mut most = 0;
         for b in buffers {
-            let mut written = Ok(());
-            b.drain(|e| {
-                if e.session == self.session && written.is_ok() {
+            // Copied out first, which gives the ring back to its thread at
+            // the speed of a copy; then written, which is slower.
+            batch.clear();
+            b.drain(|e| batch.push(*e));
+            most = most.max(batch.len());
+            for e in &batch {
+                if e.session == self.session {
                     let meta =
                         kind_code(e.kind) | self.reason_id(e.reason) << 8 | (e.track as u64) << 32;
-                    written = self.record([e.ts, e.dur, e.g, e.arg, meta]);
+                    self.record([e.ts, e.dur, e.g, e.arg, meta])?;
                 }
-            });
-            written?;
+            }
         }
+        self.batch = batch;
         let reserved = GC_RESERVED.load(Ordering::Relaxed);
         if reserved.saturating_sub(self.gc_next) > GC_RING as u64 {
             self.gc_next = reserved - GC_RING as u64;
@@ -655,7 +664,7 @@ impl Writer {
             }
             self.gc_next += 1;
         }
-        Ok(())
+        Ok(most)
     }
 
     /// Empties the buffers a last time, then formats the whole trace
@@ -852,6 +861,7 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
         gc_next: GC_RESERVED.load(Ordering::Relaxed),
         reasons: vec![""],
         reason_ids: HashMap::new(),
+        batch: Vec::new(),
     };
     let stop = Arc::new((Mutex::new(false), Condvar::new()));
     let stop2 = stop.clone();
@@ -860,14 +870,20 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
         .spawn(move || {
             let (lock, cv) = &*stop2;
             let mut stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut busy = false;
             while !*stopped {
-                stopped = cv
-                    .wait_timeout(stopped, FLUSH_EVERY)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                if !busy {
+                    stopped = cv
+                        .wait_timeout(stopped, FLUSH_EVERY)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
                 if !*stopped {
                     drop(stopped);
-                    writer.flush()?;
+                    // A buffer that filled an eighth of its ring since the
+                    // last visit is emptied again at once: its thread
+                    // records faster than one flush per wait keeps up with.
+                    busy = writer.flush()? > BUFFER_CAP / 8;
                     stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
                 }
             }
