@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Readiness (the poller), a deadline firing (the timer) and a close race
-//! with a wait and with each other. Every model checks that the wait
+//! with a wait and with each other; two closes race with each other and
+//! with the end of an operation that pins the descriptor (`pin`,
+//! `unpin`, `claim_close`): one close wins, the record is retired once. Every model checks that the wait
 //! ends (loom reports a waiter nobody wakes as a deadlock), with an
 //! outcome one of the racers explains, and that no waiter is left in a
 //! slot. `loom_catches_a_lost_wakeup` brings back a readiness that
@@ -137,6 +139,66 @@ fn both_directions() {
         r.join().unwrap();
         p.assert_no_waiter();
     });
+}
+
+/// Two closes race: one retires the record, the other is refused.
+fn two_closes() {
+    let p = Arc::new(Poll::new());
+    let a = on(&p, |p| p.claim_close());
+    let b = p.claim_close();
+    let a = a.join().unwrap();
+    assert!(
+        (a == Ok(true)) != (b == Ok(true)) && (a.is_err() || b.is_err()),
+        "two closes gave {a:?} and {b:?}: one must retire the record, the other be refused"
+    );
+    assert!(!p.registered());
+}
+
+#[test]
+fn of_two_closes_one_wins() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(two_closes);
+}
+
+/// Two closes race with the end of the last operation on the descriptor:
+/// one close is refused, and the record is retired exactly once, by the
+/// winning close or, if the operation still ran then, by its end.
+#[test]
+fn two_closes_and_an_operation_retire_once() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::new());
+        assert!(p.pin());
+        let a = on(&p, |p| p.claim_close());
+        let b = on(&p, |p| p.claim_close());
+        let by_operation = p.unpin();
+        let (a, b) = (a.join().unwrap(), b.join().unwrap());
+        assert!(a.is_ok() != b.is_ok(), "closes: {a:?} and {b:?}");
+        let by_close = a == Ok(true) || b == Ok(true);
+        assert!(
+            by_close != by_operation,
+            "retired by a close: {by_close}, by the operation's end: {by_operation}"
+        );
+        assert!(!p.registered());
+        assert!(!p.pin(), "a closed record was pinned");
+    });
+}
+
+#[test]
+fn loom_catches_a_close_claimed_without_the_lock() {
+    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
+    model::set_unclaimed_close(true);
+    let caught = std::panic::catch_unwind(|| check(two_closes));
+    model::set_unclaimed_close(false);
+    let err = caught.expect_err(
+        "loom found nothing wrong with two closes that both succeed: the model checks nothing",
+    );
+    let msg = loom_check::panic_message(&*err);
+    assert!(
+        msg.contains("two closes gave"),
+        "loom failed otherwise: {msg}"
+    );
+    eprintln!("with the close claimed outside the lock, loom failed with: {msg}");
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! predecessor (in whatever queue) or headed it.
 //!
 //! [`Poll`] is a poller descriptor record with no descriptor behind it
-//! (`tests/netpoll_loom.rs`); [`set_lost_wakeup`] brings back a readiness
+//! (`tests/netpoll_loom.rs`), with its pins and its close's claim;
+//! [`set_unclaimed_close`] brings back a close that retires the record
+//! after letting its lock go; [`set_lost_wakeup`] brings back a readiness
 //! that overwrites the parked waiter instead of readying it.
 //!
 //! [`World`] is the scheduler's stop-the-world handshake
@@ -85,7 +87,7 @@ use std::sync::atomic::Ordering;
 pub use super::prim::{
     set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_handoff, set_lost_wakeup,
     set_no_gcwait, set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll,
-    set_uncounted_firing, set_unpassed_watch,
+    set_unclaimed_close, set_uncounted_firing, set_unpassed_watch,
 };
 
 /// A channel's real lock (`chanlock.rs`).
@@ -416,6 +418,38 @@ impl Poll {
     /// No waiter is left in a slot.
     pub fn assert_no_waiter(&self) {
         self.0.assert_no_waiter();
+    }
+
+    /// An operation starts on the descriptor (`netpoll::pin`): false once
+    /// the record is closing.
+    pub fn pin(&self) -> bool {
+        self.0.pin(0).is_ok()
+    }
+
+    /// The operation ends: true if it ended the close it held up (the
+    /// record retired by this call).
+    pub fn unpin(&self) -> bool {
+        self.0.unpin().is_some()
+    }
+
+    /// A close (`netpoll::close`): its waiters unblocked, then the close
+    /// claimed. `Ok(true)`: the record retired by this call; `Ok(false)`:
+    /// left to the last operation's `unpin`; `Err(())`: refused (closed
+    /// already).
+    pub fn claim_close(&self) -> Result<bool, ()> {
+        if self.0.unblock_all(0).is_err() {
+            return Err(());
+        }
+        self.0
+            .claim_close(0, super::netpoll::CloseFd::No)
+            .map(|fd| fd.is_some())
+            .map_err(drop)
+    }
+
+    /// Whether the record still has its registration (no close retired
+    /// it).
+    pub fn registered(&self) -> bool {
+        self.0.is_generation(0)
     }
 }
 

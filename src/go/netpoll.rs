@@ -179,6 +179,13 @@ static POLLER: OnceLock<Poller> = OnceLock::new();
 static TABLE: RwLock<Vec<&'static PollDesc>> = RwLock::new(Vec::new());
 static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
+/// The record registered for each descriptor number (its index + 1; 0:
+/// none). A number closed behind the poller's back and reused leaves its
+/// old record claiming it: the new registration takes the number from
+/// it ([`PollDesc::lose_number`]), so that the old record's close cannot
+/// take the new one out of the epoll set or close its descriptor.
+static BY_FD: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
 /// Waiters parked on a descriptor (the deadlock check: they are not asleep
 /// for good while the poller can wake them).
 static WAITING: AtomicUsize = AtomicUsize::new(0);
@@ -337,22 +344,36 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
         Handle::new(pd.index, pd.generation.load(Ordering::Relaxed))
     };
     if let Err(e) = p.add(fd, h) {
-        release(pd);
+        retire(pd, &mut pd.state.lock());
+        FREE.lock().push(pd.index);
         return Err(e);
+    }
+    let before = {
+        let mut by_fd = BY_FD.lock();
+        let at = fd as usize;
+        if by_fd.len() <= at {
+            by_fd.resize(at + 1, 0);
+        }
+        std::mem::replace(&mut by_fd[at], pd.index as u32 + 1)
+    };
+    if before != 0 && before as usize - 1 != pd.index {
+        // The kernel took the number's old registration out of the epoll
+        // set when its last descriptor closed; its record still claims it.
+        TABLE.read()[before as usize - 1].lose_number(fd);
     }
     OPEN.fetch_add(1, Ordering::Relaxed);
     Ok(h)
 }
 
-/// Puts a descriptor back on the free list with a new generation.
-fn release(pd: &'static PollDesc) {
-    {
-        let mut s = pd.state.lock();
-        s.closing = true;
-        s.fd = -1;
-        pd.generation.fetch_add(1, Ordering::AcqRel);
-    }
-    FREE.lock().push(pd.index);
+/// Ends the record's registration, under its lock: it is closing, its
+/// generation moves on (no later close, pin or wait finds it, and a
+/// second close fails), and it gives up its descriptor number, which it
+/// returns (-1: it had lost it, see [`BY_FD`]).
+fn retire(pd: &PollDesc, s: &mut State) -> i32 {
+    s.closing = true;
+    s.when_unused = None;
+    pd.generation.fetch_add(1, Ordering::AcqRel);
+    std::mem::replace(&mut s.fd, -1)
 }
 
 impl PollDesc {
@@ -458,10 +479,17 @@ impl PollDesc {
 
     /// [`wait`] on this record, registered under `generation`.
     pub(crate) fn wait(&self, generation: u32, mode: Mode) -> Result<(), PollError> {
+        let mut parked = false;
         loop {
             let mut s = self.lock();
             if self.generation.load(Ordering::Relaxed) != generation {
-                return Err(PollError::BadHandle);
+                // Recycled while this wait was parked: it was closed
+                // under the waiter, who learns that, not a bad handle.
+                return Err(if parked {
+                    PollError::Closing
+                } else {
+                    PollError::BadHandle
+                });
             }
             if let Some(e) = s.error(mode) {
                 return Err(e);
@@ -491,11 +519,13 @@ impl PollDesc {
                 if poll_one(fd, mode, PLAIN_SLICE_MS) {
                     return Ok(());
                 }
+                parked = true;
                 continue;
             }
             let w = Waiter::new(std::ptr::null_mut());
             side.slot = Slot::Waiting(&w);
             drop(s);
+            parked = true;
             WAITING.fetch_add(1, Ordering::SeqCst);
             w.wait("IO wait");
             WAITING.fetch_sub(1, Ordering::SeqCst);
@@ -546,6 +576,34 @@ impl PollDesc {
             finish_unready(w);
         }
         Ok(())
+    }
+
+    /// `fd`, which this record claims, was registered again by another
+    /// record: it was closed behind the poller's back and its number
+    /// reused. The record gives it up (its close then leaves the number
+    /// alone) and becomes closing, its waiters readied.
+    fn lose_number(&self, fd: i32) {
+        let woken = {
+            let mut s = self.lock();
+            if s.fd != fd {
+                return;
+            }
+            s.fd = -1;
+            s.closing = true;
+            for mode in [Mode::Read, Mode::Write] {
+                let t = std::mem::replace(&mut s.side(mode).timer, 0);
+                if t != 0 {
+                    super::timer::cancel_call(t);
+                }
+            }
+            [
+                PollDesc::take_waiter(&mut s, Mode::Read),
+                PollDesc::take_waiter(&mut s, Mode::Write),
+            ]
+        };
+        for w in woken {
+            finish_unready(w);
+        }
     }
 }
 
@@ -832,28 +890,81 @@ impl Pin {
 /// Pins `h`'s descriptor (see [`Pin`]); fails once it is closing.
 pub(crate) fn pin(h: Handle) -> Result<Pin, PollError> {
     let pd = lookup(h).ok_or(PollError::BadHandle)?;
-    let mut s = pd.lock();
-    if pd.generation.load(Ordering::Relaxed) != h.generation() {
-        return Err(PollError::BadHandle);
-    }
-    if s.closing {
-        return Err(PollError::Closing);
-    }
-    s.users += 1;
-    Ok(Pin { pd, fd: s.fd })
+    let fd = pd.pin(h.generation())?;
+    Ok(Pin { pd, fd })
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
-        let mut s = self.pd.lock();
-        s.users -= 1;
-        if s.users == 0 {
-            if let Some(close_fd) = s.when_unused.take() {
-                let fd = s.fd;
-                drop(s);
-                finish_close(self.pd, fd, close_fd);
-            }
+        if let Some((fd, close_fd)) = self.pd.unpin() {
+            finish_close(self.pd, fd, close_fd);
         }
+    }
+}
+
+impl PollDesc {
+    /// Counts an operation on registration `generation`'s descriptor;
+    /// its number, or why not.
+    pub(crate) fn pin(&self, generation: u32) -> Result<i32, PollError> {
+        let mut s = self.lock();
+        if self.generation.load(Ordering::Relaxed) != generation {
+            return Err(PollError::BadHandle);
+        }
+        if s.closing {
+            return Err(PollError::Closing);
+        }
+        s.users += 1;
+        Ok(s.fd)
+    }
+
+    /// An operation is done with the descriptor: the close it held up, if
+    /// it was the last (the record is retired: its number and how to end
+    /// it, for [`finish_close`]).
+    pub(crate) fn unpin(&self) -> Option<(i32, CloseFd)> {
+        let mut s = self.lock();
+        s.users -= 1;
+        if s.users > 0 {
+            return None;
+        }
+        let close_fd = s.when_unused?;
+        Some((retire(self, &mut s), close_fd))
+    }
+
+    /// Claims the close of registration `generation` (its waiters already
+    /// unblocked), under the lock, so that of two closes one wins: the
+    /// record retired now (its number, for [`finish_close`]), or `None`
+    /// while operations pin it (the last one's [`unpin`](Self::unpin)
+    /// retires it); `BadHandle` for another registration or a close
+    /// already claimed.
+    pub(crate) fn claim_close(
+        &self,
+        generation: u32,
+        close_fd: CloseFd,
+    ) -> Result<Option<i32>, PollError> {
+        let mut s = self.lock();
+        if self.generation.load(Ordering::Relaxed) != generation || s.when_unused.is_some() {
+            return Err(PollError::BadHandle);
+        }
+        if s.users > 0 {
+            s.when_unused = Some(close_fd);
+            return Ok(None);
+        }
+        #[cfg(loom)]
+        if super::prim::unclaimed_close() {
+            // The bug tests/netpoll_loom.rs shows loom finds: the record
+            // retired after the lock was let go, so a second close can
+            // pass the checks above in between.
+            drop(s);
+            return Ok(Some(retire(self, &mut self.lock())));
+        }
+        Ok(Some(retire(self, &mut s)))
+    }
+
+    /// Under loom: whether the record still has registration `generation`.
+    #[cfg(loom)]
+    pub(crate) fn is_generation(&self, generation: u32) -> bool {
+        let _s = self.lock();
+        self.generation.load(Ordering::Relaxed) == generation
     }
 }
 
@@ -874,29 +985,30 @@ pub(crate) enum CloseFd {
 pub(crate) fn close(h: Handle, close_fd: CloseFd) -> Result<(), PollError> {
     unblock(h)?;
     let pd = lookup(h).ok_or(PollError::BadHandle)?;
-    let mut s = pd.lock();
-    if pd.generation.load(Ordering::Relaxed) != h.generation() || s.when_unused.is_some() {
-        return Err(PollError::BadHandle);
+    if let Some(fd) = pd.claim_close(h.generation(), close_fd)? {
+        finish_close(pd, fd, close_fd);
     }
-    if s.users > 0 {
-        s.when_unused = Some(close_fd);
-        return Ok(());
-    }
-    let fd = s.fd;
-    drop(s);
-    finish_close(pd, fd, close_fd);
     Ok(())
 }
 
+/// After [`retire`]: the number (if the record still had it) leaves the
+/// epoll set and [`BY_FD`], the record goes back on the free list, and
+/// with [`CloseFd::Yes`] the number is closed, after every trace of the
+/// registration is gone (the kernel may hand the number out again at
+/// once).
 fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
-    if let Some(p) = POLLER.get() {
-        p.remove(fd);
+    if fd >= 0 {
+        if let Some(p) = POLLER.get() {
+            p.remove(fd);
+        }
+        let mut by_fd = BY_FD.lock();
+        if by_fd.get(fd as usize) == Some(&(pd.index as u32 + 1)) {
+            by_fd[fd as usize] = 0;
+        }
     }
-    // The record is recycled first: its generation moves on before the
-    // number can be handed out again by the kernel.
-    release(pd);
+    FREE.lock().push(pd.index);
     OPEN.fetch_sub(1, Ordering::Relaxed);
-    if close_fd == CloseFd::Yes {
+    if close_fd == CloseFd::Yes && fd >= 0 {
         // SAFETY: the registration owned the descriptor; nothing uses it.
         unsafe { libc::close(fd) };
     }
@@ -907,6 +1019,7 @@ fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
 pub(crate) fn lock_for_fork() {
     crate::gc::fork::held::keep(TABLE.write());
     crate::gc::fork::held::keep(FREE.lock());
+    crate::gc::fork::held::keep(BY_FD.lock());
 }
 
 /// In a forked child: the inherited epoll instance is the parent's (one
@@ -949,6 +1062,14 @@ pub(crate) unsafe fn restart_after_fork() {
         s.read.slot = Slot::Empty;
         s.write.slot = Slot::Empty;
         s.users = 0;
+        if let Some(close_fd) = s.when_unused {
+            // Its close waited for operations of goroutines that did not
+            // come along: it ends here.
+            let fd = retire(pd, &mut s);
+            drop(s);
+            finish_close(pd, fd, close_fd);
+            continue;
+        }
         if s.closing {
             continue;
         }

@@ -119,6 +119,13 @@ bug_switch!(
 
 #[cfg(loom)]
 bug_switch!(
+    /// For `tests/netpoll_loom.rs`: a close that retires the record after
+    /// letting its lock go, so that two closes can both succeed.
+    UNCLAIMED_CLOSE, set_unclaimed_close, unclaimed_close
+);
+
+#[cfg(loom)]
+bug_switch!(
     /// The idle worker's lost wake, for `tests/park_loom.rs`: a parker that
     /// claims the poll does not look at its wake flag again before it
     /// blocks in the poll.

@@ -1,15 +1,15 @@
 /*
- * The network poller's C ABI under attack (tests/net_adversary.rs runs
+ * The network poller's C ABI under attack (tests/net_misuse.rs runs
  * each case in its own process, with a time limit): forged and stale
  * handles, descriptors that are not sockets or were closed behind the
  * runtime's back, concurrent closes, huge lengths, blocked operations
  * woken by a close. Loopback only.
  *
- * Every case checks what the header promises and prints "ok"; a case
- * that documents a bug fails (a failed CHECK names what it expected, or
- * the process dies or hangs) until the bug is fixed.
+ * Every case checks what the header promises and prints "ok" (a failed
+ * CHECK names what it expected; a death or a hang fails it too). Where a
+ * comment says what a case did "before", it found that bug.
  *
- *   net_adversary <case> | list
+ *   net_misuse <case> | list
  */
 #include "common.h"
 
@@ -45,7 +45,7 @@ static int listener(int backlog, struct sockaddr_in *addr) {
     return fd;
 }
 
-/* ---- a zero-length write checks nothing ------------------------------------ */
+/* ---- a zero-length write checks the handle ---------------------------------- */
 
 /* The header: "a handle used after its close, or one never handed out,
  * gets DEFERGC_EBADHANDLE, never a crash". Go's FD.Write takes its write
@@ -79,8 +79,8 @@ static void write_zero(void) { in_main(write_zero_body); }
 /* The header: "a closed peer is DEFERGC_EOS - EPIPE (no SIGPIPE)", and the
  * net layer is the one a compiler uses for Go's os package too (pipes).
  * For a descriptor that is not a socket the write falls back to write(2),
- * which raises SIGPIPE: the default action kills the process. Expected:
- * DEFERGC_EOS - EPIPE, as for a socket. */
+ * which raised SIGPIPE before (the default action killed the process).
+ * Expected: DEFERGC_EOS - EPIPE, as for a socket. */
 static void write_pipe_epipe_body(void *arg) {
     (void)arg;
     int p[2];
@@ -104,10 +104,10 @@ static void write_pipe_epipe(void) {
 
 /* A handle closed twice must get DEFERGC_EBADHANDLE the second time
  * (Go: the second Close is ErrClosing), also when the two closes race:
- * exactly one of them returns 0. netpoll::close drops the record's lock
- * before finish_close bumps the generation, so both pass the checks and
- * both recycle the record: it lands on the free list twice, and two
- * later opens share one record (and one handle). */
+ * exactly one of them returns 0. Before, netpoll::close let the record's
+ * lock go before the generation moved on, so both passed the checks and
+ * both recycled the record: it landed on the free list twice, and two
+ * later opens shared one record (and one handle). */
 #define RACES 4000
 static _Atomic uint64_t race_handle;
 static atomic_int race_go, race_done;
@@ -164,9 +164,9 @@ static void double_close_race(void) {
 
 /* h1 registers a socket; the program closes the descriptor without
  * defergc_poll_close (a bug, but a common one), and a new socket gets the
- * same number; h2 registers it. Then the late defergc_poll_close(h1)
- * deletes the number from the epoll set: h2's registration is gone and a
- * goroutine waiting on h2 sleeps through data that arrives (here until
+ * same number; h2 registers it. Before, the late defergc_poll_close(h1)
+ * deleted the number from the epoll set: h2's registration was gone and
+ * a goroutine waiting on h2 slept through data that arrived (here until
  * its deadline; without one, forever: the deadlock check counts it as an
  * I/O waiter). Expected: h1's close must not touch h2's registration (the
  * runtime knows at h2's open that h1's number was reused), and the wait
@@ -251,9 +251,9 @@ static void stale_fd_net_close(void) { in_main(stale_fd_net_close_body); }
 /* The header: defergc_poll_close ends the registration "unblocking it
  * first", and an unblock makes "every goroutine parked on it return
  * DEFERGC_ECLOSED" (defergc_net_close: "every goroutine parked on the
- * handle returns DEFERGC_ECLOSED at once"). A goroutine parked in
- * defergc_poll_wait gets DEFERGC_EBADHANDLE instead: the close bumps the
- * record's generation before the woken goroutine looks at it. */
+ * handle returns DEFERGC_ECLOSED at once"). Before, a goroutine parked in
+ * defergc_poll_wait got DEFERGC_EBADHANDLE instead: the close moved the
+ * record's generation on before the woken goroutine looked at it. */
 static uint64_t waited_handle;
 static atomic_int waiter_result = 1;
 
@@ -289,12 +289,11 @@ static void net_close_wakes_poll_wait(void) {
 
 /* ---- lengths no buffer can have --------------------------------------------- */
 
-/* A length above PTRDIFF_MAX is no buffer at all: the functions make a
- * Rust slice of it (undefined behaviour; a debug build aborts with Rust's
- * "unsafe precondition(s) violated", not a "defergc:" message). A release
- * build hands it to the kernel: the read is DEFERGC_EOS - EFAULT, and the
- * write sends the memory that follows the 16-byte buffer to the peer
- * (219264 bytes of it in one run) and then parks for good waiting for
+/* A length above PTRDIFF_MAX is no buffer at all. Before, the functions
+ * made a Rust slice of it (undefined behaviour) and a release build
+ * handed it to the kernel: the read was DEFERGC_EOS - EFAULT, and the
+ * write sent the memory that follows the 16-byte buffer to the peer
+ * (219264 bytes of it in one run) and then parked for good waiting for
  * room. Expected: DEFERGC_EINVAL, as for a NULL buffer, nothing sent. */
 static void huge_len_body(void *arg) {
     (void)arg;
@@ -327,8 +326,10 @@ static void huge_len(void) { in_main(huge_len_body); }
 
 /* ---- connect on a socket that is connected (or listening) ------------------- */
 
-/* connect(2) says EISCONN; defergc_net_connect turns that into 0, "the
- * connection is made", for a socket connected elsewhere or a listener.
+/* connect(2) says EISCONN; defergc_net_connect turned that into 0, "the
+ * connection is made", for a socket connected elsewhere or a listener
+ * (and the kernel itself answers 0 to the first connect after an
+ * asynchronous one completed, to any address).
  * Expected: DEFERGC_EOS - EISCONN (Go never connects a connected socket;
  * EISCONN means success only after an interrupted connect). */
 static void connect_eisconn_body(void *arg) {
@@ -360,8 +361,8 @@ static void connect_eisconn(void) { in_main(connect_eisconn_body); }
 /* ---- strerror of codes out of int's range ----------------------------------- */
 
 /* defergc_net_strerror takes an int64_t; a code below DEFERGC_EOS whose
- * errno does not fit an int is truncated: DEFERGC_EOS - (2^32 + EPIPE) is
- * "Broken pipe". Expected: "unknown error" (no such errno). */
+ * errno does not fit an int was cut (before): DEFERGC_EOS - (2^32 +
+ * EPIPE) was "Broken pipe". Expected: "unknown error" (no such errno). */
 static void strerror_huge(void) {
     const char *s = defergc_net_strerror((int64_t)DEFERGC_EOS - (((int64_t)1 << 32) + EPIPE));
     const char *t = defergc_net_strerror(INT64_MIN);
