@@ -1190,7 +1190,8 @@ struct sockaddr;
  * *handle. The descriptor stays the caller's to close (after
  * defergc_poll_close). DEFERGC_EINVAL for a NULL handle or a negative
  * fd; DEFERGC_EOS - errno when the kernel refuses (EPERM: a regular file;
- * EBADF; EEXIST: registered already). */
+ * EBADF; EEXIST: registered already), and the descriptor is left as it
+ * was (blocking, if it was). */
 int defergc_poll_open(int fd, uint64_t *handle);
 
 /* runtime_pollWait: parks until the descriptor is ready for mode
@@ -1238,12 +1239,14 @@ int defergc_net_socket(int domain, int type, int protocol, uint64_t *handle);
 int defergc_net_fd(uint64_t handle);
 
 /* FD.Read: reads up to len bytes, parking while there are none. The
- * count, 0 at the end of the stream, or a negative code. */
+ * count, 0 at the end of the stream, or a negative code (DEFERGC_EINVAL
+ * for a NULL buf with len > 0, or len > PTRDIFF_MAX). */
 int64_t defergc_net_read(uint64_t handle, void *buf, size_t len);
 
 /* FD.Write: writes all len bytes, parking while the descriptor is full;
- * a closed peer is DEFERGC_EOS - EPIPE (no SIGPIPE). len, or a negative
- * code. */
+ * a closed peer (a socket's, or a pipe's reader gone) is DEFERGC_EOS -
+ * EPIPE (no SIGPIPE). len, or a negative code; a write of 0 bytes checks
+ * the handle too. DEFERGC_EINVAL as for defergc_net_read. */
 int64_t defergc_net_write(uint64_t handle, const void *buf, size_t len);
 
 /* FD.Accept: parks until a connection comes, registers it (non-blocking,
@@ -1255,17 +1258,22 @@ int defergc_net_accept(uint64_t handle, uint64_t *conn, struct sockaddr *addr,
 
 /* connect(2) made non-blocking: parks until the connection is made
  * (0) or fails (DEFERGC_EOS - ECONNREFUSED, ...; DEFERGC_ETIMEOUT at the
- * write deadline). */
+ * write deadline). A socket connected already, or listening, is
+ * DEFERGC_EOS - EISCONN. */
 int defergc_net_connect(uint64_t handle, const struct sockaddr *addr, uint32_t addrlen);
 
 /* FD.Close: every goroutine parked on the handle returns DEFERGC_ECLOSED
  * at once; the descriptor is closed when no operation uses it any more,
- * and the handle is dead (DEFERGC_EBADHANDLE) from then on. */
+ * and the handle is dead (DEFERGC_EBADHANDLE) from then on: of two
+ * closes at once, one returns 0 and the other DEFERGC_EBADHANDLE. A
+ * descriptor closed behind the handle's back whose number was registered
+ * again is left alone by the old handle's close (it closes nothing). */
 int defergc_net_close(uint64_t handle);
 
 /* Go's text for a code of these functions: "use of closed network
  * connection", "i/o timeout", the system's message for DEFERGC_EOS -
- * errno. A static string. */
+ * errno ("unknown error" for a number that is no errno). A static
+ * string. */
 const char *defergc_net_strerror(int64_t code);
 
 #ifdef __cplusplus

@@ -48,11 +48,9 @@ fn open(fd: c_int, out: *mut u64) -> c_int {
     }
     // SAFETY: plain fcntl calls on a number the caller gives; a bad one is
     // the kernel's to refuse.
-    let set = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if !set {
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } != 0 {
         return os_code32(crate::fresh::errno());
     }
     match netpoll::open(fd) {
@@ -61,7 +59,16 @@ fn open(fd: c_int, out: *mut u64) -> c_int {
             unsafe { out.write(h.raw()) };
             0
         }
-        Err(e) => os_code32(e.raw_os_error().unwrap_or(libc::EINVAL)),
+        Err(e) => {
+            if flags & libc::O_NONBLOCK == 0 {
+                // Refused: the descriptor is left as it was (a terminal
+                // or a pipe shared with other processes must not stay
+                // non-blocking).
+                // SAFETY: as above.
+                unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
+            }
+            os_code32(e.raw_os_error().unwrap_or(libc::EINVAL))
+        }
     }
 }
 
@@ -230,7 +237,7 @@ pub extern "C" fn defergc_net_fd(handle: u64) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn defergc_net_read(handle: u64, buf: *mut c_void, len: usize) -> i64 {
     super::entry("defergc_net_read", || {
-        if buf.is_null() && len > 0 {
+        if (buf.is_null() && len > 0) || len > isize::MAX as usize {
             return i64::from(errors::EINVAL);
         }
         let slice = if len == 0 {
@@ -254,7 +261,7 @@ pub unsafe extern "C" fn defergc_net_read(handle: u64, buf: *mut c_void, len: us
 #[no_mangle]
 pub unsafe extern "C" fn defergc_net_write(handle: u64, buf: *const c_void, len: usize) -> i64 {
     super::entry("defergc_net_write", || {
-        if buf.is_null() && len > 0 {
+        if (buf.is_null() && len > 0) || len > isize::MAX as usize {
             return i64::from(errors::EINVAL);
         }
         let slice = if len == 0 {
@@ -361,10 +368,14 @@ pub extern "C" fn defergc_net_strerror(code: i64) -> *const c_char {
         c if c == i64::from(errors::ETIMEOUT) => b"i/o timeout\0",
         c if c == i64::from(errors::EBADHANDLE) => b"not a registered descriptor\0",
         c if c == i64::from(errors::EINVAL) => b"invalid argument\0",
-        c if c < i64::from(errors::EOS) => {
+        c if c < i64::from(errors::EOS)
+            && (1..=libc::EHWPOISON as i64).contains(&(i64::from(errors::EOS) - c)) =>
+        {
             let errno = (i64::from(errors::EOS) - c) as c_int;
-            // SAFETY: strerror returns a static string for any errno
-            // (glibc's table; an unknown one is "Unknown error").
+            // SAFETY: strerror returns a string of the C library's static
+            // table for an errno the system defines (an unknown one would
+            // be formatted into a per-thread buffer: those are "unknown
+            // error" here).
             return unsafe { libc::strerror(errno) };
         }
         _ => b"unknown error\0",

@@ -81,6 +81,9 @@ pub(crate) fn read_uninit(h: Handle, buf: &mut [MaybeUninit<u8>]) -> Result<usiz
 /// Writes all of `buf` (Go's `FD.Write` loops until everything is
 /// written or an error); returns how much was written before an error.
 pub(crate) fn write(h: Handle, buf: &[u8]) -> Result<usize, (usize, IoError)> {
+    // Even an empty write looks at the handle first (Go's takes its fd
+    // lock: "use of closed network connection" after a close).
+    let _pin = netpoll::pin(h).map_err(|e| (0, e.into()))?;
     let mut done = 0;
     while done < buf.len() {
         let rest = &buf[done..];
@@ -92,16 +95,47 @@ pub(crate) fn write(h: Handle, buf: &[u8]) -> Result<usize, (usize, IoError)> {
         })
         .or_else(|e| match e {
             // Not a socket: a plain write.
-            IoError::Os(libc::ENOTSOCK) => retry(h, Mode::Write, |fd| {
-                // SAFETY: as above.
-                unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) }
-            }),
+            IoError::Os(libc::ENOTSOCK) => retry(h, Mode::Write, |fd| write_no_sigpipe(fd, rest)),
             e => Err(e),
         })
         .map_err(|e| (done, e))?;
         done += n;
     }
     Ok(done)
+}
+
+/// `write(2)` to a descriptor that is not a socket (a pipe), with
+/// `SIGPIPE` held off on the calling thread: a reader that is gone is an
+/// `EPIPE` error, as `MSG_NOSIGNAL` makes it for a socket, not a signal
+/// that kills the process. The signal the failed write raised is taken
+/// off the thread before it is let through again; a thread that blocks
+/// `SIGPIPE` itself keeps what it gets.
+fn write_no_sigpipe(fd: i32, buf: &[u8]) -> isize {
+    // SAFETY: sigset and mask calls on local sets; write on the caller's
+    // buffer of its length; sigtimedwait with a zero timeout only takes a
+    // SIGPIPE pending on this thread, which the write raised.
+    unsafe {
+        let mut pipe: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pipe);
+        libc::sigaddset(&mut pipe, libc::SIGPIPE);
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut old);
+        let ours = libc::sigismember(&old, libc::SIGPIPE) == 0;
+        let r = libc::write(fd, buf.as_ptr().cast(), buf.len());
+        let errno = crate::fresh::errno();
+        if ours {
+            if r < 0 && errno == libc::EPIPE {
+                let zero = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                libc::sigtimedwait(&pipe, std::ptr::null_mut(), &zero);
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        }
+        *libc::__errno_location() = errno;
+        r
+    }
 }
 
 /// Accepts a connection: its descriptor (non-blocking, close-on-exec, not
@@ -137,22 +171,25 @@ pub(crate) unsafe fn connect(
 ) -> Result<(), IoError> {
     let pin = netpoll::pin(h)?;
     netpoll::reset(h, Mode::Write)?;
+    let mut interrupted = false;
     loop {
         // SAFETY: the caller's address.
         if unsafe { libc::connect(pin.fd(), addr, len) } == 0 {
             return Ok(());
         }
         match crate::fresh::errno() {
-            libc::EINTR => continue,
+            libc::EINTR => interrupted = true,
             libc::EINPROGRESS | libc::EALREADY => break,
-            libc::EISCONN => return Ok(()),
+            // Connected by the call a signal interrupted; otherwise the
+            // socket was connected before (or listens): the caller's error.
+            libc::EISCONN if interrupted => return Ok(()),
             e => return Err(IoError::Os(e)),
         }
     }
     loop {
         netpoll::wait(h, Mode::Write)?;
         let mut err: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let mut err_len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
         // SAFETY: err and len describe an int.
         let r = unsafe {
             libc::getsockopt(
@@ -160,14 +197,45 @@ pub(crate) unsafe fn connect(
                 libc::SOL_SOCKET,
                 libc::SO_ERROR,
                 (&mut err as *mut libc::c_int).cast(),
-                &mut len,
+                &mut err_len,
             )
         };
         if r < 0 {
             return Err(IoError::Os(crate::fresh::errno()));
         }
         match err {
-            0 => return Ok(()),
+            // A readiness from before the connection was made (the
+            // socket's registration) says no error too: connected only
+            // if it has a peer (as Go's netFD.connect checks).
+            0 => {
+                // SAFETY: an all-zero sockaddr_storage is valid; peer
+                // and len describe it.
+                let mut peer: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+                let mut peer_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+                // SAFETY: as above.
+                let r = unsafe {
+                    libc::getpeername(
+                        pin.fd(),
+                        (&mut peer as *mut libc::sockaddr_storage).cast(),
+                        &mut peer_len,
+                    )
+                };
+                match (r, crate::fresh::errno()) {
+                    (0, _) => {
+                        // Until connect is called again after an
+                        // asynchronous connect completed, the kernel
+                        // answers a connect to any address with 0: called
+                        // once more (it answers 0 and marks the socket
+                        // connected), a later one is EISCONN, as on a
+                        // socket that connected at once.
+                        // SAFETY: the caller's address, as above.
+                        unsafe { libc::connect(pin.fd(), addr, len) };
+                        return Ok(());
+                    }
+                    (_, libc::ENOTCONN) => continue,
+                    (_, e) => return Err(IoError::Os(e)),
+                }
+            }
             // Not finished yet (a spurious readiness): wait again.
             libc::EINPROGRESS | libc::EALREADY | libc::EINTR => continue,
             e => return Err(IoError::Os(e)),
