@@ -21,7 +21,7 @@
 
 mod loom_check;
 
-use defergc::go::model::{self, Poll, PollEnd};
+use defergc::go::model::{self, Claim, Poll, PollEnd};
 use loom::sync::Arc;
 use loom::thread;
 use loom_check::check;
@@ -148,7 +148,10 @@ fn two_closes() {
     let b = p.claim_close();
     let a = a.join().unwrap();
     assert!(
-        (a == Ok(true)) != (b == Ok(true)) && (a.is_err() || b.is_err()),
+        matches!(
+            (a, b),
+            (Claim::Retired, Claim::Refused) | (Claim::Refused, Claim::Retired)
+        ),
         "two closes gave {a:?} and {b:?}: one must retire the record, the other be refused"
     );
     assert!(!p.registered());
@@ -173,8 +176,11 @@ fn two_closes_and_an_operation_retire_once() {
         let b = on(&p, |p| p.claim_close());
         let by_operation = p.unpin();
         let (a, b) = (a.join().unwrap(), b.join().unwrap());
-        assert!(a.is_ok() != b.is_ok(), "closes: {a:?} and {b:?}");
-        let by_close = a == Ok(true) || b == Ok(true);
+        assert!(
+            (a == Claim::Refused) != (b == Claim::Refused),
+            "closes: {a:?} and {b:?}"
+        );
+        let by_close = a == Claim::Retired || b == Claim::Retired;
         assert!(
             by_close != by_operation,
             "retired by a close: {by_close}, by the operation's end: {by_operation}"

@@ -364,6 +364,17 @@ pub enum PollEnd {
     Timeout,
 }
 
+/// What a close of a [`Poll`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// It retired the record.
+    Retired,
+    /// An operation pinned the record: its `unpin` retires it.
+    LeftToOperation,
+    /// Refused: the record was closed already.
+    Refused,
+}
+
 /// A poller descriptor record (`netpoll::PollDesc`) with no descriptor
 /// behind it: readiness, deadline expiry and close are called directly,
 /// as the poller, the timer and a closing goroutine call them.
@@ -433,17 +444,16 @@ impl Poll {
     }
 
     /// A close (`netpoll::close`): its waiters unblocked, then the close
-    /// claimed. `Ok(true)`: the record retired by this call; `Ok(false)`:
-    /// left to the last operation's `unpin`; `Err(())`: refused (closed
-    /// already).
-    pub fn claim_close(&self) -> Result<bool, ()> {
+    /// claimed.
+    pub fn claim_close(&self) -> Claim {
         if self.0.unblock_all(0).is_err() {
-            return Err(());
+            return Claim::Refused;
         }
-        self.0
-            .claim_close(0, super::netpoll::CloseFd::No)
-            .map(|fd| fd.is_some())
-            .map_err(drop)
+        match self.0.claim_close(0, super::netpoll::CloseFd::No) {
+            Ok(Some(_)) => Claim::Retired,
+            Ok(None) => Claim::LeftToOperation,
+            Err(_) => Claim::Refused,
+        }
     }
 
     /// Whether the record still has its registration (no close retired

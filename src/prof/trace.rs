@@ -271,7 +271,7 @@ impl Buffer {
             // first, on purpose, for the model to catch.)
             self.slots[at & mask].with(|s| each(unsafe { (*s).assume_init_ref() }));
             at = at.wrapping_add(1);
-            if !early && at & (GIVE_BACK_EVERY - 1) == 0 {
+            if !early && at.is_multiple_of(GIVE_BACK_EVERY) {
                 // The thread may write again into what was read: a
                 // drain that writes to the file for milliseconds does
                 // not leave the thread a ring only part free.
@@ -305,8 +305,7 @@ pub fn set_early_give_back(on: bool) {
     EARLY_GIVE_BACK.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// A drain gives back the slots it has read every this many (a power of
-/// two; under loom every slot, so that the model meets the thread
+/// A drain gives back the slots it has read every this many (under loom every slot, so that the model meets the thread
 /// writing into a slot given back in the middle of a drain).
 #[cfg(not(loom))]
 const GIVE_BACK_EVERY: usize = 1024;
