@@ -255,12 +255,7 @@ fn check(case: &str, expect: &Expect, out: &Output) -> Result<(), String> {
 /// round: a case cannot be added (or dropped) without saying how it ends.
 #[test]
 fn every_case_has_an_expectation() {
-    let out = cprog::run(&exe(), &["list"], &[]);
-    assert!(out.status.success());
-    let listed: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let listed = cprog::cases(&exe());
     let expected: Vec<&str> = expectations().iter().map(|(c, _)| *c).collect();
     assert_eq!(listed, expected);
 }

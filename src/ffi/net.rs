@@ -368,14 +368,19 @@ pub extern "C" fn defergc_net_strerror(code: i64) -> *const c_char {
         c if c == i64::from(errors::ETIMEOUT) => b"i/o timeout\0",
         c if c == i64::from(errors::EBADHANDLE) => b"not a registered descriptor\0",
         c if c == i64::from(errors::EINVAL) => b"invalid argument\0",
-        c if c < i64::from(errors::EOS)
-            && (1..=libc::EHWPOISON as i64).contains(&(i64::from(errors::EOS) - c)) =>
-        {
-            let errno = (i64::from(errors::EOS) - c) as c_int;
-            // SAFETY: strerror returns a string of the C library's static
-            // table for an errno the system defines (an unknown one would
-            // be formatted into a per-thread buffer: those are "unknown
-            // error" here).
+        c if c < i64::from(errors::EOS) => {
+            let Ok(errno) = c_int::try_from(i64::from(errors::EOS) - c) else {
+                return c"unknown error".as_ptr();
+            };
+            let mut probe = [0 as c_char; 128];
+            // SAFETY: a buffer of its length. The XSI strerror_r says
+            // EINVAL for a number that is no errno of the system's.
+            if unsafe { libc::strerror_r(errno, probe.as_mut_ptr(), probe.len()) } != 0 {
+                return c"unknown error".as_ptr();
+            }
+            // SAFETY: for an errno the system defines, strerror returns a
+            // string of the C library's static table (an unknown one is
+            // formatted into a per-thread buffer: refused above).
             return unsafe { libc::strerror(errno) };
         }
         _ => b"unknown error\0",

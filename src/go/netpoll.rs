@@ -119,6 +119,9 @@ struct State {
     /// What the last user leaving does: recycle the record (closing the
     /// number too, or not).
     when_unused: Option<CloseFd>,
+    /// Retired and not yet finished ([`finish_close`]): the number it had
+    /// and how to end it, for a forked child whose fork came in between.
+    finishing: Option<(i32, CloseFd)>,
     read: Side,
     write: Side,
 }
@@ -179,18 +182,17 @@ static POLLER: OnceLock<Poller> = OnceLock::new();
 static TABLE: RwLock<Vec<&'static PollDesc>> = RwLock::new(Vec::new());
 static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-/// The record registered for each descriptor number (its index + 1; 0:
-/// none). A number closed behind the poller's back and reused leaves its
+/// The record registered for each descriptor number (its index). Held
+/// across a registration's `epoll_ctl` and a close's, so that a number's
+/// registration and the record that owns it change together. A number closed behind the poller's back and reused leaves its
 /// old record claiming it: the new registration takes the number from
 /// it ([`PollDesc::lose_number`]), so that the old record's close cannot
 /// take the new one out of the epoll set or close its descriptor.
-static BY_FD: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static BY_FD: Mutex<Option<std::collections::HashMap<i32, usize>>> = Mutex::new(None);
 
 /// Waiters parked on a descriptor (the deadlock check: they are not asleep
 /// for good while the poller can wake them).
 static WAITING: AtomicUsize = AtomicUsize::new(0);
-/// Live registrations.
-static OPEN: AtomicUsize = AtomicUsize::new(0);
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
@@ -324,6 +326,7 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
                     closing: true,
                     users: 0,
                     when_unused: None,
+                    finishing: None,
                     read: Side::new(),
                     write: Side::new(),
                 }),
@@ -339,29 +342,40 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
         s.closing = false;
         s.users = 0;
         s.when_unused = None;
+        s.finishing = None;
         s.read = Side::new();
         s.write = Side::new();
         Handle::new(pd.index, pd.generation.load(Ordering::Relaxed))
     };
-    if let Err(e) = p.add(fd, h) {
-        retire(pd, &mut pd.state.lock());
-        FREE.lock().push(pd.index);
-        return Err(e);
-    }
     let before = {
         let mut by_fd = BY_FD.lock();
-        let at = fd as usize;
-        if by_fd.len() <= at {
-            by_fd.resize(at + 1, 0);
+        if let Err(e) = p.add(fd, h) {
+            drop(by_fd);
+            let mut s = pd.state.lock();
+            // A close of a guessed handle may have retired the record in
+            // between (and put it back on the free list itself).
+            if pd.generation.load(Ordering::Relaxed) == h.generation() {
+                retire(pd, &mut s);
+                drop(s);
+                // Not registered: nothing of the number to undo.
+                finish_close(pd, -1, CloseFd::No);
+            }
+            return Err(e);
         }
-        std::mem::replace(&mut by_fd[at], pd.index as u32 + 1)
+        by_fd
+            .get_or_insert_with(Default::default)
+            .insert(fd, pd.index)
     };
-    if before != 0 && before as usize - 1 != pd.index {
-        // The kernel took the number's old registration out of the epoll
-        // set when its last descriptor closed; its record still claims it.
-        TABLE.read()[before as usize - 1].lose_number(fd);
+    if let Some(before) = before.filter(|&b| b != pd.index) {
+        // The number was closed behind the poller's back and reused: its
+        // old record still claims it. (The kernel dropped the old entry
+        // from the epoll set when the old file's last descriptor closed;
+        // one still open through another descriptor, a dup or a child's,
+        // stays, and its events carry the old record's generation, which
+        // drops them.)
+        let old = TABLE.read()[before];
+        old.lose_number(fd);
     }
-    OPEN.fetch_add(1, Ordering::Relaxed);
     Ok(h)
 }
 
@@ -371,9 +385,11 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
 /// returns (-1: it had lost it, see [`BY_FD`]).
 fn retire(pd: &PollDesc, s: &mut State) -> i32 {
     s.closing = true;
-    s.when_unused = None;
+    let close_fd = s.when_unused.take().unwrap_or(CloseFd::No);
     pd.generation.fetch_add(1, Ordering::AcqRel);
-    std::mem::replace(&mut s.fd, -1)
+    let fd = std::mem::replace(&mut s.fd, -1);
+    s.finishing = Some((fd, close_fd));
+    fd
 }
 
 impl PollDesc {
@@ -450,6 +466,7 @@ impl PollDesc {
                 closing: false,
                 users: 0,
                 when_unused: None,
+                finishing: None,
                 read: Side::new(),
                 write: Side::new(),
             }),
@@ -480,6 +497,7 @@ impl PollDesc {
     /// [`wait`] on this record, registered under `generation`.
     pub(crate) fn wait(&self, generation: u32, mode: Mode) -> Result<(), PollError> {
         let mut parked = false;
+        let mut ready = false;
         loop {
             let mut s = self.lock();
             if self.generation.load(Ordering::Relaxed) != generation {
@@ -493,6 +511,9 @@ impl PollDesc {
             }
             if let Some(e) = s.error(mode) {
                 return Err(e);
+            }
+            if ready {
+                return Ok(());
             }
             let fd = s.fd;
             let side = s.side(mode);
@@ -516,9 +537,10 @@ impl PollDesc {
                 // a deadline (which only mark the state) is seen within a
                 // slice.
                 drop(s);
-                if poll_one(fd, mode, PLAIN_SLICE_MS) {
-                    return Ok(());
-                }
+                // Ready once the record is seen again, still this
+                // registration and not closing: the descriptor may have
+                // been closed under the poll.
+                ready = poll_one(fd, mode, PLAIN_SLICE_MS);
                 parked = true;
                 continue;
             }
@@ -560,22 +582,29 @@ impl PollDesc {
             if self.generation.load(Ordering::Relaxed) != generation {
                 return Err(PollError::BadHandle);
             }
-            s.closing = true;
-            for mode in [Mode::Read, Mode::Write] {
-                let t = std::mem::replace(&mut s.side(mode).timer, 0);
-                if t != 0 {
-                    super::timer::cancel_call(t);
-                }
-            }
-            [
-                PollDesc::take_waiter(&mut s, Mode::Read),
-                PollDesc::take_waiter(&mut s, Mode::Write),
-            ]
+            PollDesc::shut(&mut s)
         };
         for w in woken {
             finish_unready(w);
         }
         Ok(())
+    }
+
+    /// Marks the record closing, cancels its deadlines and takes both
+    /// directions' waiters, for the caller to ready once the lock is let
+    /// go. Called with the lock.
+    fn shut(s: &mut State) -> [Option<*const Waiter>; 2] {
+        s.closing = true;
+        for mode in [Mode::Read, Mode::Write] {
+            let t = std::mem::replace(&mut s.side(mode).timer, 0);
+            if t != 0 {
+                super::timer::cancel_call(t);
+            }
+        }
+        [
+            PollDesc::take_waiter(s, Mode::Read),
+            PollDesc::take_waiter(s, Mode::Write),
+        ]
     }
 
     /// `fd`, which this record claims, was registered again by another
@@ -589,17 +618,7 @@ impl PollDesc {
                 return;
             }
             s.fd = -1;
-            s.closing = true;
-            for mode in [Mode::Read, Mode::Write] {
-                let t = std::mem::replace(&mut s.side(mode).timer, 0);
-                if t != 0 {
-                    super::timer::cancel_call(t);
-                }
-            }
-            [
-                PollDesc::take_waiter(&mut s, Mode::Read),
-                PollDesc::take_waiter(&mut s, Mode::Write),
-            ]
+            PollDesc::shut(&mut s)
         };
         for w in woken {
             finish_unready(w);
@@ -631,7 +650,9 @@ fn poll_one(fd: i32, mode: Mode, ms: i32) -> bool {
     let n = unsafe { libc::poll(&mut p, 1, ms) };
     #[cfg(not(loom))]
     crate::context::block_exit();
-    n > 0 && p.revents != 0
+    // POLLNVAL: the number is closed (a close came in between), not
+    // ready.
+    n > 0 && p.revents & !libc::POLLNVAL != 0
 }
 
 /// Clears a pending readiness for `mode` before an operation that will
@@ -955,8 +976,11 @@ impl PollDesc {
             // retired after the lock was let go, so a second close can
             // pass the checks above in between.
             drop(s);
-            return Ok(Some(retire(self, &mut self.lock())));
+            let mut s = self.lock();
+            s.when_unused = Some(close_fd);
+            return Ok(Some(retire(self, &mut s)));
         }
+        s.when_unused = Some(close_fd);
         Ok(Some(retire(self, &mut s)))
     }
 
@@ -991,27 +1015,32 @@ pub(crate) fn close(h: Handle, close_fd: CloseFd) -> Result<(), PollError> {
     Ok(())
 }
 
-/// After [`retire`]: the number (if the record still had it) leaves the
-/// epoll set and [`BY_FD`], the record goes back on the free list, and
-/// with [`CloseFd::Yes`] the number is closed, after every trace of the
-/// registration is gone (the kernel may hand the number out again at
-/// once).
+/// After [`retire`]: the number, if the record still owns it (no other
+/// registration took it, see [`BY_FD`]), leaves the epoll set and
+/// [`BY_FD`] and with [`CloseFd::Yes`] is closed, all under [`BY_FD`]'s
+/// lock (a registration of the same number cannot come in between);
+/// then the record goes back on the free list.
 fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
     if fd >= 0 {
-        if let Some(p) = POLLER.get() {
-            p.remove(fd);
-        }
         let mut by_fd = BY_FD.lock();
-        if by_fd.get(fd as usize) == Some(&(pd.index as u32 + 1)) {
-            by_fd[fd as usize] = 0;
+        let map = by_fd.get_or_insert_with(Default::default);
+        if map.get(&fd) == Some(&pd.index) {
+            map.remove(&fd);
+            if let Some(p) = POLLER.get() {
+                p.remove(fd);
+            }
+            if close_fd == CloseFd::Yes {
+                // SAFETY: the registration owned the descriptor; nothing
+                // uses it.
+                unsafe { libc::close(fd) };
+            }
         }
     }
-    FREE.lock().push(pd.index);
-    OPEN.fetch_sub(1, Ordering::Relaxed);
-    if close_fd == CloseFd::Yes && fd >= 0 {
-        // SAFETY: the registration owned the descriptor; nothing uses it.
-        unsafe { libc::close(fd) };
-    }
+    // Finished as it goes back on the free list, under its lock: a forked
+    // child finds it either still to finish or on the list, never both.
+    let mut free = FREE.lock();
+    pd.lock().finishing = None;
+    free.push(pd.index);
 }
 
 /// Before a fork (the scheduler's fork hooks): no registration is half
@@ -1062,10 +1091,13 @@ pub(crate) unsafe fn restart_after_fork() {
         s.read.slot = Slot::Empty;
         s.write.slot = Slot::Empty;
         s.users = 0;
-        if let Some(close_fd) = s.when_unused {
+        if s.when_unused.is_some() {
             // Its close waited for operations of goroutines that did not
             // come along: it ends here.
-            let fd = retire(pd, &mut s);
+            retire(pd, &mut s);
+        }
+        if let Some((fd, close_fd)) = s.finishing {
+            // Retired by a thread of the parent that had not finished.
             drop(s);
             finish_close(pd, fd, close_fd);
             continue;

@@ -229,8 +229,15 @@ pub(crate) unsafe fn connect(
                         // connected), a later one is EISCONN, as on a
                         // socket that connected at once.
                         // SAFETY: the caller's address, as above.
-                        unsafe { libc::connect(pin.fd(), addr, len) };
-                        return Ok(());
+                        if unsafe { libc::connect(pin.fd(), addr, len) } == 0 {
+                            return Ok(());
+                        }
+                        // Reset since getpeername: the kernel reports
+                        // (and clears) the socket's error here.
+                        match crate::fresh::errno() {
+                            libc::EISCONN => return Ok(()),
+                            e => return Err(IoError::Os(e)),
+                        }
                     }
                     (_, libc::ENOTCONN) => continue,
                     (_, e) => return Err(IoError::Os(e)),

@@ -833,10 +833,7 @@ static void prof_codes(void) {
 
 static void net_two_readers(void) { in_main(net_two_readers_body); }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} cases[] = {
+static const struct test_case cases[] = {
     {"free-malloc", free_malloc},
     {"free-stack", free_stack},
     {"free-interior", free_interior},
@@ -907,20 +904,4 @@ static const struct {
     {"prof-codes", prof_codes},
 };
 
-int main(int argc, char **argv) {
-    CHECK(argc == 2);
-    size_t n = sizeof cases / sizeof cases[0];
-    if (strcmp(argv[1], "list") == 0) {
-        for (size_t i = 0; i < n; i++)
-            puts(cases[i].name);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].run();
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 3;
-}
+int main(int argc, char **argv) { return RUN_CASES(cases, argc, argv); }

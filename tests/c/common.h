@@ -1,8 +1,8 @@
 /*
  * What the C test programs share: the header and the C library they all
  * use, a check that names what failed, a Go function's frame, a main that
- * runs a goroutine main, the deferred call that does nothing, and a
- * monotonic clock. Header-only (macros and static inline functions), so
+ * runs a goroutine main, the deferred call that does nothing, a
+ * monotonic clock, and the main of a program of named cases. Header-only (macros and static inline functions), so
  * that each program stays one compile unit.
  * Include it first: defergc.h sets the POSIX level when the build does not.
  */
@@ -60,5 +60,31 @@ static inline int64_t now_ns(clockid_t clock) {
 
 /* The monotonic clock in nanoseconds. */
 static inline int64_t mono_ns(void) { return now_ns(CLOCK_MONOTONIC); }
+
+/* A program of named cases: `prog list` prints their names, one a line;
+ * `prog NAME` runs that case (status 3 for a name it does not know). */
+struct test_case {
+    const char *name;
+    void (*run)(void);
+};
+
+static inline int run_cases(const struct test_case *cases, size_t n, int argc, char **argv) {
+    CHECK(argc == 2);
+    if (strcmp(argv[1], "list") == 0) {
+        for (size_t i = 0; i < n; i++)
+            puts(cases[i].name);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].run();
+            return 0;
+        }
+    }
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 3;
+}
+
+#define RUN_CASES(cases, argc, argv) run_cases(cases, sizeof cases / sizeof cases[0], argc, argv)
 
 #endif

@@ -81,22 +81,64 @@ static void write_zero(void) { in_main(write_zero_body); }
  * For a descriptor that is not a socket the write falls back to write(2),
  * which raised SIGPIPE before (the default action killed the process).
  * Expected: DEFERGC_EOS - EPIPE, as for a socket. */
-static void write_pipe_epipe_body(void *arg) {
-    (void)arg;
+static int sigpipe_blocked(void) {
+    sigset_t now;
+    CHECK(pthread_sigmask(SIG_BLOCK, NULL, &now) == 0);
+    return sigismember(&now, SIGPIPE);
+}
+
+static int sigpipe_pending(void) {
+    sigset_t pending;
+    CHECK(sigpending(&pending) == 0);
+    return sigismember(&pending, SIGPIPE);
+}
+
+/* One write to a pipe whose reader is gone: EPIPE, and the thread's mask
+ * and pending signals as they were (none pending unless the thread blocks
+ * SIGPIPE itself: then the one the write raised is its own to take). */
+static void pipe_write_epipe(void) {
     int p[2];
     CHECK(pipe(p) == 0);
     uint64_t h;
     CHECK(defergc_net_open(p[1], &h) == 0);
     close(p[0]);
+    int blocked = sigpipe_blocked();
     int64_t r = defergc_net_write(h, "x", 1);
     CHECK(r == DEFERGC_EOS - EPIPE);
+    CHECK(sigpipe_blocked() == blocked);
+    CHECK(sigpipe_pending() == blocked);
     CHECK(defergc_net_close(h) == 0);
+}
+
+static void write_pipe_epipe_body(void *arg) {
+    (void)arg;
+    pipe_write_epipe();
+    pipe_write_epipe();
     OK();
+}
+
+static void *blocked_thread(void *arg) {
+    (void)arg;
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    CHECK(pthread_sigmask(SIG_BLOCK, &pipe_only, NULL) == 0);
+    pipe_write_epipe();
+    /* the thread takes its own SIGPIPE */
+    int sig = 0;
+    CHECK(sigwait(&pipe_only, &sig) == 0 && sig == SIGPIPE);
+    CHECK(!sigpipe_pending());
+    return NULL;
 }
 
 static void write_pipe_epipe(void) {
     /* the default disposition, whatever the test harness left */
     signal(SIGPIPE, SIG_DFL);
+    /* a plain thread that does not block SIGPIPE, and one that does */
+    pipe_write_epipe();
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, blocked_thread, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
     in_main(write_pipe_epipe_body);
 }
 
@@ -368,6 +410,17 @@ static void strerror_huge(void) {
     const char *t = defergc_net_strerror(INT64_MIN);
     fprintf(stderr, "strerror: %s / %s\n", s, t);
     CHECK(strcmp(s, strerror(EPIPE)) != 0);
+    CHECK(strcmp(t, "unknown error") == 0);
+    /* numbers in the errno range that are no errno (41 and 58 on
+     * x86-64): glibc formats those into a per-thread buffer, not static */
+    for (int e = 1; e < 200; e++) {
+        const char *m = defergc_net_strerror((int64_t)DEFERGC_EOS - e);
+        CHECK(m != NULL);
+        if (strncmp(strerror(e), "Unknown error", 13) == 0)
+            CHECK(strcmp(m, "unknown error") == 0);
+        else
+            CHECK(strcmp(m, strerror(e)) == 0);
+    }
     OK();
 }
 
@@ -733,10 +786,7 @@ static void deadline_parked_body(void *arg) {
 
 static void deadline_parked(void) { in_main(deadline_parked_body); }
 
-static const struct {
-    const char *name;
-    void (*run)(void);
-} cases[] = {
+static const struct test_case cases[] = {
     {"write-zero", write_zero},
     {"write-pipe-epipe", write_pipe_epipe},
     {"double-close-race", double_close_race},
@@ -754,20 +804,4 @@ static const struct {
     {"plain-thread", plain_thread},
 };
 
-int main(int argc, char **argv) {
-    CHECK(argc == 2);
-    size_t n = sizeof cases / sizeof cases[0];
-    if (strcmp(argv[1], "list") == 0) {
-        for (size_t i = 0; i < n; i++)
-            puts(cases[i].name);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].run();
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 3;
-}
+int main(int argc, char **argv) { return RUN_CASES(cases, argc, argv); }

@@ -106,6 +106,22 @@ pub fn run(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().unwrap()
 }
 
+/// The cases a program of named cases has (`exe list`: tests/c/common.h's
+/// `run_cases`), in its order.
+pub fn cases(exe: &Path) -> Vec<String> {
+    let out = run(exe, &["list"], &[]);
+    assert!(
+        out.status.success(),
+        "{} list: {}",
+        exe.display(),
+        text(&out)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs `cmd` to its end (`Ok`, what it did), or kills it once `limit`
 /// has passed (`Err`, everything it printed until then): for programs
 /// whose bug is a hang. Both pipes are drained while it runs.
