@@ -44,8 +44,17 @@ impl IoError {
 
 /// Runs `op` on `h`'s descriptor until it does not say `EAGAIN`, parking
 /// for `mode` between tries.
-fn retry(h: Handle, mode: Mode, mut op: impl FnMut(i32) -> isize) -> Result<usize, IoError> {
-    let pin = netpoll::pin(h)?;
+fn retry(h: Handle, mode: Mode, op: impl FnMut(i32) -> isize) -> Result<usize, IoError> {
+    retry_pinned(&netpoll::pin(h)?, h, mode, op)
+}
+
+/// [`retry`] with the descriptor pinned by the caller.
+fn retry_pinned(
+    pin: &netpoll::Pin,
+    h: Handle,
+    mode: Mode,
+    mut op: impl FnMut(i32) -> isize,
+) -> Result<usize, IoError> {
     netpoll::reset(h, mode)?;
     loop {
         let r = op(pin.fd());
@@ -83,11 +92,11 @@ pub(crate) fn read_uninit(h: Handle, buf: &mut [MaybeUninit<u8>]) -> Result<usiz
 pub(crate) fn write(h: Handle, buf: &[u8]) -> Result<usize, (usize, IoError)> {
     // Even an empty write looks at the handle first (Go's takes its fd
     // lock: "use of closed network connection" after a close).
-    let _pin = netpoll::pin(h).map_err(|e| (0, e.into()))?;
+    let pin = netpoll::pin(h).map_err(|e| (0, e.into()))?;
     let mut done = 0;
     while done < buf.len() {
         let rest = &buf[done..];
-        let n = retry(h, Mode::Write, |fd| {
+        let n = retry_pinned(&pin, h, Mode::Write, |fd| {
             // SAFETY: rest is valid for its length. MSG_NOSIGNAL: a closed
             // peer is an EPIPE error, not a SIGPIPE (Go ignores SIGPIPE on
             // descriptors other than 1 and 2).
@@ -95,7 +104,9 @@ pub(crate) fn write(h: Handle, buf: &[u8]) -> Result<usize, (usize, IoError)> {
         })
         .or_else(|e| match e {
             // Not a socket: a plain write.
-            IoError::Os(libc::ENOTSOCK) => retry(h, Mode::Write, |fd| write_no_sigpipe(fd, rest)),
+            IoError::Os(libc::ENOTSOCK) => {
+                retry_pinned(&pin, h, Mode::Write, |fd| write_no_sigpipe(fd, rest))
+            }
             e => Err(e),
         })
         .map_err(|e| (done, e))?;
