@@ -17,8 +17,7 @@
 mod child;
 mod loom_check;
 
-use defergc::go::model::{self, TraceBuffer, TraceEvent, TraceKind};
-use loom::sync::Arc;
+use defergc::go::model::{self, trace_drainer, TraceEvent, TraceKind, TraceProducer};
 use loom::thread;
 use loom_check::check;
 
@@ -38,19 +37,18 @@ fn event(g: u64) -> TraceEvent {
 /// The thread appends three events while the writer empties the buffer
 /// twice; every event appended is seen once, in order.
 fn handoff() {
-    let buffer = Arc::new(TraceBuffer::with_capacity(2));
-    let writer = {
-        let buffer = buffer.clone();
-        thread::spawn(move || {
-            let mut seen = buffer.take();
-            seen.extend(buffer.take());
-            seen
-        })
-    };
-    let appended: Vec<u64> = (1..=3).filter(|&g| buffer.push(event(g))).collect();
+    let producer = TraceProducer::with_capacity(2);
+    let buffer = producer.buffer().clone();
+    let writer = thread::spawn(move || {
+        let one = trace_drainer();
+        let mut seen = buffer.take(&one);
+        seen.extend(buffer.take(&one));
+        seen
+    });
+    let appended: Vec<u64> = (1..=3).filter(|&g| producer.push(event(g))).collect();
     assert!(appended.len() >= 2, "an empty ring of two refused an event");
     let mut seen = writer.join().unwrap();
-    seen.extend(buffer.take());
+    seen.extend(producer.buffer().take(&trace_drainer()));
     let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
     assert_eq!(gs, appended);
 }

@@ -34,10 +34,11 @@
 //! polling without blocking; [`set_nonblocking_takes_wake`] brings back a
 //! poll that takes the watcher's wake although it does not block.
 //!
-//! [`TraceBuffer`] is a thread's buffer of the execution trace
-//! (`prof/trace.rs`), appended to by its thread and emptied by the
-//! writer, for `tests/trace_loom.rs`; [`set_early_give_back`] brings
-//! back a writer that gives the buffer's slots back before it reads them.
+//! [`TraceProducer`] is a thread's buffer of the execution trace
+//! (`prof/trace.rs`) with its one appender; the writer empties it holding
+//! [`trace_drainer`]'s right, for `tests/trace_loom.rs`;
+//! [`set_early_give_back`] brings back a writer that gives the buffer's
+//! slots back before it reads them.
 //!
 //! [`SyscallP`] is a processor's status and system-call handshake with
 //! the real transitions of `syscall.rs` (a [`SyscallWorker`]'s enter and
@@ -80,7 +81,8 @@ use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 pub use crate::prof::ring::{set_early_publish as set_ring_early_publish, Ring as CpuRing};
 pub use crate::prof::trace::{
-    set_early_give_back, Buffer as TraceBuffer, Event as TraceEvent, Kind as TraceKind,
+    drainer as trace_drainer, set_early_give_back, Event as TraceEvent, Kind as TraceKind,
+    Producer as TraceProducer,
 };
 use std::sync::atomic::Ordering;
 

@@ -182,12 +182,13 @@ static POLLER: OnceLock<Poller> = OnceLock::new();
 static TABLE: RwLock<Vec<&'static PollDesc>> = RwLock::new(Vec::new());
 static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-/// The record registered for each descriptor number (its index). Held
-/// across a registration's `epoll_ctl` and a close's, so that a number's
-/// registration and the record that owns it change together. A number closed behind the poller's back and reused leaves its
-/// old record claiming it: the new registration takes the number from
-/// it ([`PollDesc::lose_number`]), so that the old record's close cannot
-/// take the new one out of the epoll set or close its descriptor.
+/// The record registered for each descriptor number (its index). Its
+/// lock is held across a registration's `epoll_ctl` and a close's, so
+/// that a number's registration and the record that owns it change
+/// together. A number closed behind the poller's back and reused leaves
+/// its old record claiming it: the new registration takes the number
+/// from it ([`PollDesc::lose_number`]), so that the old record's close
+/// cannot take the new one out of the epoll set or close its descriptor.
 static BY_FD: Mutex<Option<std::collections::HashMap<i32, usize>>> = Mutex::new(None);
 
 /// Waiters parked on a descriptor (the deadlock check: they are not asleep

@@ -201,7 +201,7 @@ pub(crate) unsafe fn connect(
         netpoll::wait(h, Mode::Write)?;
         let mut err: libc::c_int = 0;
         let mut err_len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: err and len describe an int.
+        // SAFETY: err and err_len describe an int.
         let r = unsafe {
             libc::getsockopt(
                 pin.fd(),

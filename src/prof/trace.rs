@@ -147,9 +147,6 @@ const GC_TRACK: u32 = 5002;
 struct Slot<T>(std::cell::UnsafeCell<T>);
 #[cfg(not(loom))]
 impl<T> Slot<T> {
-    fn new(v: T) -> Slot<T> {
-        Slot(std::cell::UnsafeCell::new(v))
-    }
     fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
@@ -162,96 +159,122 @@ impl<T> Slot<T> {
 use loom::cell::UnsafeCell as Slot;
 
 /// One thread's events: a ring of a fixed number of slots that its
-/// thread appends to and the writer empties, a single producer and a
-/// single consumer. No read-modify-write on either side: the thread
-/// writes the slot at `head`, then publishes it by advancing `head`
-/// (release); the writer reads the slots from `tail` to the `head` it
-/// loaded (acquire), then gives them back by advancing `tail` (release),
-/// which the thread loads (acquire) before it writes into a slot again.
+/// thread appends to (through the buffer's one [`Producer`]) and the
+/// writer empties (holding [`Drainer`]), a single producer and a single
+/// consumer, both by construction. No read-modify-write on either side:
+/// the producer writes the slot at `head`, then publishes it by advancing
+/// `head` (release); the writer reads the slots from `tail` to the `head`
+/// it loaded (acquire), then gives them back by advancing `tail`
+/// (release), which the producer loads (acquire) before it writes into a
+/// slot again.
 pub struct Buffer {
-    /// Events appended so far: written only by the buffer's thread.
+    /// Events appended so far: written only by the producer.
     head: crate::cache::CachePadded<AtomicUsize>,
-    /// The thread's copy of `tail` as last loaded: the ring has at least
-    /// `len - (head - seen_tail)` free slots, so the thread loads `tail`
-    /// (a line the writer writes) only when that runs out.
-    seen_tail: Slot<usize>,
-    /// Events taken so far: written only by the writer.
+    /// Events taken so far: written only by the drainer.
     tail: crate::cache::CachePadded<AtomicUsize>,
     /// `head & (len - 1)` is the next slot written (the length is a power
-    /// of two). A slot between `tail` and `head` is the writer's to read;
-    /// every other one the thread's.
+    /// of two). A slot between `tail` and `head` is the drainer's to read;
+    /// every other one the producer's.
     slots: Box<[Slot<MaybeUninit<Event>>]>,
 }
 
-// SAFETY: a slot is touched by one side at a time, as the module docs
-// say: the thread only outside `tail..head`, the writer only inside, and
-// each side moves its own end with release after it is done with a slot,
-// which the other side loads with acquire before it touches that slot.
+// SAFETY: a slot is touched by one side at a time, as the type's docs
+// say: the one producer only outside `tail..head`, the one drainer only
+// inside, and each side moves its own end with release after it is done
+// with a slot, which the other side loads with acquire before it touches
+// that slot.
 unsafe impl Sync for Buffer {}
 // SAFETY: as above; events are plain data.
 unsafe impl Send for Buffer {}
 
-impl Default for Buffer {
-    fn default() -> Self {
-        Buffer::new()
-    }
+/// The one appender of a [`Buffer`]: not `Clone` and not `Sync`, so only
+/// one thread appends at a time.
+pub struct Producer {
+    ring: Arc<Buffer>,
+    /// `tail` as last loaded: the ring has at least `len - (head -
+    /// seen_tail)` free slots, so the producer loads `tail` (a line the
+    /// drainer writes) only when that runs out.
+    seen_tail: std::cell::Cell<usize>,
 }
 
-impl Buffer {
-    /// An empty buffer of [`BUFFER_CAP`] events.
-    pub fn new() -> Buffer {
-        Buffer::with_capacity(BUFFER_CAP)
+/// The right to drain buffers: one holder at a time ([`drainer`]).
+pub struct Drainer(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>);
+
+static DRAINING: Mutex<()> = Mutex::new(());
+
+/// Waits for the right to drain buffers: the writer's (a trace's writer
+/// that is ending may still flush while the next trace's starts).
+pub fn drainer() -> Drainer {
+    Drainer(DRAINING.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+impl Producer {
+    /// A new empty buffer of [`BUFFER_CAP`] events, and its producer.
+    pub fn new() -> Producer {
+        Producer::with_capacity(BUFFER_CAP)
     }
 
-    /// An empty buffer of `cap` events, rounded up to a power of two. Its
-    /// memory is reserved, not touched: a thread that records little costs
-    /// little.
-    pub fn with_capacity(cap: usize) -> Buffer {
+    /// A new empty buffer of `cap` events, rounded up to a power of two,
+    /// and its producer. Its memory is reserved, not touched: a thread
+    /// that records little costs little.
+    pub fn with_capacity(cap: usize) -> Producer {
         let cap = cap.max(1).next_power_of_two();
         #[cfg(not(loom))]
         // SAFETY: a slot is an `UnsafeCell` of a `MaybeUninit`, valid
-        // whatever its bytes; none is read before the thread writes it.
+        // whatever its bytes; none is read before the producer writes it.
         let slots =
             unsafe { Box::<[Slot<MaybeUninit<Event>>]>::new_uninit_slice(cap).assume_init() };
         #[cfg(loom)]
         let slots = (0..cap).map(|_| Slot::new(MaybeUninit::uninit())).collect();
-        Buffer {
-            head: crate::cache::CachePadded(AtomicUsize::new(0)),
-            seen_tail: Slot::new(0),
-            tail: crate::cache::CachePadded(AtomicUsize::new(0)),
-            slots,
+        Producer {
+            ring: Arc::new(Buffer {
+                head: crate::cache::CachePadded(AtomicUsize::new(0)),
+                tail: crate::cache::CachePadded(AtomicUsize::new(0)),
+                slots,
+            }),
+            seen_tail: std::cell::Cell::new(0),
         }
     }
 
-    /// Appends `e` (the buffer's own thread only); false if the buffer is
-    /// full (the event is dropped).
+    /// The buffer, for its drainer.
+    pub fn buffer(&self) -> &Arc<Buffer> {
+        &self.ring
+    }
+
+    /// Appends `e`; false if the buffer is full (the event is dropped).
     #[inline]
     pub fn push(&self, e: Event) -> bool {
-        let head = self.head.load(Ordering::Relaxed);
-        let len = self.slots.len();
-        // SAFETY: `seen_tail` is the buffer's thread's alone (the caller).
-        let seen = self.seen_tail.with(|t| unsafe { *t });
-        if head.wrapping_sub(seen) >= len {
-            let tail = self.tail.load(Ordering::Acquire);
-            // SAFETY: as above.
-            self.seen_tail.with_mut(|t| unsafe { *t = tail });
+        let b = &*self.ring;
+        let head = b.head.load(Ordering::Relaxed);
+        let len = b.slots.len();
+        if head.wrapping_sub(self.seen_tail.get()) >= len {
+            let tail = b.tail.load(Ordering::Acquire);
+            self.seen_tail.set(tail);
             if head.wrapping_sub(tail) >= len {
                 return false;
             }
         }
-        // SAFETY: the slot lies outside `tail..head`: the writer is done
-        // with it (its advance of `tail` past it was loaded with acquire,
-        // now or at an earlier append) and reads it again only after the
-        // release below.
-        self.slots[head & (len - 1)].with_mut(|s| unsafe { (*s).write(e) });
-        self.head.store(head.wrapping_add(1), Ordering::Release);
+        // SAFETY: this is the buffer's one producer, and the slot lies
+        // outside `tail..head`: the drainer is done with it (its advance
+        // of `tail` past it was loaded with acquire, now or at an earlier
+        // append) and reads it again only after the release below.
+        b.slots[head & (len - 1)].with_mut(|s| unsafe { (*s).write(e) });
+        b.head.store(head.wrapping_add(1), Ordering::Release);
         true
     }
+}
 
+impl Default for Producer {
+    fn default() -> Self {
+        Producer::new()
+    }
+}
+
+impl Buffer {
     /// Hands every event appended so far to `each`, in the order
-    /// appended, then gives their slots back (the writer only: one at a
-    /// time, which [`DRAINING`] and the tests guarantee).
-    pub fn drain(&self, mut each: impl FnMut(&Event)) {
+    /// appended, then gives their slots back. `_one` makes the caller the
+    /// only drainer.
+    pub fn drain(&self, _one: &Drainer, mut each: impl FnMut(&Event)) {
         let tail = self.tail.load(Ordering::Relaxed);
         let head = self.head.load(Ordering::Acquire);
         #[cfg(loom)]
@@ -264,17 +287,18 @@ impl Buffer {
         let mask = self.slots.len() - 1;
         let mut at = tail;
         while at != head {
-            // SAFETY: the slot lies inside `tail..head`: the thread wrote
-            // it before its release of `head` (loaded above with acquire)
-            // and writes it again only after `tail` passes it below.
-            // (Under loom, `set_early_give_back` gives the slots back
-            // first, on purpose, for the model to catch.)
+            // SAFETY: the caller is the one drainer, and the slot lies
+            // inside `tail..head`: the producer wrote it before its
+            // release of `head` (loaded above with acquire) and writes it
+            // again only after `tail` passes it below. (Under loom,
+            // `set_early_give_back` gives the slots back first, on
+            // purpose, for the model to catch.)
             self.slots[at & mask].with(|s| each(unsafe { (*s).assume_init_ref() }));
             at = at.wrapping_add(1);
             if !early && at.is_multiple_of(GIVE_BACK_EVERY) {
-                // The thread may write again into what was read: a
+                // The producer may write again into what was read: a
                 // drain that writes to the file for milliseconds does
-                // not leave the thread a ring only part free.
+                // not leave it a ring only part free.
                 self.tail.store(at, Ordering::Release);
             }
         }
@@ -286,9 +310,9 @@ impl Buffer {
     /// Takes every event appended so far, leaving the buffer empty (the
     /// loom model's writer and the tests).
     #[cfg_attr(not(any(test, loom)), allow(dead_code))]
-    pub fn take(&self) -> Vec<Event> {
+    pub fn take(&self, one: &Drainer) -> Vec<Event> {
         let mut out = Vec::new();
-        self.drain(|e| out.push(*e));
+        self.drain(one, |e| out.push(*e));
         out
     }
 }
@@ -416,7 +440,7 @@ impl Scale {
 }
 
 mod local {
-    use super::Buffer;
+    use super::{Buffer, Producer};
     use std::cell::OnceCell;
     use std::sync::{Arc, Mutex};
 
@@ -424,16 +448,16 @@ mod local {
     pub(super) static BUFFERS: Mutex<Vec<Arc<Buffer>>> = Mutex::new(Vec::new());
 
     thread_local! {
-        static LOCAL: OnceCell<Arc<Buffer>> = const { OnceCell::new() };
+        static LOCAL: OnceCell<Producer> = const { OnceCell::new() };
     }
 
-    fn register() -> Arc<Buffer> {
-        let b = Arc::new(Buffer::new());
+    fn register() -> Producer {
+        let p = Producer::new();
         BUFFERS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(b.clone());
-        b
+            .push(p.buffer().clone());
+        p
     }
 
     /// Appends `e` to the calling thread's buffer (dropped while the
@@ -525,8 +549,6 @@ struct Running {
 }
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
-/// Held by the writer that empties the buffers (each has one consumer).
-static DRAINING: Mutex<()> = Mutex::new(());
 
 /// A record of the scratch file: `ts`, `dur`, `g`, `arg`, and the kind
 /// (low byte), the wait reason's number (next 24 bits) and the track
@@ -615,9 +637,7 @@ impl Writer {
     /// trace into the scratch file, oldest first per buffer; returns the
     /// most events one buffer held.
     fn flush(&mut self) -> std::io::Result<usize> {
-        // One consumer per buffer: the writer of a trace that is ending
-        // may still flush while the next trace's writer starts.
-        let _draining = DRAINING.lock().unwrap_or_else(|e| e.into_inner());
+        let one = drainer();
         let buffers: Vec<Arc<Buffer>> = {
             let mut all = local::BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
             // A buffer only the registry holds belongs to a thread that
@@ -632,7 +652,7 @@ impl Writer {
             // Copied out first, which gives the ring back to its thread at
             // the speed of a copy; then written, which is slower.
             batch.clear();
-            b.drain(|e| batch.push(*e));
+            b.drain(&one, |e| batch.push(*e));
             most = most.max(batch.len());
             for e in &batch {
                 if e.session == self.session {
@@ -953,28 +973,31 @@ mod tests {
 
     #[test]
     fn a_buffer_gives_its_events_once() {
-        let b = Buffer::new();
+        let p = Producer::new();
+        let one = drainer();
         let e = created(7);
-        b.push(e);
-        b.push(Event { g: 8, ..e });
-        assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [7, 8]);
-        assert!(b.take().is_empty());
+        p.push(e);
+        p.push(Event { g: 8, ..e });
+        let b = p.buffer();
+        assert_eq!(b.take(&one).iter().map(|e| e.g).collect::<Vec<_>>(), [7, 8]);
+        assert!(b.take(&one).is_empty());
     }
 
     #[test]
     fn a_full_buffer_drops_the_event() {
-        let b = Buffer::with_capacity(2);
+        let p = Producer::with_capacity(2);
+        let (b, one) = (p.buffer().clone(), drainer());
         let e = created(1);
-        assert!(b.push(e));
-        assert!(b.push(Event { g: 2, ..e }));
-        assert!(!b.push(Event { g: 3, ..e }));
-        let taken = b.take();
+        assert!(p.push(e));
+        assert!(p.push(Event { g: 2, ..e }));
+        assert!(!p.push(Event { g: 3, ..e }));
+        let taken = b.take(&one);
         assert_eq!(taken.iter().map(|e| e.g).collect::<Vec<_>>(), [1, 2]);
-        assert!(b.push(Event { g: 4, ..e }));
-        assert!(b.push(Event { g: 5, ..e }));
-        assert!(!b.push(Event { g: 6, ..e }));
-        assert_eq!(b.take().iter().map(|e| e.g).collect::<Vec<_>>(), [4, 5]);
-        assert!(b.take().is_empty());
+        assert!(p.push(Event { g: 4, ..e }));
+        assert!(p.push(Event { g: 5, ..e }));
+        assert!(!p.push(Event { g: 6, ..e }));
+        assert_eq!(b.take(&one).iter().map(|e| e.g).collect::<Vec<_>>(), [4, 5]);
+        assert!(b.take(&one).is_empty());
     }
 
     /// Threads append to their own small buffers while a writer empties
@@ -987,15 +1010,14 @@ mod tests {
         let mut rng = crate::seeded::Rng(seed);
         const THREADS: u64 = 3;
         const EACH: u64 = 20_000;
-        let buffers: Vec<Arc<Buffer>> = (0..THREADS)
-            .map(|_| Arc::new(Buffer::with_capacity(64)))
-            .collect();
+        let mut ends: Vec<Producer> = (0..THREADS).map(|_| Producer::with_capacity(64)).collect();
+        let buffers: Vec<Arc<Buffer>> = ends.iter().map(|p| p.buffer().clone()).collect();
         let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let producers: Vec<_> = buffers
-            .iter()
+        let producers: Vec<_> = ends
+            .drain(..)
             .enumerate()
             .map(|(t, b)| {
-                let (b, done) = (b.clone(), done.clone());
+                let done = done.clone();
                 std::thread::spawn(move || {
                     let mut dropped = 0u64;
                     for i in 0..EACH {
@@ -1019,10 +1041,11 @@ mod tests {
             })
             .collect();
         let mut seen: Vec<Vec<u64>> = vec![Vec::new(); THREADS as usize];
+        let one = drainer();
         loop {
             let finished = done.load(Ordering::Acquire) == THREADS as usize;
             for b in &buffers {
-                b.drain(|e| seen[e.g as usize].push(e.arg));
+                b.drain(&one, |e| seen[e.g as usize].push(e.arg));
             }
             if finished {
                 break;
