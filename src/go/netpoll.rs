@@ -356,7 +356,7 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
             // A close of a guessed handle may have retired the record in
             // between (and put it back on the free list itself).
             if pd.generation.load(Ordering::Relaxed) == h.generation() {
-                retire(pd, &mut s);
+                retire(pd, &mut s, CloseFd::No);
                 drop(s);
                 // Not registered: nothing of the number to undo.
                 finish_close(pd, -1, CloseFd::No);
@@ -383,10 +383,11 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
 /// Ends the record's registration, under its lock: it is closing, its
 /// generation moves on (no later close, pin or wait finds it, and a
 /// second close fails), and it gives up its descriptor number, which it
-/// returns (-1: it had lost it, see [`BY_FD`]).
-fn retire(pd: &PollDesc, s: &mut State) -> i32 {
+/// returns (-1: it had lost it, see [`BY_FD`]); what is left to do,
+/// ending it with `close_fd`, is kept for a forked child.
+fn retire(pd: &PollDesc, s: &mut State, close_fd: CloseFd) -> i32 {
     s.closing = true;
-    let close_fd = s.when_unused.take().unwrap_or(CloseFd::No);
+    s.when_unused = None;
     pd.generation.fetch_add(1, Ordering::AcqRel);
     let fd = std::mem::replace(&mut s.fd, -1);
     s.finishing = Some((fd, close_fd));
@@ -949,7 +950,7 @@ impl PollDesc {
             return None;
         }
         let close_fd = s.when_unused?;
-        Some((retire(self, &mut s), close_fd))
+        Some((retire(self, &mut s, close_fd), close_fd))
     }
 
     /// Claims the close of registration `generation` (its waiters already
@@ -977,12 +978,9 @@ impl PollDesc {
             // retired after the lock was let go, so a second close can
             // pass the checks above in between.
             drop(s);
-            let mut s = self.lock();
-            s.when_unused = Some(close_fd);
-            return Ok(Some(retire(self, &mut s)));
+            return Ok(Some(retire(self, &mut self.lock(), close_fd)));
         }
-        s.when_unused = Some(close_fd);
-        Ok(Some(retire(self, &mut s)))
+        Ok(Some(retire(self, &mut s, close_fd)))
     }
 
     /// Under loom: whether the record still has registration `generation`.
@@ -1092,10 +1090,10 @@ pub(crate) unsafe fn restart_after_fork() {
         s.read.slot = Slot::Empty;
         s.write.slot = Slot::Empty;
         s.users = 0;
-        if s.when_unused.is_some() {
+        if let Some(close_fd) = s.when_unused {
             // Its close waited for operations of goroutines that did not
             // come along: it ends here.
-            retire(pd, &mut s);
+            retire(pd, &mut s, close_fd);
         }
         if let Some((fd, close_fd)) = s.finishing {
             // Retired by a thread of the parent that had not finished.
