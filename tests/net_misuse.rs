@@ -10,7 +10,7 @@
 //! before): write-zero, write-pipe-epipe, double-close-race,
 //! stale-fd-reused, stale-fd-net-close, poll-close-wakes,
 //! net-close-wakes-poll-wait, huge-len, connect-eisconn, strerror-huge,
-//! and the Rust API's write_empty_after_close and concurrent_close.
+//! forged-free-record, guessed-close-races-open, and the Rust API's write_empty_after_close and concurrent_close.
 
 mod child;
 mod cprog;
@@ -70,8 +70,28 @@ fn every_case_has_a_test() {
         "odd-codes",
         "deadline-parked",
         "plain-thread",
+        "forged-free-record",
+        "guessed-close-races-open",
     ];
     assert_eq!(listed, tested);
+}
+
+/// Every operation on the handle a free record's next registration will
+/// have is DEFERGC_EBADHANDLE, and the next two opens get two handles
+/// (before, a close of it put the record on the free list twice: the two
+/// opens shared one record).
+#[test]
+fn forged_free_record() {
+    case("forged-free-record", LIMIT);
+}
+
+/// That guessed close racing the open that hands the handle out (seeded,
+/// the seed printed): the registration ends whole, so the number can be
+/// opened again (before, a close landing inside the open left a dead
+/// handle and the number in the epoll set: the next open was EEXIST).
+#[test]
+fn guessed_close_races_open() {
+    case("guessed-close-races-open", LIMIT);
 }
 
 /// A write of 0 bytes on a forged or closed handle is DEFERGC_EBADHANDLE

@@ -11,7 +11,12 @@
 //! Readiness (the poller), a deadline firing (the timer) and a close race
 //! with a wait and with each other; two closes race with each other and
 //! with the end of an operation that pins the descriptor (`pin`,
-//! `unpin`, `claim_close`): one close wins, the record is retired once. Every model checks that the wait
+//! `unpin`, `claim_close`): one close wins, the record is retired once.
+//! A close of a guessed handle (the one a free record's next
+//! registration will have) races the open that takes the record
+//! (`begin_open`, `finish_open`): it closes the registration the open
+//! handed out, or is refused, never the record before it is handed out.
+//! Every model checks that the wait
 //! ends (loom reports a waiter nobody wakes as a deadlock), with an
 //! outcome one of the racers explains, and that no waiter is left in a
 //! slot. `loom_catches_a_lost_wakeup` brings back a readiness that
@@ -188,6 +193,56 @@ fn two_closes_and_an_operation_retire_once() {
         assert!(!p.registered());
         assert!(!p.pin(), "a closed record was pinned");
     });
+}
+
+/// An open takes a free record while another thread closes the handle
+/// the open will hand out, guessed: the close is refused, or it retired
+/// the registration the open handed out (whose generation it guessed).
+/// Never a record retired while free (it would go on the free list
+/// twice) or while being opened (the open would hand out a dead handle
+/// with its number left registered).
+fn guessed_close_races_open() {
+    let p = Arc::new(Poll::free());
+    let guess = on(&p, |p| p.claim_close_of(0));
+    let opened = p.open();
+    let guess = guess.join().unwrap();
+    assert_ne!(guess, Claim::LeftToOperation, "nothing pinned the record");
+    let live = p.live_generation();
+    if guess == Claim::Retired {
+        assert_eq!(
+            opened, 0,
+            "a guessed close retired the free record: the open handed out generation {opened}"
+        );
+        assert_eq!(
+            live, None,
+            "a guessed close retired the record while it was being opened: it is live again under generation {live:?}, a handle no close will end"
+        );
+    } else {
+        assert_eq!(live, Some(opened), "the open's registration is not live");
+    }
+}
+
+#[test]
+fn a_guessed_close_never_retires_a_record_before_its_open_hands_it_out() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(guessed_close_races_open);
+}
+
+#[test]
+fn loom_catches_a_record_that_answers_to_its_next_handle() {
+    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
+    model::set_unchecked_phase(true);
+    let caught = std::panic::catch_unwind(|| check(guessed_close_races_open));
+    model::set_unchecked_phase(false);
+    let err = caught.expect_err(
+        "loom found nothing wrong with a guessed close of a free record: the model checks nothing",
+    );
+    let msg = loom_check::panic_message(&*err);
+    assert!(
+        msg.contains("a guessed close retired"),
+        "loom failed otherwise: {msg}"
+    );
+    eprintln!("with free records answering to their next handle, loom failed with: {msg}");
 }
 
 #[test]

@@ -12,9 +12,10 @@
 //! predecessor (in whatever queue) or headed it.
 //!
 //! [`Poll`] is a poller descriptor record with no descriptor behind it
-//! (`tests/netpoll_loom.rs`), with its pins and its close's claim;
-//! [`set_unclaimed_close`] brings back a close that retires the record
-//! after letting its lock go; [`set_lost_wakeup`] brings back a readiness
+//! (`tests/netpoll_loom.rs`), with its pins, its close's claim and its
+//! open's two steps; [`set_unclaimed_close`] brings back a close that
+//! retires the record after letting its lock go; [`set_unchecked_phase`]
+//! a record that is free or being opened answering to its next handle; [`set_lost_wakeup`] brings back a readiness
 //! that overwrites the parked waiter instead of readying it.
 //!
 //! [`World`] is the scheduler's stop-the-world handshake
@@ -88,8 +89,8 @@ use std::sync::atomic::Ordering;
 
 pub use super::prim::{
     set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_handoff, set_lost_wakeup,
-    set_no_gcwait, set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_poll,
-    set_unclaimed_close, set_uncounted_firing, set_unpassed_watch,
+    set_no_gcwait, set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_phase,
+    set_unchecked_poll, set_unclaimed_close, set_uncounted_firing, set_unpassed_watch,
 };
 
 /// A channel's real lock (`chanlock.rs`).
@@ -448,14 +449,39 @@ impl Poll {
     /// A close (`netpoll::close`): its waiters unblocked, then the close
     /// claimed.
     pub fn claim_close(&self) -> Claim {
-        if self.0.unblock_all(0).is_err() {
+        self.claim_close_of(0)
+    }
+
+    /// A close of the handle with `generation` (a guess, perhaps).
+    pub fn claim_close_of(&self, generation: u32) -> Claim {
+        if self.0.unblock_all(generation).is_err() {
             return Claim::Refused;
         }
-        match self.0.claim_close(0, super::netpoll::CloseFd::No) {
+        match self.0.claim_close(generation, super::netpoll::CloseFd::No) {
             Ok(Some(_)) => Claim::Retired,
             Ok(None) => Claim::LeftToOperation,
             Err(_) => Claim::Refused,
         }
+    }
+
+    /// A free record, as `netpoll::open` finds one on the free list (its
+    /// next registration's generation is 0).
+    pub fn free() -> Poll {
+        Poll(super::netpoll::PollDesc::free_for_model())
+    }
+
+    /// `netpoll::open`'s two steps on the record: taken (the handle
+    /// chosen, the number registered under it), then handed out; the
+    /// generation handed out.
+    pub fn open(&self) -> u32 {
+        let h = self.0.begin_open(-1);
+        self.0.finish_open();
+        super::netpoll::PollDesc::generation_of(h)
+    }
+
+    /// The generation of the registration handed out, if one is live.
+    pub fn live_generation(&self) -> Option<u32> {
+        self.0.live_generation()
     }
 
     /// Whether the record still has its registration (no close retired

@@ -110,8 +110,24 @@ impl Side {
     }
 }
 
+/// Where a record is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// On the free list, or retired and on its way there.
+    Free,
+    /// Taken by an [`open`] that has not finished registering it: its
+    /// handle is not handed out yet, so nothing may use or close it (a
+    /// program that guessed the handle gets `BadHandle`), while events
+    /// carrying it are kept ([`PollDesc::ready`]): the number was added
+    /// to the epoll set under it.
+    Opening,
+    /// A registration its handle names.
+    Live,
+}
+
 struct State {
     fd: i32,
+    phase: Phase,
     closing: bool,
     /// Operations using `fd` right now ([`Pin`]): its number is not
     /// closed (and reused) under them.
@@ -319,48 +335,20 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
         None => {
             let mut t = TABLE.write();
             let index = t.len();
-            let pd = Box::leak(Box::new(PollDesc {
-                index,
-                generation: AtomicU32::new(0),
-                state: Lock::new(State {
-                    fd: -1,
-                    closing: true,
-                    users: 0,
-                    when_unused: None,
-                    finishing: None,
-                    read: Side::new(),
-                    write: Side::new(),
-                }),
-            }));
+            let pd = Box::leak(Box::new(PollDesc::free(index)));
             t.push(pd);
             pd
         }
     };
-    let h = {
-        let mut s = pd.state.lock();
-        debug_assert!(matches!(s.read.slot, Slot::Empty | Slot::Ready));
-        s.fd = fd;
-        s.closing = false;
-        s.users = 0;
-        s.when_unused = None;
-        s.finishing = None;
-        s.read = Side::new();
-        s.write = Side::new();
-        Handle::new(pd.index, pd.generation.load(Ordering::Relaxed))
-    };
+    let h = pd.begin_open(fd);
     let before = {
         let mut by_fd = BY_FD.lock();
         if let Err(e) = p.add(fd, h) {
             drop(by_fd);
-            let mut s = pd.state.lock();
-            // A close of a guessed handle may have retired the record in
-            // between (and put it back on the free list itself).
-            if pd.generation.load(Ordering::Relaxed) == h.generation() {
-                retire(pd, &mut s, CloseFd::No);
-                drop(s);
-                // Not registered: nothing of the number to undo.
-                finish_close(pd, -1, CloseFd::No);
-            }
+            // Still `Opening`, so no one else retired it.
+            retire(pd, &mut pd.state.lock(), CloseFd::No);
+            // Not registered: nothing of the number to undo.
+            finish_close(pd, -1, CloseFd::No);
             return Err(e);
         }
         by_fd
@@ -377,6 +365,7 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
         let old = TABLE.read()[before];
         old.lose_number(fd);
     }
+    pd.finish_open();
     Ok(h)
 }
 
@@ -386,6 +375,7 @@ pub(crate) fn open(fd: i32) -> io::Result<Handle> {
 /// returns (-1: it had lost it, see [`BY_FD`]); what is left to do,
 /// ending it with `close_fd`, is kept for a forked child.
 fn retire(pd: &PollDesc, s: &mut State, close_fd: CloseFd) -> i32 {
+    s.phase = Phase::Free;
     s.closing = true;
     s.when_unused = None;
     pd.generation.fetch_add(1, Ordering::AcqRel);
@@ -395,8 +385,64 @@ fn retire(pd: &PollDesc, s: &mut State, close_fd: CloseFd) -> i32 {
 }
 
 impl PollDesc {
+    /// A new record at `index`, free.
+    fn free(index: usize) -> PollDesc {
+        PollDesc {
+            index,
+            generation: AtomicU32::new(0),
+            state: Lock::new(State {
+                fd: -1,
+                phase: Phase::Free,
+                closing: true,
+                users: 0,
+                when_unused: None,
+                finishing: None,
+                read: Side::new(),
+                write: Side::new(),
+            }),
+        }
+    }
+
     fn lock(&self) -> impl std::ops::DerefMut<Target = State> + '_ {
         self.state.lock()
+    }
+
+    /// [`open`] takes this free record for `fd`: the handle it will hand
+    /// out, which names nothing until [`finish_open`](Self::finish_open).
+    pub(crate) fn begin_open(&self, fd: i32) -> Handle {
+        let mut s = self.lock();
+        debug_assert!(s.phase == Phase::Free && s.finishing.is_none());
+        debug_assert!(matches!(s.read.slot, Slot::Empty | Slot::Ready));
+        s.fd = fd;
+        s.phase = Phase::Opening;
+        s.closing = false;
+        s.users = 0;
+        s.when_unused = None;
+        s.finishing = None;
+        s.read = Side::new();
+        s.write = Side::new();
+        Handle::new(self.index, self.generation.load(Ordering::Relaxed))
+    }
+
+    /// [`open`] registered the number: the handle is handed out.
+    pub(crate) fn finish_open(&self) {
+        let mut s = self.lock();
+        debug_assert!(s.phase == Phase::Opening);
+        s.phase = Phase::Live;
+    }
+
+    /// Whether registration `generation` is this record's, handed out and
+    /// not retired (`s`: its state, locked). A record that is free or
+    /// still being opened names none: the handle its next registration
+    /// will have is a guess until [`open`] returns it.
+    fn names(&self, s: &State, generation: u32) -> bool {
+        #[cfg(loom)]
+        if super::prim::unchecked_phase() {
+            // The bug tests/netpoll_loom.rs shows loom finds: a record
+            // that is free or being opened answers to its next handle.
+            return self.generation.load(Ordering::Relaxed) == generation;
+        }
+        s.phase == Phase::Live && self.generation.load(Ordering::Relaxed) == generation
     }
 
     /// Readiness for `mode`: the waiter (if any) is readied, else the
@@ -460,19 +506,16 @@ impl PollDesc {
     /// descriptor (`tests/chan_loom.rs` drives it directly).
     #[cfg(loom)]
     pub(crate) fn for_model() -> PollDesc {
-        PollDesc {
-            index: 0,
-            generation: AtomicU32::new(0),
-            state: Lock::new(State {
-                fd: -1,
-                closing: false,
-                users: 0,
-                when_unused: None,
-                finishing: None,
-                read: Side::new(),
-                write: Side::new(),
-            }),
-        }
+        let pd = PollDesc::free(0);
+        pd.begin_open(-1);
+        pd.finish_open();
+        pd
+    }
+
+    /// Under loom: a free record (its next registration's generation 0).
+    #[cfg(loom)]
+    pub(crate) fn free_for_model() -> PollDesc {
+        PollDesc::free(0)
     }
 
     /// Under loom: `mode`'s deadline armed as timer `id` (0: cleared), as
@@ -502,7 +545,7 @@ impl PollDesc {
         let mut ready = false;
         loop {
             let mut s = self.lock();
-            if self.generation.load(Ordering::Relaxed) != generation {
+            if !self.names(&s, generation) {
                 // Recycled while this wait was parked: it was closed
                 // under the waiter, who learns that, not a bad handle.
                 return Err(if parked {
@@ -566,7 +609,7 @@ impl PollDesc {
     pub(crate) fn expire(&self, generation: u32, mode: Mode, id: u64) {
         let w = {
             let mut s = self.lock();
-            if self.generation.load(Ordering::Relaxed) != generation || s.side(mode).timer != id {
+            if !self.names(&s, generation) || s.side(mode).timer != id {
                 return;
             }
             s.side(mode).timer = 0;
@@ -581,7 +624,7 @@ impl PollDesc {
     pub(crate) fn unblock_all(&self, generation: u32) -> Result<(), PollError> {
         let woken = {
             let mut s = self.lock();
-            if self.generation.load(Ordering::Relaxed) != generation {
+            if !self.names(&s, generation) {
                 return Err(PollError::BadHandle);
             }
             PollDesc::shut(&mut s)
@@ -663,7 +706,7 @@ fn poll_one(fd: i32, mode: Mode, ms: i32) -> bool {
 pub(crate) fn reset(h: Handle, mode: Mode) -> Result<(), PollError> {
     let pd = lookup(h).ok_or(PollError::BadHandle)?;
     let mut s = pd.lock();
-    if pd.generation.load(Ordering::Relaxed) != h.generation() {
+    if !pd.names(&s, h.generation()) {
         return Err(PollError::BadHandle);
     }
     if let Some(e) = s.error(mode) {
@@ -703,7 +746,7 @@ pub(crate) fn set_deadline(
     let mut woken = [None, None];
     {
         let mut s = pd.lock();
-        if pd.generation.load(Ordering::Relaxed) != h.generation() {
+        if !pd.names(&s, h.generation()) {
             return Err(PollError::BadHandle);
         }
         if s.closing {
@@ -930,7 +973,7 @@ impl PollDesc {
     /// its number, or why not.
     pub(crate) fn pin(&self, generation: u32) -> Result<i32, PollError> {
         let mut s = self.lock();
-        if self.generation.load(Ordering::Relaxed) != generation {
+        if !self.names(&s, generation) {
             return Err(PollError::BadHandle);
         }
         if s.closing {
@@ -965,7 +1008,7 @@ impl PollDesc {
         close_fd: CloseFd,
     ) -> Result<Option<i32>, PollError> {
         let mut s = self.lock();
-        if self.generation.load(Ordering::Relaxed) != generation || s.when_unused.is_some() {
+        if !self.names(&s, generation) || s.when_unused.is_some() {
             return Err(PollError::BadHandle);
         }
         if s.users > 0 {
@@ -988,6 +1031,20 @@ impl PollDesc {
     pub(crate) fn is_generation(&self, generation: u32) -> bool {
         let _s = self.lock();
         self.generation.load(Ordering::Relaxed) == generation
+    }
+
+    /// Under loom: the generation of the record's registration, if one is
+    /// handed out and not retired.
+    #[cfg(loom)]
+    pub(crate) fn live_generation(&self) -> Option<u32> {
+        let s = self.lock();
+        (s.phase == Phase::Live).then(|| self.generation.load(Ordering::Relaxed))
+    }
+
+    /// Under loom: the generation of registration `h`.
+    #[cfg(loom)]
+    pub(crate) fn generation_of(h: Handle) -> u32 {
+        h.generation()
     }
 }
 
@@ -1099,6 +1156,20 @@ pub(crate) unsafe fn restart_after_fork() {
             // Retired by a thread of the parent that had not finished.
             drop(s);
             finish_close(pd, fd, close_fd);
+            continue;
+        }
+        if s.phase == Phase::Opening {
+            // Being opened by a thread of the parent: no one here has its
+            // handle. Its number, if registered, is the parent's
+            // (the child's epoll set is new), and the number stays open.
+            let fd = retire(pd, &mut s, CloseFd::No);
+            drop(s);
+            if let Some(map) = BY_FD.lock().as_mut() {
+                if map.get(&fd) == Some(&pd.index) {
+                    map.remove(&fd);
+                }
+            }
+            finish_close(pd, -1, CloseFd::No);
             continue;
         }
         if s.closing {

@@ -126,6 +126,13 @@ bug_switch!(
 
 #[cfg(loom)]
 bug_switch!(
+    /// For `tests/netpoll_loom.rs`: a record that is free or being opened
+    /// answers to the handle its next registration will have.
+    UNCHECKED_PHASE, set_unchecked_phase, unchecked_phase
+);
+
+#[cfg(loom)]
+bug_switch!(
     /// The idle worker's lost wake, for `tests/park_loom.rs`: a parker that
     /// claims the poll does not look at its wake flag again before it
     /// blocks in the poll.

@@ -202,6 +202,116 @@ static void double_close_race(void) {
     OK();
 }
 
+/* ---- a handle guessed for a record that is free, or being opened ---------- */
+
+/* A handle is the record's index and its generation; a close moves the
+ * generation on, and the next open of that record hands out the handle
+ * one generation on. Before, a record waiting on the free list already
+ * answered to that next handle: a program that guessed it could close
+ * the free record, which went on the free list a second time, and the
+ * next two opens shared one record (one handle for two descriptors).
+ * Expected: every operation on a handle of a free record is
+ * DEFERGC_EBADHANDLE, and the next two opens get two handles. */
+#define NEXT_GENERATION (1ULL << 32)
+
+static void forged_free_record(void) {
+    int p[2], q[2], r[2];
+    CHECK(pipe(p) == 0 && pipe(q) == 0 && pipe(r) == 0);
+    uint64_t h;
+    CHECK(defergc_poll_open(p[0], &h) == 0);
+    CHECK(defergc_poll_close(h) == 0);
+    /* the record is free; its next registration's handle: */
+    uint64_t next = h + NEXT_GENERATION;
+    CHECK(defergc_poll_reset(next, DEFERGC_POLL_READ) == DEFERGC_EBADHANDLE);
+    CHECK(defergc_poll_set_deadline(next, DEFERGC_POLL_READ, 1) == DEFERGC_EBADHANDLE);
+    CHECK(defergc_poll_unblock(next) == DEFERGC_EBADHANDLE);
+    CHECK(defergc_poll_close(next) == DEFERGC_EBADHANDLE);
+    uint64_t h1, h2;
+    CHECK(defergc_poll_open(q[0], &h1) == 0);
+    CHECK(defergc_poll_open(r[0], &h2) == 0);
+    if (h1 == h2)
+        fprintf(stderr, "two opens share handle %#llx\n", (unsigned long long)h1);
+    CHECK(h1 != h2);
+    /* each registration is its own: closing one leaves the other */
+    CHECK(defergc_poll_close(h1) == 0);
+    CHECK(defergc_poll_reset(h2, DEFERGC_POLL_READ) == 0);
+    CHECK(defergc_poll_close(h2) == 0);
+    OK();
+}
+
+/* The same guess racing the open that hands the handle out (seeded
+ * jitter, DEFERGC_GUESS_SEED). A close that lands before the open has
+ * returned may fail or win, but the registration must end whole: its
+ * number leaves the epoll set, so the next open of it succeeds. Before,
+ * a close that came between the open's choice of record and its
+ * registration recycled the record under it: the open then returned a
+ * dead handle, left the number in the epoll set (the next open of it
+ * failed with EEXIST) and the record on the free list while in use. */
+#define GUESSES 3000
+static _Atomic uint64_t guess;
+static atomic_int guess_round, guess_done;
+static uint64_t guess_seed;
+
+static uint64_t next_rand(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void *guesser(void *arg) {
+    (void)arg;
+    uint64_t s = guess_seed ^ 0x9e3779b97f4a7c15ULL;
+    for (int i = 1; i <= GUESSES; i++) {
+        while (atomic_load(&guess_round) != i)
+            sched_yield();
+        for (int spin = (int)(next_rand(&s) % 2000); spin > 0; spin--)
+            __asm__ volatile("" ::: "memory");
+        int rc = defergc_poll_close(atomic_load(&guess));
+        CHECK(rc == 0 || rc == DEFERGC_EBADHANDLE);
+        atomic_store(&guess_done, i);
+    }
+    return NULL;
+}
+
+static void guessed_close_races_open(void) {
+    const char *env = getenv("DEFERGC_GUESS_SEED");
+    guess_seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    if (!guess_seed) guess_seed = 1;
+    fprintf(stderr, "guessed-close-races-open: seed %llu (DEFERGC_GUESS_SEED)\n",
+            (unsigned long long)guess_seed);
+    uint64_t s = guess_seed;
+    int p[2];
+    CHECK(pipe(p) == 0);
+    uint64_t h;
+    CHECK(defergc_poll_open(p[0], &h) == 0);
+    CHECK(defergc_poll_close(h) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, guesser, NULL) == 0);
+    for (int i = 1; i <= GUESSES; i++) {
+        uint64_t next = h + NEXT_GENERATION;
+        atomic_store(&guess, next);
+        atomic_store(&guess_round, i);
+        for (int spin = (int)(next_rand(&s) % 2000); spin > 0; spin--)
+            __asm__ volatile("" ::: "memory");
+        int rc = defergc_poll_open(p[0], &h);
+        if (rc != 0)
+            fprintf(stderr, "round %d: open failed with %d (the number was left registered)\n", i, rc);
+        CHECK(rc == 0);
+        while (atomic_load(&guess_done) != i)
+            sched_yield();
+        /* the guess may have closed it; if not, close it here */
+        rc = defergc_poll_close(h);
+        CHECK(rc == 0 || rc == DEFERGC_EBADHANDLE);
+        if (h != next) {
+            /* another record came off the free list: guess that one */
+            continue;
+        }
+    }
+    pthread_join(t, NULL);
+    OK();
+}
+
 /* ---- a descriptor closed behind the runtime's back, its number reused ------- */
 
 /* h1 registers a socket; the program closes the descriptor without
@@ -802,6 +912,8 @@ static const struct test_case cases[] = {
     {"odd-codes", odd_codes},
     {"deadline-parked", deadline_parked},
     {"plain-thread", plain_thread},
+    {"forged-free-record", forged_free_record},
+    {"guessed-close-races-open", guessed_close_races_open},
 };
 
 int main(int argc, char **argv) { return RUN_CASES(cases, argc, argv); }
