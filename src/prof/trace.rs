@@ -350,6 +350,7 @@ const GIVE_BACK_EVERY: usize = 1;
 /// line for writing: the ring is far larger than the caches, so each
 /// slot's line is cold when its turn comes, and an append that waits for
 /// it costs a goroutine switch several nanoseconds.
+#[cfg(all(target_arch = "x86_64", not(loom)))]
 const PREFETCH_AHEAD: usize = 8;
 
 /// The most events a thread's buffer holds between two visits of the
