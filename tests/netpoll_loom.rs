@@ -228,48 +228,43 @@ fn a_guessed_close_never_retires_a_record_before_its_open_hands_it_out() {
     check(guessed_close_races_open);
 }
 
+/// Runs `model` with a bug switched on (`set`) and checks loom finds it:
+/// the model fails with a message containing `expected`.
+fn loom_catches(set: fn(bool), model: fn(), bug: &str, expected: &str) {
+    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
+    set(true);
+    let caught = std::panic::catch_unwind(|| check(model));
+    set(false);
+    let err = match caught {
+        Ok(()) => panic!("loom found nothing wrong with {bug}: the model checks nothing"),
+        Err(err) => err,
+    };
+    let msg = loom_check::panic_message(&*err);
+    assert!(msg.contains(expected), "loom failed otherwise: {msg}");
+    eprintln!("with {bug}, loom failed with: {msg}");
+}
+
 #[test]
 fn loom_catches_a_record_that_answers_to_its_next_handle() {
-    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
-    model::set_unchecked_phase(true);
-    let caught = std::panic::catch_unwind(|| check(guessed_close_races_open));
-    model::set_unchecked_phase(false);
-    let err = caught.expect_err(
-        "loom found nothing wrong with a guessed close of a free record: the model checks nothing",
+    loom_catches(
+        model::set_unchecked_phase,
+        guessed_close_races_open,
+        "free records answering to their next handle",
+        "a guessed close retired",
     );
-    let msg = loom_check::panic_message(&*err);
-    assert!(
-        msg.contains("a guessed close retired"),
-        "loom failed otherwise: {msg}"
-    );
-    eprintln!("with free records answering to their next handle, loom failed with: {msg}");
 }
 
 #[test]
 fn loom_catches_a_close_claimed_without_the_lock() {
-    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
-    model::set_unclaimed_close(true);
-    let caught = std::panic::catch_unwind(|| check(two_closes));
-    model::set_unclaimed_close(false);
-    let err = caught.expect_err(
-        "loom found nothing wrong with two closes that both succeed: the model checks nothing",
+    loom_catches(
+        model::set_unclaimed_close,
+        two_closes,
+        "the close claimed outside the lock",
+        "two closes gave",
     );
-    let msg = loom_check::panic_message(&*err);
-    assert!(
-        msg.contains("two closes gave"),
-        "loom failed otherwise: {msg}"
-    );
-    eprintln!("with the close claimed outside the lock, loom failed with: {msg}");
 }
 
 #[test]
 fn loom_catches_a_lost_wakeup() {
-    let _alone = BUG.write().unwrap_or_else(|e| e.into_inner());
-    model::set_lost_wakeup(true);
-    let caught = std::panic::catch_unwind(|| check(wait_and_ready));
-    model::set_lost_wakeup(false);
-    let err =
-        caught.expect_err("loom found nothing wrong with a lost wakeup: the model checks nothing");
-    let msg = loom_check::panic_message(&*err);
-    eprintln!("with the lost wakeup, loom failed with: {msg}");
+    loom_catches(model::set_lost_wakeup, wait_and_ready, "a lost wakeup", "");
 }
