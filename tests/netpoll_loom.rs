@@ -19,9 +19,11 @@
 //! Every model checks that the wait
 //! ends (loom reports a waiter nobody wakes as a deadlock), with an
 //! outcome one of the racers explains, and that no waiter is left in a
-//! slot. `loom_catches_a_lost_wakeup` brings back a readiness that
-//! overwrites the parked waiter instead of readying it, and checks loom
-//! finds it.
+//! slot. A readiness that comes while the record is being opened is kept
+//! for the first wait. The `loom_catches_` tests bring back a readiness
+//! that overwrites the parked waiter instead of readying it, a close
+//! claimed outside the record's lock, and a record that answers to its
+//! next handle while free or being opened, and check loom finds each.
 #![cfg(loom)]
 
 mod loom_check;
@@ -226,6 +228,27 @@ fn guessed_close_races_open() {
 fn a_guessed_close_never_retires_a_record_before_its_open_hands_it_out() {
     let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
     check(guessed_close_races_open);
+}
+
+/// Readiness arrives while the record is being opened (the number is in
+/// the epoll set before the handle is handed out): it is kept, and the
+/// first wait after the open takes it (edge-triggered epoll reports that
+/// edge once, so a readiness dropped here would leave the wait parked for
+/// good).
+#[test]
+fn readiness_during_an_open_is_kept() {
+    let _on = BUG.read().unwrap_or_else(|e| e.into_inner());
+    check(|| {
+        let p = Arc::new(Poll::free());
+        assert_eq!(p.begin_open(), 0);
+        // The number is in the epoll set from here: the poller may see it
+        // ready at once.
+        let poller = on(&p, |p| p.ready(true));
+        p.finish_open();
+        assert_eq!(p.wait(true), Ok(()));
+        poller.join().unwrap();
+        p.assert_no_waiter();
+    });
 }
 
 /// Runs `model` with a bug switched on (`set`) and checks loom finds it:

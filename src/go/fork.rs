@@ -41,11 +41,11 @@ pub(crate) fn install() {
 }
 
 /// Before a fork (see the module docs): the locks of the timer heaps, the
-/// poller's table, the stack pool and the scheduler, in that order.
+/// stack pool and the scheduler, in that order. (The poller has fork
+/// hooks of its own, installed with it: plain threads use it too.)
 fn fork_prepare() {
     let Some(s) = procs::get() else { return };
     super::timer::lock_for_fork();
-    super::netpoll::lock_for_fork();
     stack::lock_for_fork();
     crate::gc::fork::held::keep(s.lock());
     s.world.lock_for_fork();
@@ -115,8 +115,6 @@ fn fork_child() {
     s.reset_goroutine_count(usize::from(forking.is_some()));
     s.launching.store(0, Ordering::SeqCst);
     super::park::forget_watcher_after_fork();
-    // SAFETY: the child half of a fork; the poller's locks were released.
-    unsafe { super::netpoll::restart_after_fork() };
     super::timer::restart_after_fork();
     super::sysmon::restart_after_fork();
 }

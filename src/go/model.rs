@@ -15,8 +15,9 @@
 //! (`tests/netpoll_loom.rs`), with its pins, its close's claim and its
 //! open's two steps; [`set_unclaimed_close`] brings back a close that
 //! retires the record after letting its lock go; [`set_unchecked_phase`]
-//! a record that is free or being opened answering to its next handle; [`set_lost_wakeup`] brings back a readiness
-//! that overwrites the parked waiter instead of readying it.
+//! a record that is free or being opened answering to its next handle;
+//! [`set_lost_wakeup`] a readiness that overwrites the parked waiter
+//! instead of readying it.
 //!
 //! [`World`] is the scheduler's stop-the-world handshake
 //! (`tests/stw_loom.rs`); [`set_two_stoppers`] brings back a stopper
@@ -474,9 +475,21 @@ impl Poll {
     /// chosen, the number registered under it), then handed out; the
     /// generation handed out.
     pub fn open(&self) -> u32 {
-        let h = self.0.begin_open(-1);
+        let generation = self.begin_open();
+        self.finish_open();
+        generation
+    }
+
+    /// `netpoll::open`'s first step: the record taken, the handle (its
+    /// generation returned) chosen; the number is registered under it
+    /// after this, so readiness may come from here on.
+    pub fn begin_open(&self) -> u32 {
+        super::netpoll::PollDesc::generation_of(self.0.begin_open(-1))
+    }
+
+    /// `netpoll::open`'s last step: the handle handed out.
+    pub fn finish_open(&self) {
         self.0.finish_open();
-        super::netpoll::PollDesc::generation_of(h)
     }
 
     /// The generation of the registration handed out, if one is live.

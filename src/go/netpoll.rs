@@ -14,7 +14,11 @@
 //! A handle from before a close, an event the kernel queued for a number
 //! since closed and reused, or a forged handle finds a different
 //! generation (or no slot) and does nothing: "the poller never loses a
-//! wakeup and never delivers a stale one" (design.md).
+//! wakeup and never delivers a stale one" (design.md). A handle guessed
+//! for a record's next registration has the right generation; the
+//! record's phase refuses it until [`open`] hands it out
+//! ([`PollDesc::names`]). Events carrying it are kept meanwhile (the
+//! number is in the epoll set under it).
 //!
 //! Who polls: [`poll`] reads the ready events (with a timeout, or none) and
 //! readies their waiters; the scheduler calls it when a worker runs out of
@@ -26,9 +30,8 @@
 //! the armed one. Lock order: a descriptor's lock, then a timer heap's;
 //! the timer calls back into a descriptor only after releasing its own.
 
-use super::prim::Lock;
+use super::prim::{ForkMutex as Mutex, ForkRwLock as RwLock, Lock};
 use super::wait::Waiter;
-use parking_lot::{Mutex, RwLock};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -108,6 +111,15 @@ impl Side {
             timer: 0,
         }
     }
+}
+
+/// Under loom, with `set_unchecked_phase`: the phase is ignored (the bug
+/// `tests/netpoll_loom.rs` shows loom finds).
+fn phase_unchecked() -> bool {
+    #[cfg(loom)]
+    return super::prim::unchecked_phase();
+    #[cfg(not(loom))]
+    false
 }
 
 /// Where a record is in its life.
@@ -223,6 +235,15 @@ fn poller() -> io::Result<&'static Poller> {
     if let Some(p) = POLLER.get() {
         return Ok(p);
     }
+    // Before the poller exists: a fork from then on repairs it in the
+    // child, whether or not the scheduler runs (plain threads use the
+    // poller through the C ABI too).
+    static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+        prepare: lock_for_fork,
+        child: restart_after_fork,
+    };
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| crate::gc::fork::on_fork(&FORK));
     let p = Poller::create()?;
     match POLLER.set(p) {
         Ok(()) => {
@@ -411,7 +432,7 @@ impl PollDesc {
     /// out, which names nothing until [`finish_open`](Self::finish_open).
     pub(crate) fn begin_open(&self, fd: i32) -> Handle {
         let mut s = self.lock();
-        debug_assert!(s.phase == Phase::Free && s.finishing.is_none());
+        debug_assert!(s.phase == Phase::Free && s.finishing.is_none() || phase_unchecked());
         debug_assert!(matches!(s.read.slot, Slot::Empty | Slot::Ready));
         s.fd = fd;
         s.phase = Phase::Opening;
@@ -427,7 +448,7 @@ impl PollDesc {
     /// [`open`] registered the number: the handle is handed out.
     pub(crate) fn finish_open(&self) {
         let mut s = self.lock();
-        debug_assert!(s.phase == Phase::Opening);
+        debug_assert!(s.phase == Phase::Opening || phase_unchecked());
         s.phase = Phase::Live;
     }
 
@@ -436,8 +457,7 @@ impl PollDesc {
     /// still being opened names none: the handle its next registration
     /// will have is a guess until [`open`] returns it.
     fn names(&self, s: &State, generation: u32) -> bool {
-        #[cfg(loom)]
-        if super::prim::unchecked_phase() {
+        if phase_unchecked() {
             // The bug tests/netpoll_loom.rs shows loom finds: a record
             // that is free or being opened answers to its next handle.
             return self.generation.load(Ordering::Relaxed) == generation;
@@ -1092,16 +1112,21 @@ fn finish_close(pd: &'static PollDesc, fd: i32, close_fd: CloseFd) {
             }
         }
     }
-    // Finished as it goes back on the free list, under its lock: a forked
-    // child finds it either still to finish or on the list, never both.
-    let mut free = FREE.lock();
+    // Finished, then on the free list (a forked child makes the list
+    // again from the records' states, so a fork in between loses
+    // nothing). No record's lock is taken under the list's: the locks a
+    // fork takes ([`lock_for_fork`]) are never held while another is
+    // waited for.
     pd.lock().finishing = None;
-    free.push(pd.index);
+    FREE.lock().push(pd.index);
 }
 
-/// Before a fork (the scheduler's fork hooks): no registration is half
-/// made or recycled while the child is cut off.
-pub(crate) fn lock_for_fork() {
+/// Before a fork (the poller's fork hooks, installed with the poller): no
+/// registration is half made or recycled while the child is cut off.
+/// None of these locks is held while another lock is waited for, so they
+/// may be taken before or after the other layers' (timer heaps,
+/// scheduler).
+fn lock_for_fork() {
     crate::gc::fork::held::keep(TABLE.write());
     crate::gc::fork::held::keep(FREE.lock());
     crate::gc::fork::held::keep(BY_FD.lock());
@@ -1113,10 +1138,9 @@ pub(crate) fn lock_for_fork() {
 /// did not come along: their slots are emptied. A descriptor's lock held
 /// by a thread of the parent is released (its holders never run here).
 ///
-/// # Safety
-/// Only the forking thread exists: the child half of a fork, after the
-/// locks [`lock_for_fork`] took were released.
-pub(crate) unsafe fn restart_after_fork() {
+/// The child half of a fork (the poller's fork hooks), after the locks
+/// [`lock_for_fork`] took were released: only the forking thread exists.
+fn restart_after_fork() {
     let Some(p) = POLLER.get() else { return };
     WAITING.store(0, Ordering::SeqCst);
     p.woken.store(false, Ordering::Relaxed);
@@ -1138,6 +1162,9 @@ pub(crate) unsafe fn restart_after_fork() {
             "defergc: cannot make the network poller in a forked child: {e}"
         )),
     }
+    // The numbers' owners, before any record is changed below (the map
+    // is only this thread's now).
+    let by_fd = BY_FD.lock().clone().unwrap_or_default();
     for &pd in TABLE.read().iter() {
         // SAFETY: its holder was a thread of the parent, which does not
         // exist here; what it changed under the lock is a few plain
@@ -1175,11 +1202,30 @@ pub(crate) unsafe fn restart_after_fork() {
         if s.closing {
             continue;
         }
+        if by_fd.get(&s.fd) != Some(&pd.index) {
+            // Its number was registered again by an open the fork cut
+            // short (which would have taken it from this record): the
+            // record has lost it.
+            s.fd = -1;
+            s.closing = true;
+            continue;
+        }
         let h = Handle::new(pd.index, pd.generation.load(Ordering::Relaxed));
         if p.add(s.fd, h).is_err() {
             // Closed by the parent's threads without telling us: waits on
             // it fail from now on.
             s.closing = true;
+        }
+    }
+    // A record a thread of the parent took from the free list and had not
+    // begun to open is on no list: the free list is made again from
+    // every record that is free.
+    let mut free = FREE.lock();
+    free.clear();
+    for &pd in TABLE.read().iter() {
+        let s = pd.lock();
+        if s.phase == Phase::Free && s.finishing.is_none() {
+            free.push(pd.index);
         }
     }
 }

@@ -208,6 +208,41 @@ impl<T> Lock<T> {
     }
 }
 
+/// A mutex that a fork may take (`gc::fork::held`): the standard
+/// library's, whose unlock hands the lock to no one (it clears the word
+/// and wakes a waiter through the kernel). A parking_lot lock with a
+/// thread of the parent parked on it may, at its unlock in the child,
+/// hand itself to that thread, which does not exist there: held for good.
+/// A panic while it is held does not poison it for the others.
+pub(crate) struct ForkMutex<T>(std::sync::Mutex<T>);
+
+impl<T> ForkMutex<T> {
+    pub(crate) const fn new(t: T) -> ForkMutex<T> {
+        ForkMutex(std::sync::Mutex::new(t))
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The read-write lock of the same kind (see [`ForkMutex`]).
+pub(crate) struct ForkRwLock<T>(std::sync::RwLock<T>);
+
+impl<T> ForkRwLock<T> {
+    pub(crate) const fn new(t: T) -> ForkRwLock<T> {
+        ForkRwLock(std::sync::RwLock::new(t))
+    }
+
+    pub(crate) fn read(&self) -> std::sync::RwLockReadGuard<'_, T> {
+        self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn write(&self) -> std::sync::RwLockWriteGuard<'_, T> {
+        self.0.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 #[cfg(loom)]
 pub(crate) struct Lock<T>(loom::sync::Mutex<T>);
 

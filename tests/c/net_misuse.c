@@ -24,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define OK() (printf("ok\n"), fflush(stdout))
@@ -304,6 +305,70 @@ static void guessed_close_races_open(void) {
         rc = defergc_poll_close(h);
         CHECK(rc == 0 || rc == DEFERGC_EBADHANDLE);
     }
+    pthread_join(t, NULL);
+    OK();
+}
+
+/* ---- a fork while another thread opens ------------------------------------ */
+
+/* A plain thread (no scheduler runs) opens and closes one pipe's handle
+ * in a loop while the program forks. Expected: every child can use the
+ * poller: it registers a pipe of its own, and the number the thread was
+ * opening is either free to register or registered already (EEXIST: the
+ * child keeps the parent's live registrations), never anything else.
+ * Before, the poller's fork hooks ran only with the scheduler: a child
+ * forked while the thread held the poller's table lock waited for it
+ * forever, and the others shared the parent's epoll instance. Then, with
+ * the hooks: a child whose fork came while the thread waited for a lock
+ * the fork held got that lock handed to the thread, which does not exist
+ * in the child (parking_lot's fair unlock), and hung. */
+#define FORKS 300
+static atomic_int opening_stop;
+static int opening_fd;
+
+static void *open_close_loop(void *arg) {
+    (void)arg;
+    while (!atomic_load(&opening_stop)) {
+        uint64_t h;
+        CHECK(defergc_poll_open(opening_fd, &h) == 0);
+        CHECK(defergc_poll_close(h) == 0);
+    }
+    return NULL;
+}
+
+static int child_uses_the_poller(void) {
+    int q[2];
+    uint64_t h;
+    if (pipe(q) != 0 || defergc_poll_open(q[0], &h) != 0) return 1;
+    if (defergc_poll_reset(h, DEFERGC_POLL_READ) != 0) return 2;
+    if (defergc_poll_close(h) != 0) return 3;
+    int rc = defergc_poll_open(opening_fd, &h);
+    if (rc != 0 && rc != DEFERGC_EOS - EEXIST) return 4;
+    return 0;
+}
+
+static void fork_during_open(void) {
+    int p[2];
+    CHECK(pipe(p) == 0);
+    opening_fd = p[0];
+    /* The poller exists before the thread starts: a fork in the middle of
+     * its creation is not what this case is about. */
+    uint64_t first;
+    CHECK(defergc_poll_open(opening_fd, &first) == 0);
+    CHECK(defergc_poll_close(first) == 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, open_close_loop, NULL) == 0);
+    for (int i = 0; i < FORKS; i++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) _exit(child_uses_the_poller());
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fprintf(stderr, "fork %d: the child ended with status %#x\n", i, status);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    atomic_store(&opening_stop, 1);
     pthread_join(t, NULL);
     OK();
 }
@@ -910,6 +975,7 @@ static const struct test_case cases[] = {
     {"plain-thread", plain_thread},
     {"forged-free-record", forged_free_record},
     {"guessed-close-races-open", guessed_close_races_open},
+    {"fork-during-open", fork_during_open},
 };
 
 int main(int argc, char **argv) { return RUN_CASES(cases, argc, argv); }
