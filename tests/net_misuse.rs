@@ -10,8 +10,8 @@
 //! before): write-zero, write-pipe-epipe, double-close-race,
 //! stale-fd-reused, stale-fd-net-close, poll-close-wakes,
 //! net-close-wakes-poll-wait, huge-len, connect-eisconn, strerror-huge,
-//! forged-free-record, guessed-close-races-open, fork-during-open, and
-//! the Rust API's
+//! forged-free-record, guessed-close-races-open, fork-during-open,
+//! fork-during-lock-queue, and the Rust API's
 //! write_empty_after_close and concurrent_close.
 
 mod child;
@@ -83,6 +83,7 @@ fn every_case_has_a_test() {
         "forged-free-record",
         "guessed-close-races-open",
         "fork-during-open",
+        "fork-during-lock-queue",
     ];
     assert_eq!(listed, tested);
 }
@@ -124,6 +125,14 @@ fn guessed_close_races_open() {
 #[test]
 fn fork_during_open() {
     case("fork-during-open", LIMIT);
+}
+
+/// A fork while plain threads queue on one descriptor's lock: every
+/// child can use the descriptor (before, the child's release of the lock
+/// could hand it to a thread it does not have, and it hung).
+#[test]
+fn fork_during_lock_queue() {
+    case("fork-during-lock-queue", LIMIT);
 }
 
 /// A write of 0 bytes on a forged or closed handle is DEFERGC_EBADHANDLE

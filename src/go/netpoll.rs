@@ -1136,7 +1136,8 @@ fn lock_for_fork() {
 /// open file shared by both), so the child makes its own and registers
 /// every live descriptor in it again. Waiters belonged to goroutines that
 /// did not come along: their slots are emptied. A descriptor's lock held
-/// by a thread of the parent is released (its holders never run here).
+/// by a thread of the parent is replaced by an unlocked one (its holder
+/// never runs here).
 ///
 /// The child half of a fork (the poller's fork hooks), after the locks
 /// [`lock_for_fork`] took were released: only the forking thread exists.

@@ -180,30 +180,56 @@ bug_switch!(
 );
 
 /// A lock with a guard, for state changed only under it (a poller
-/// descriptor's): parking_lot's mutex, or loom's under `cfg(loom)`.
+/// descriptor's): the standard library's mutex, or loom's under
+/// `cfg(loom)`. A thread of the parent may hold it at a fork, and others
+/// may wait for it; in the child, [`release_after_fork`](Self::release_after_fork)
+/// puts an unlocked mutex in its place, with the state as the holder
+/// left it. (A parking_lot lock, force-unlocked there, may hand itself to
+/// a thread parked on it, which the child does not have: held for good.)
 #[cfg(not(loom))]
-pub(crate) struct Lock<T>(parking_lot::Mutex<T>);
+pub(crate) struct Lock<T>(std::cell::UnsafeCell<std::sync::Mutex<T>>);
+
+// SAFETY: as std's Mutex<T>: the cell is only written by
+// `release_after_fork`, when no other thread exists.
+#[cfg(not(loom))]
+unsafe impl<T: Send> Sync for Lock<T> {}
 
 #[cfg(not(loom))]
 impl<T> Lock<T> {
     pub(crate) fn new(t: T) -> Lock<T> {
-        Lock(parking_lot::Mutex::new(t))
+        Lock(std::cell::UnsafeCell::new(std::sync::Mutex::new(t)))
     }
 
     #[inline]
-    pub(crate) fn lock(&self) -> parking_lot::MutexGuard<'_, T> {
-        self.0.lock()
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        // SAFETY: the cell is replaced only when no thread but the caller
+        // of `release_after_fork` exists, and it holds no guard then.
+        let m = unsafe { &*self.0.get() };
+        m.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// In a forked child: releases the lock if a thread that did not come
-    /// along held it.
+    /// In a forked child: if a thread that did not come along held the
+    /// lock, an unlocked one takes its place, guarding the same state.
     ///
     /// # Safety
-    /// Only the forking thread exists; the holder never runs again.
+    /// Only the forking thread exists, and it holds no guard of this lock
+    /// nor a reference into it.
     pub(crate) unsafe fn release_after_fork(&self) {
-        if self.0.is_locked() {
-            // SAFETY: the caller's promise: no holder exists any more.
-            unsafe { self.0.force_unlock() };
+        // SAFETY: the caller's promise: no other thread uses the cell.
+        let held = match unsafe { &*self.0.get() }.try_lock() {
+            Ok(_) | Err(std::sync::TryLockError::Poisoned(_)) => false,
+            Err(std::sync::TryLockError::WouldBlock) => true,
+        };
+        if held {
+            // SAFETY: the caller's promise: the holder never runs again
+            // and nothing else refers to the mutex; the old one is moved
+            // out, its state kept, and the cell is written without
+            // dropping it (read and write are of the same place).
+            unsafe {
+                let old = std::ptr::read(self.0.get());
+                let t = old.into_inner().unwrap_or_else(|e| e.into_inner());
+                std::ptr::write(self.0.get(), std::sync::Mutex::new(t));
+            }
         }
     }
 }

@@ -373,6 +373,68 @@ static void fork_during_open(void) {
     OK();
 }
 
+/* ---- a fork while threads queue on one descriptor's lock ------------------ */
+
+/* Plain threads set deadlines on one shared handle in a loop (each takes
+ * the descriptor's lock and, under it, a timer heap's) while a goroutine
+ * forks; the scheduler runs, so the fork holds the timer heaps and a
+ * setter can be caught holding the descriptor's lock while others queue
+ * on it. Expected: every child can use the shared handle (set a
+ * deadline, close it) and register a pipe of its own. Before, the
+ * descriptor's lock was parking_lot's: the child's release of it could
+ * hand it to a setter parked on it, which the child does not have, and
+ * the child waited for it forever (within the first few forks). */
+#define LOCK_FORKS 300
+#define SETTERS 3
+static atomic_int setters_stop;
+static uint64_t shared_handle;
+
+static void *deadline_setter(void *arg) {
+    int64_t step = (int64_t)(uintptr_t)arg;
+    while (!atomic_load(&setters_stop)) {
+        int64_t at = defergc_nanotime() + 1000 * MS + step;
+        CHECK(defergc_poll_set_deadline(shared_handle, DEFERGC_POLL_READ, at) == 0);
+        CHECK(defergc_poll_set_deadline(shared_handle, DEFERGC_POLL_WRITE, at) == 0);
+    }
+    return NULL;
+}
+
+static int child_uses_the_shared_handle(void) {
+    if (defergc_poll_set_deadline(shared_handle, DEFERGC_POLL_READ, 0) != 0) return 1;
+    if (defergc_poll_close(shared_handle) != 0) return 2;
+    int q[2];
+    uint64_t h;
+    if (pipe(q) != 0 || defergc_poll_open(q[0], &h) != 0) return 3;
+    if (defergc_poll_close(h) != 0) return 4;
+    return 0;
+}
+
+static void fork_during_lock_queue_body(void *arg) {
+    (void)arg;
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(defergc_poll_open(p[0], &shared_handle) == 0);
+    pthread_t t[SETTERS];
+    for (int i = 0; i < SETTERS; i++)
+        CHECK(pthread_create(&t[i], NULL, deadline_setter, (void *)(uintptr_t)i) == 0);
+    for (int i = 0; i < LOCK_FORKS; i++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) _exit(child_uses_the_shared_handle());
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fprintf(stderr, "fork %d: the child ended with status %#x\n", i, status);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    atomic_store(&setters_stop, 1);
+    for (int i = 0; i < SETTERS; i++) pthread_join(t[i], NULL);
+    CHECK(defergc_poll_close(shared_handle) == 0);
+    OK();
+}
+
+static void fork_during_lock_queue(void) { in_main(fork_during_lock_queue_body); }
+
 /* ---- a descriptor closed behind the runtime's back, its number reused ------- */
 
 /* h1 registers a socket; the program closes the descriptor without
@@ -976,6 +1038,7 @@ static const struct test_case cases[] = {
     {"forged-free-record", forged_free_record},
     {"guessed-close-races-open", guessed_close_races_open},
     {"fork-during-open", fork_during_open},
+    {"fork-during-lock-queue", fork_during_lock_queue},
 };
 
 int main(int argc, char **argv) { return RUN_CASES(cases, argc, argv); }

@@ -124,11 +124,16 @@ pub fn cases(exe: &Path) -> Vec<String> {
 
 /// Runs `cmd` to its end (`Ok`, what it did), or kills it once `limit`
 /// has passed (`Err`, everything it printed until then): for programs
-/// whose bug is a hang. Both pipes are drained while it runs.
+/// whose bug is a hang. Both pipes are drained while it runs. The program
+/// runs in a process group of its own, killed whole when it ends or its
+/// time is up: a child it forked that hangs (and holds the pipes open)
+/// ends with it.
 pub fn run_with_deadline(cmd: &mut Command, limit: std::time::Duration) -> Result<Output, String> {
     use std::io::Read;
+    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let mut child = cmd
+        .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -144,11 +149,16 @@ pub fn run_with_deadline(cmd: &mut Command, limit: std::time::Duration) -> Resul
     let err = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = std::time::Instant::now() + limit;
     let status = loop {
+        let group = -(child.id() as libc::pid_t);
         if let Some(status) = child.try_wait().unwrap() {
+            // SAFETY: a signal to the program's own group (what is left
+            // of it: children it forked).
+            unsafe { libc::kill(group, libc::SIGKILL) };
             break Some(status);
         }
         if std::time::Instant::now() > deadline {
-            let _ = child.kill();
+            // SAFETY: as above, the whole group while it still runs.
+            unsafe { libc::kill(group, libc::SIGKILL) };
             let _ = child.wait();
             break None;
         }
