@@ -311,6 +311,21 @@ static void guessed_close_races_open(void) {
 
 /* ---- a fork while another thread opens ------------------------------------ */
 
+/* Forks `n` children one after another; each runs `child` and exits
+ * with what it returns, which must be 0. */
+static void fork_children(int n, int (*child)(void)) {
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) _exit(child());
+        int status;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            fprintf(stderr, "fork %d: the child ended with status %#x\n", i, status);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+}
+
 /* A plain thread (no scheduler runs) opens and closes one pipe's handle
  * in a loop while the program forks. Expected: every child can use the
  * poller: it registers a pipe of its own, and the number the thread was
@@ -358,16 +373,7 @@ static void fork_during_open(void) {
     CHECK(defergc_poll_close(first) == 0);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, open_close_loop, NULL) == 0);
-    for (int i = 0; i < FORKS; i++) {
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) _exit(child_uses_the_poller());
-        int status;
-        CHECK(waitpid(pid, &status, 0) == pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fprintf(stderr, "fork %d: the child ended with status %#x\n", i, status);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    fork_children(FORKS, child_uses_the_poller);
     atomic_store(&opening_stop, 1);
     pthread_join(t, NULL);
     OK();
@@ -417,16 +423,7 @@ static void fork_during_lock_queue_body(void *arg) {
     pthread_t t[SETTERS];
     for (int i = 0; i < SETTERS; i++)
         CHECK(pthread_create(&t[i], NULL, deadline_setter, (void *)(uintptr_t)i) == 0);
-    for (int i = 0; i < LOCK_FORKS; i++) {
-        pid_t pid = fork();
-        CHECK(pid >= 0);
-        if (pid == 0) _exit(child_uses_the_shared_handle());
-        int status;
-        CHECK(waitpid(pid, &status, 0) == pid);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            fprintf(stderr, "fork %d: the child ended with status %#x\n", i, status);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
+    fork_children(LOCK_FORKS, child_uses_the_shared_handle);
     atomic_store(&setters_stop, 1);
     for (int i = 0; i < SETTERS; i++) pthread_join(t[i], NULL);
     CHECK(defergc_poll_close(shared_handle) == 0);
