@@ -83,6 +83,21 @@ fn children_of_forks_among_busy_goroutines_start_goroutines_and_exit() {
     }
 }
 
+/// A goroutine forks 100 times while goroutines and plain threads contend
+/// on a few mutexes; each child makes every bucket of the semaphore table
+/// wait and release (256 fresh mutexes, each waited for by a goroutine).
+/// A child that hangs (10 s) fails the run.
+#[test]
+fn children_of_forks_among_contended_mutexes_wait_on_every_semaphore_bucket() {
+    let out = stacks_c(&["forksema", "100"], &[("GOMAXPROCS", "2")]);
+    succeeded("forksema", &out);
+    assert!(
+        cprog::text(&out).contains("forksema: 0 of 100 children failed"),
+        "{}",
+        cprog::text(&out)
+    );
+}
+
 /// Goroutines that each allocate a small object and park holding it,
 /// with a large heap section made after a quarter of them started: every
 /// object survives, and no goroutine stack lies in bdwgc's plausible heap

@@ -8,7 +8,7 @@
 //! descriptor's lock, a channel's lock (`chanlock.rs`; loom's mutex in
 //! the channel models), and how a plain thread blocks and is woken.
 //!
-//! They are std's and parking_lot's, or loom's under `cfg(loom)` (as
+//! They are std's and parking_lot_core's, or loom's under `cfg(loom)` (as
 //! `precise/sync.rs` does for the collector), so that
 //! `tests/chan_loom.rs` runs the real queues, channel operations, select
 //! and the poller's waits under loom's exhaustive scheduler, with each waiter a loom

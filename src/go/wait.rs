@@ -243,6 +243,17 @@ impl Queue {
         }
     }
 
+    /// Forgets every waiter (a forked child's queue, whose waiters all
+    /// belonged to threads and goroutines that did not come along).
+    ///
+    /// # Safety
+    /// As [`push`](Self::push): no other thread uses the queue.
+    pub(crate) unsafe fn forget_all(&self) {
+        self.first.set(ptr::null());
+        self.last.set(ptr::null());
+        self.lag.set(0);
+    }
+
     /// The look-ahead's trailing waiter, a queued waiter up to [`AHEAD`]
     /// places before `last` (null when the queue is empty), and how many
     /// waiters follow it, at most (a removal between it and `last` leaves

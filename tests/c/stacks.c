@@ -24,6 +24,12 @@
  *             between defergc_enter_syscall and defergc_exit_syscall, as
  *             Go's ForkExec makes them. The parent waits for each child
  *             with a timeout: a child that hangs fails the run.
+ *   forksema N
+ *             a goroutine forks N times while goroutines and plain threads
+ *             contend on a few mutexes; each child makes every bucket of
+ *             the semaphore table wait (256 fresh mutexes, adjacent, each
+ *             locked and waited for by a goroutine of its own, then
+ *             unlocked) and _exits 0. A child that hangs fails the run.
  *   many N [MIB AT]
  *             N goroutines each allocate a 16-byte object and park on one
  *             channel (a receive) holding it; then the channel is closed
@@ -40,6 +46,7 @@
  */
 #include "common.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -337,6 +344,87 @@ static void forks(int n) {
     CHECK(failed == 0);
 }
 
+/* ---- forksema ---- */
+
+enum { HOT = 4, CONTENDERS = 4, SPINNERS = 2, CHILD_MUTEXES = 256 };
+static defergc_mutex hot[HOT];
+static volatile long hot_count[HOT];
+static defergc_mutex child_mutex[CHILD_MUTEXES];
+static defergc_wg child_wg;
+
+/* Locks the hot mutexes in turn until told to stop; counts under each. */
+static void contend(long seed) {
+    for (long i = seed; churning; i++) {
+        int k = (int)(i % HOT);
+        defergc_mutex_lock(&hot[k]);
+        hot_count[k]++;
+        defergc_mutex_unlock(&hot[k]);
+    }
+}
+
+static void contender(void *arg) {
+    contend(*(long *)arg);
+    defergc_wg_done(&wg);
+}
+
+/* A plain thread that may ready a goroutine (by unlocking) says so. */
+static void *spinner(void *arg) {
+    defergc_external_hold();
+    contend((long)(intptr_t)arg);
+    defergc_external_release();
+    return NULL;
+}
+
+static void child_locker(void *arg) {
+    long i = *(long *)arg;
+    defergc_mutex_lock(&child_mutex[i]);
+    defergc_mutex_unlock(&child_mutex[i]);
+    defergc_wg_done(&child_wg);
+}
+
+/* In the child: every semaphore bucket gets a waiter and a release
+ * (defergc_mutex is 8 bytes; the table hashes by address). */
+static void in_sema_child(void) {
+    for (long i = 0; i < CHILD_MUTEXES; i++)
+        defergc_mutex_lock(&child_mutex[i]);
+    defergc_wg_add(&child_wg, CHILD_MUTEXES);
+    for (long i = 0; i < CHILD_MUTEXES; i++)
+        CHECK(defergc_go(child_locker, &i, sizeof i) == 0);
+    defergc_sleep_ns(2 * 1000 * 1000);
+    for (long i = 0; i < CHILD_MUTEXES; i++)
+        defergc_mutex_unlock(&child_mutex[i]);
+    defergc_wg_wait(&child_wg);
+    _exit(0);
+}
+
+static void forksema(int n) {
+    defergc_wg_add(&wg, CONTENDERS);
+    for (long i = 0; i < CONTENDERS; i++)
+        CHECK(defergc_go(contender, &i, sizeof i) == 0);
+    pthread_t t[SPINNERS];
+    for (long i = 0; i < SPINNERS; i++)
+        CHECK(pthread_create(&t[i], NULL, spinner, (void *)(intptr_t)i) == 0);
+    int failed = 0;
+    for (int round = 0; round < n; round++) {
+        defergc_sleep_ns(1000 * 1000);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0)
+            in_sema_child();
+        failed += wait_child(pid, round);
+    }
+    churning = 0;
+    defergc_wg_wait(&wg);
+    for (long i = 0; i < SPINNERS; i++)
+        pthread_join(t[i], NULL);
+    long total = 0;
+    for (int k = 0; k < HOT; k++)
+        total += hot_count[k];
+    printf("forksema: %d of %d children failed (%ld locks in the parent)\n", failed, n, total);
+    fflush(stdout);
+    CHECK(failed == 0 && total > 0);
+}
+
 /* ---- many ---- */
 
 static defergc_chan *gate;
@@ -400,6 +488,8 @@ static void go_main(void *arg) {
         bigframe();
     else if (strcmp(which, "fork") == 0)
         forks((int)pad);
+    else if (strcmp(which, "forksema") == 0)
+        forksema((int)pad);
     else if (strcmp(which, "many") == 0)
         many(pad);
     else
