@@ -222,6 +222,7 @@ fn child_entry() {
         "stack_churn" => child_stack_churn(),
         "stack_syscall_churn" => child_stack_syscall_churn(),
         "profile" => child_profile(),
+        "sigquit_forked" => child_sigquit_forked(),
         other => panic!("unknown case {other}"),
     }
 }
@@ -236,6 +237,34 @@ fn child_sigquit(n: usize) {
         // The dump ends the process; a timer pending is no deadlock.
         loop {
             go::sleep(Duration::from_millis(10));
+        }
+    });
+}
+
+/// Forks; the forked child sleeps and would exit 7, and is sent SIGQUIT.
+/// Prints how the forked child ended.
+fn child_sigquit_forked() {
+    go::main(|| {
+        // SAFETY: the child only sleeps and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            go::sleep(Duration::from_secs(10));
+            // SAFETY: ends the forked child.
+            unsafe { libc::_exit(7) };
+        }
+        go::sleep(Duration::from_millis(200));
+        // SAFETY: signals our own child, then reaps it.
+        let status = unsafe {
+            libc::kill(pid, libc::SIGQUIT);
+            let mut status = 0;
+            assert_eq!(libc::waitpid(pid, &mut status, 0), pid);
+            status
+        };
+        if libc::WIFSIGNALED(status) {
+            eprintln!("forked child: killed by signal {}", libc::WTERMSIG(status));
+        } else {
+            eprintln!("forked child: status {status:#x}");
         }
     });
 }
@@ -307,6 +336,21 @@ fn collect() {
     defergc::gc::collect();
     #[cfg(feature = "precise")]
     let _ = defergc::precise::collect();
+}
+
+/// A forked child has no thread of ours to dump on SIGQUIT: the signal
+/// takes the action installed before ours, here the default (the child
+/// ends by SIGQUIT). Before, the handler restored the default action and
+/// returned, and the signal sent was lost: the child slept on and exited
+/// 7.
+#[test]
+fn sigquit_in_a_forked_child_takes_the_default_action() {
+    let (status, text) = child("sigquit_forked", &[]);
+    assert_eq!(status, Some(0), "{text}");
+    assert!(
+        text.contains(&format!("forked child: killed by signal {}", libc::SIGQUIT)),
+        "{text}"
+    );
 }
 
 #[test]

@@ -177,18 +177,51 @@ fn pass_on_to_handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_
     }
 }
 
+/// Whether returning from the handler raises `sig` again: a fault the
+/// kernel raised on an instruction, which runs again.
+fn refaults(sig: libc::c_int, info: *const libc::siginfo_t) -> bool {
+    // SAFETY: the kernel's siginfo, valid for the time of the handler.
+    let sent = info.is_null() || unsafe { (*info).si_code } <= 0;
+    !sent
+        && matches!(
+            sig,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL
+        )
+}
+
 /// Hands a signal that is not ours to the action installed before ours:
-/// its handler, called as the kernel would, or else the default action
-/// (also where that action ignored the signal: the signals handled so far
-/// are faults, whose instruction runs again and cannot be ignored).
+/// its handler, called as the kernel would; else, for a fault that runs
+/// again, the default action (an ignored fault cannot be ignored: its
+/// instruction would fault for ever); else the default action or the
+/// ignore, by raising the signal again under it (it is blocked while this
+/// handler runs, and taken when the handler returns). A signal sent by
+/// `kill` (a SIGQUIT in a forked child, where no thread of ours dumps)
+/// used to be dropped: the default action was restored but nothing
+/// raised the signal again.
 fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     unblock_stop_signal();
-    match previous_handler(sig) {
-        Some((handler, flags)) => call_handler(handler, flags, sig, info, ctx),
+    if let Some((handler, flags)) = previous_handler(sig) {
+        call_handler(handler, flags, sig, info, ctx);
+        return;
+    }
+    if refaults(sig, info) {
         // SAFETY: restoring the default action; returning re-runs the
         // faulting instruction, which now gets it.
-        None => unsafe {
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        return;
+    }
+    let ignored = usize::try_from(sig)
+        .ok()
+        .and_then(|i| PREVIOUS.get(i))
+        .and_then(OnceLock::get)
+        .is_some_and(|p| p.0.sa_sigaction == libc::SIG_IGN);
+    if !ignored {
+        // SAFETY: signal(2) and raise(3) are async-signal-safe; the
+        // default action ends the process (or stops it, or ignores it,
+        // as the kernel's table says for `sig`).
+        unsafe {
             libc::signal(sig, libc::SIG_DFL);
-        },
+            libc::raise(sig);
+        }
     }
 }
