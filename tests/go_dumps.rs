@@ -10,6 +10,7 @@ mod seeded;
 mod skip;
 
 use defergc::go;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -21,7 +22,23 @@ fn child(case: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let err_path = dir.join(format!("{case}.stderr"));
     let err = std::fs::File::create(&err_path).unwrap();
-    let mut c = Command::new(std::env::current_exe().unwrap())
+    // SIGQUIT's action before the runtime's: the default, or an ignore
+    // when asked (a shell starts background commands with it ignored).
+    let quit = if env.iter().any(|(k, _)| *k == "DUMPS_QUIT_IGNORED") {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    // SAFETY: signal(2) is async-signal-safe, as the code between fork
+    // and exec must be.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGQUIT, quit);
+            Ok(())
+        })
+    };
+    let mut c = cmd
         .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
         .env("DUMPS_CASE", case)
         .env("RUST_BACKTRACE", "0")
@@ -222,7 +239,7 @@ fn child_entry() {
         "stack_churn" => child_stack_churn(),
         "stack_syscall_churn" => child_stack_syscall_churn(),
         "profile" => child_profile(),
-        "sigquit_forked" => child_sigquit_forked(),
+        "sigquit_forked" | "sigquit_forked_ignored" => child_sigquit_forked(),
         other => panic!("unknown case {other}"),
     }
 }
@@ -249,7 +266,7 @@ fn child_sigquit_forked() {
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0, "fork failed");
         if pid == 0 {
-            go::sleep(Duration::from_secs(10));
+            go::sleep(Duration::from_secs(2));
             // SAFETY: ends the forked child.
             unsafe { libc::_exit(7) };
         }
@@ -351,6 +368,15 @@ fn sigquit_in_a_forked_child_takes_the_default_action() {
         text.contains(&format!("forked child: killed by signal {}", libc::SIGQUIT)),
         "{text}"
     );
+}
+
+/// The same where the program started with SIGQUIT ignored: the forked
+/// child ignores it (sleeps on, exits 7).
+#[test]
+fn sigquit_in_a_forked_child_ignored_before_the_runtime_is_ignored() {
+    let (status, text) = child("sigquit_forked_ignored", &[("DUMPS_QUIT_IGNORED", "1")]);
+    assert_eq!(status, Some(0), "{text}");
+    assert!(text.contains("forked child: status 0x700"), "{text}");
 }
 
 #[test]
