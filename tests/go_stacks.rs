@@ -89,7 +89,11 @@ fn children_of_forks_among_busy_goroutines_start_goroutines_and_exit() {
 /// A child that hangs (10 s) fails the run.
 #[test]
 fn children_of_forks_among_contended_mutexes_wait_on_every_semaphore_bucket() {
-    let out = stacks_c(&["forksema", "100"], &[("GOMAXPROCS", "2")]);
+    let exe = cprog::compile("stacks", &["tests/c/stacks.c"], &["-D_GNU_SOURCE"]);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["forksema", "100"]).env("GOMAXPROCS", "2");
+    let out = cprog::run_with_deadline(&mut cmd, std::time::Duration::from_secs(120))
+        .unwrap_or_else(|text| panic!("forksema: still running after 120 s:\n{text}"));
     succeeded("forksema", &out);
     assert!(
         cprog::text(&out).contains("forksema: 0 of 100 children failed"),

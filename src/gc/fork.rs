@@ -31,7 +31,7 @@ pub(crate) struct ForkHooks {
     pub(crate) child: fn(),
 }
 
-const MAX_HOOKS: usize = 8;
+const MAX_HOOKS: usize = 16;
 static HOOKS: [AtomicPtr<ForkHooks>; MAX_HOOKS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_HOOKS];
 static COUNT: AtomicUsize = AtomicUsize::new(0);

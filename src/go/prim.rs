@@ -8,7 +8,8 @@
 //! descriptor's lock, a channel's lock (`chanlock.rs`; loom's mutex in
 //! the channel models), and how a plain thread blocks and is woken.
 //!
-//! They are std's and parking_lot_core's, or loom's under `cfg(loom)` (as
+//! They are std's (the channel lock, re-exported here, parks in
+//! parking_lot_core's queue), or loom's under `cfg(loom)` (as
 //! `precise/sync.rs` does for the collector), so that
 //! `tests/chan_loom.rs` runs the real queues, channel operations, select
 //! and the poller's waits under loom's exhaustive scheduler, with each waiter a loom
