@@ -5,9 +5,12 @@ mod cprog;
 
 use std::process::Output;
 
+fn stacks_exe() -> std::path::PathBuf {
+    cprog::compile("stacks", &["tests/c/stacks.c"], &["-D_GNU_SOURCE"])
+}
+
 fn stacks_c(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let exe = cprog::compile("stacks", &["tests/c/stacks.c"], &["-D_GNU_SOURCE"]);
-    cprog::run(&exe, args, env)
+    cprog::run(&stacks_exe(), args, env)
 }
 
 fn succeeded(what: &str, out: &Output) {
@@ -89,8 +92,7 @@ fn children_of_forks_among_busy_goroutines_start_goroutines_and_exit() {
 /// A child that hangs (10 s) fails the run.
 #[test]
 fn children_of_forks_among_contended_mutexes_wait_on_every_semaphore_bucket() {
-    let exe = cprog::compile("stacks", &["tests/c/stacks.c"], &["-D_GNU_SOURCE"]);
-    let mut cmd = std::process::Command::new(exe);
+    let mut cmd = std::process::Command::new(stacks_exe());
     cmd.args(["forksema", "100"]).env("GOMAXPROCS", "2");
     let out = cprog::run_with_deadline(&mut cmd, std::time::Duration::from_secs(120))
         .unwrap_or_else(|text| panic!("forksema: still running after 120 s:\n{text}"));

@@ -114,14 +114,20 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     pass_on(sig, info, ctx);
 }
 
-/// The handler installed before ours for `sig`, with its flags, if one
-/// was (not an ignore or the default action).
-fn previous_handler(sig: libc::c_int) -> Option<(usize, libc::c_int)> {
-    let previous = usize::try_from(sig)
+/// The action ours replaced for `sig`, once ours is installed.
+/// Async-signal-safe (a lock-free load).
+fn previous(sig: libc::c_int) -> Option<&'static libc::sigaction> {
+    usize::try_from(sig)
         .ok()
         .and_then(|i| PREVIOUS.get(i))
         .and_then(OnceLock::get)
-        .map(|p| (p.0.sa_sigaction, p.0.sa_flags))?;
+        .map(|p| &p.0)
+}
+
+/// The handler installed before ours for `sig`, with its flags, if one
+/// was (not an ignore or the default action).
+fn previous_handler(sig: libc::c_int) -> Option<(usize, libc::c_int)> {
+    let previous = previous(sig).map(|p| (p.sa_sigaction, p.sa_flags))?;
     (previous.0 != libc::SIG_DFL && previous.0 != libc::SIG_IGN).then_some(previous)
 }
 
@@ -194,10 +200,9 @@ fn refaults(sig: libc::c_int, info: *const libc::siginfo_t) -> bool {
 /// again, the default action (an ignored fault cannot be ignored: its
 /// instruction would fault for ever); else the default action or the
 /// ignore, by raising the signal again under it (it is blocked while this
-/// handler runs, and taken when the handler returns). A signal sent by
+/// handler runs, and taken when the handler returns): a signal sent by
 /// `kill` (a SIGQUIT in a forked child, where no thread of ours dumps)
-/// used to be dropped: the default action was restored but nothing
-/// raised the signal again.
+/// does not come again by itself.
 fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
     unblock_stop_signal();
     if let Some((handler, flags)) = previous_handler(sig) {
@@ -210,11 +215,7 @@ fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut c_void) {
         unsafe { libc::signal(sig, libc::SIG_DFL) };
         return;
     }
-    let ignored = usize::try_from(sig)
-        .ok()
-        .and_then(|i| PREVIOUS.get(i))
-        .and_then(OnceLock::get)
-        .is_some_and(|p| p.0.sa_sigaction == libc::SIG_IGN);
+    let ignored = previous(sig).is_some_and(|p| p.sa_sigaction == libc::SIG_IGN);
     if !ignored {
         // SAFETY: signal(2) and raise(3) are async-signal-safe; the
         // default action ends the process (or stops it, or ignores it,

@@ -132,6 +132,8 @@ pub fn run_with_deadline(cmd: &mut Command, limit: std::time::Duration) -> Resul
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     use std::process::Stdio;
+    // Both ways out of the loop below reap it (`child.wait()`).
+    #[allow(clippy::zombie_processes)]
     let mut child = cmd
         .process_group(0)
         .stdout(Stdio::piped())
@@ -150,11 +152,23 @@ pub fn run_with_deadline(cmd: &mut Command, limit: std::time::Duration) -> Resul
     let deadline = std::time::Instant::now() + limit;
     let status = loop {
         let group = -(child.id() as libc::pid_t);
-        if let Some(status) = child.try_wait().unwrap() {
+        // SAFETY: a zeroed siginfo for waitid to fill; the child is ours.
+        let ended = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                child.id(),
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            ) == 0
+                && info.si_pid() != 0
+        };
+        if ended {
             // SAFETY: a signal to the program's own group (what is left
-            // of it: children it forked).
+            // of it: children it forked), sent while the ended program is
+            // not reaped yet, so the group's number is still its own.
             unsafe { libc::kill(group, libc::SIGKILL) };
-            break Some(status);
+            break Some(child.wait().unwrap());
         }
         if std::time::Instant::now() > deadline {
             // SAFETY: as above, the whole group while it still runs.
