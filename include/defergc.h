@@ -141,8 +141,10 @@ int defergc_unregister_thread(void);
 /* Like pthread_create, for threads that run compiled code: registered
  * before start runs; a goroutine boundary (Goexit ends the thread with a
  * NULL result; an unrecovered panic prints Go's report and exits the
- * process with status 2). Returns pthread_create's result, or EINVAL for
- * a NULL thread or start. */
+ * process with status 2). Returns once the new thread is registered and
+ * holds arg, so arg may be a collected object nothing else refers to.
+ * Returns pthread_create's result, or EINVAL for a NULL thread or
+ * start. */
 int defergc_thread_create(pthread_t *thread, const pthread_attr_t *attr,
                           void *(*start)(void *), void *arg);
 

@@ -140,6 +140,16 @@ fn a_million_c_defers_with_gc_pointers_and_collections() {
     assert_ok(&run(&compile("stress"), &["check"]), "stress check: ok");
 }
 
+/// `defergc_thread_create`'s argument, a collected object the creator
+/// forgets at once, survives a collection made before the new thread runs.
+#[test]
+fn a_c_threads_argument_survives_a_collection_before_it_runs() {
+    assert_ok(
+        &run(&compile("stress"), &["thread-args"]),
+        "stress thread-args: ok",
+    );
+}
+
 #[test]
 fn eight_c_threads_defer_while_main_collects() {
     assert_ok(&run(&compile("stress"), &["threads"]), "stress threads: ok");

@@ -161,10 +161,16 @@ pub extern "C" fn defergc_unregister_thread() -> c_int {
     })
 }
 
-/// What the trampoline of `defergc_thread_create` starts.
+/// What the trampoline of `defergc_thread_create` starts. It lives on the
+/// creator's stack until the new thread has registered with the collector
+/// and holds `arg` on its own stack: until then `arg` (often a collected
+/// object only this call refers to) is reachable from the creator's stack
+/// and nowhere else the collector scans.
 struct Start {
     f: unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void,
     arg: *mut c_void,
+    creator: std::thread::Thread,
+    registered: std::sync::atomic::AtomicBool,
 }
 
 /// Like `pthread_create`, for threads that run compiled code: the thread
@@ -186,26 +192,44 @@ pub unsafe extern "C" fn defergc_thread_create(
         let (Some(f), false) = (start, thread.is_null()) else {
             return libc::EINVAL;
         };
-        let boxed = Box::into_raw(Box::new(Start { f, arg }));
-        // SAFETY: the trampoline takes ownership of the box.
-        let rc = unsafe { libc::pthread_create(thread, attr, trampoline, boxed.cast()) };
-        if rc != 0 {
-            // SAFETY: the thread was not created, so the box is still ours.
-            drop(unsafe { Box::from_raw(boxed) });
+        let start = Start {
+            f,
+            arg,
+            creator: std::thread::current(),
+            registered: std::sync::atomic::AtomicBool::new(false),
+        };
+        let at = std::ptr::addr_of!(start).cast_mut().cast();
+        // SAFETY: `start` outlives the trampoline's use of it (below).
+        let rc = unsafe { libc::pthread_create(thread, attr, trampoline, at) };
+        if rc == 0 {
+            // The new thread reads `start` until it sets `registered`.
+            while !start.registered.load(std::sync::atomic::Ordering::Acquire) {
+                std::thread::park();
+            }
         }
+        // `arg` stays on this stack (and in the collector's view) until here.
+        std::hint::black_box(&start.arg);
         rc
     })
 }
 
 extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
-    // SAFETY: defergc_thread_create passed a boxed Start it gave up.
-    let start = unsafe { Box::from_raw(start.cast::<Start>()) };
+    // SAFETY: defergc_thread_create's Start, valid until `registered`.
+    let (f, arg, creator) = unsafe {
+        let s = &*start.cast::<Start>();
+        (s.f, std::hint::black_box(s.arg), s.creator.clone())
+    };
     gc::thread::ensure_registered();
+    // `arg` is on this registered thread's stack from here (it is passed
+    // to `f` below).
+    // SAFETY: as above; the creator may return (and `start` go) once set.
+    unsafe { (*start.cast::<Start>()).registered.store(true, std::sync::atomic::Ordering::Release) };
+    creator.unpark();
     // The thread runs compiled code from its start: its faults are Go
     // panics while catching is on, deferred or not.
     crate::defer::catch_on_this_thread();
     // SAFETY: the caller of defergc_thread_create vouched for the function.
-    match crate::defer::outermost_body(|| unsafe { (start.f)(start.arg) }) {
+    match crate::defer::outermost_body(|| unsafe { f(arg) }) {
         Ended::Returned(result) => result,
         Ended::Goexit => std::ptr::null_mut(),
         Ended::Panicked(report) => crate::defer::c::exit_go(&report),

@@ -74,6 +74,21 @@ static double now_ms(void) { return mono_ns() / 1e6; }
 
 static atomic_int threads_done;
 
+/* A thread's argument: a collected object only the thread refers to. */
+typedef struct {
+    long words[4];
+} thread_arg;
+
+/* How many of the argument's words are not what the creator wrote. */
+static void *check_arg(void *p) {
+    thread_arg *a = p;
+    long bad = 0;
+    for (int i = 0; i < 4; i++) {
+        bad += a->words[i] != 0x5eed0000 + i;
+    }
+    return (void *)bad;
+}
+
 static void *thread_body(void *arg) {
     (void)arg;
     run_checked(100000, 0);
@@ -114,8 +129,38 @@ int main(int argc, char **argv) {
             CHECK(result == (void *)1);
         }
         printf("stress threads: ok, main collected %d times\n", rounds);
+    } else if (strcmp(mode, "thread-args") == 0) {
+        /* Each thread's argument is a fresh object the creator forgets at
+         * once and then collects, before the thread may have run: the
+         * argument must survive until the thread holds it. */
+        int bad = 0, n = 400;
+        for (int r = 0; r < n; r++) {
+            pthread_t t;
+            thread_arg *a = defergc_alloc(sizeof *a);
+            for (int i = 0; i < 4; i++) {
+                a->words[i] = 0x5eed0000 + i;
+            }
+            CHECK(defergc_thread_create(&t, NULL, check_arg, a) == 0);
+            a = NULL;
+            /* Objects of the argument's size, to reuse its memory at once. */
+            for (int i = 0; i < 64; i++) {
+                thread_arg *x = defergc_alloc(sizeof *x);
+                memset(x, 0xff, sizeof *x);
+            }
+            defergc_collect();
+            for (int i = 0; i < 64; i++) {
+                thread_arg *x = defergc_alloc(sizeof *x);
+                memset(x, 0xff, sizeof *x);
+            }
+            void *result = NULL;
+            CHECK(pthread_join(t, &result) == 0);
+            bad += result != NULL;
+        }
+        printf("stress thread-args: %d of %d threads found their argument collected\n", bad, n);
+        CHECK(bad == 0);
+        printf("stress thread-args: ok\n");
     } else {
-        fprintf(stderr, "usage: stress [check|timing|threads]\n");
+        fprintf(stderr, "usage: stress [check|timing|threads|thread-args]\n");
         return 2;
     }
     return 0;
