@@ -462,6 +462,7 @@ fn add_teardown_hook() {
         static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
             prepare: || crate::gc::fork::held::keep(registry()),
             child: || {},
+            resume: || {},
         };
         crate::gc::fork::on_fork(&FORK);
     });

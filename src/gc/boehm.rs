@@ -45,6 +45,7 @@ pub(super) fn init(config: &Config) {
     static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
         prepare: fork_prepare,
         child: fork_child,
+        resume: fork_resume,
     };
     super::fork::on_fork(&FORK);
 }
@@ -56,15 +57,19 @@ fn fork_prepare() {
 }
 
 /// In a forked child: the parallel markers and the finalizer thread are
-/// gone. bdwgc restarts its markers when asked; the finalizer thread starts
-/// again with the next registration or the next collection that makes
-/// finalizers ready.
+/// gone. The finalizer thread starts again with the next registration or
+/// the next collection that makes finalizers ready.
 fn fork_child() {
+    FINALIZER_THREAD.store(false, Ordering::Release);
+}
+
+/// In a forked child, once every layer is repaired: bdwgc restarts its
+/// markers when asked.
+fn fork_resume() {
     // SAFETY: bdwgc's own child handler has run (it was installed first);
     // restarting the markers in a child that has not exec'd is what this
     // call is for.
     with_marker_mask(|| unsafe { sys::GC_start_mark_threads() });
-    FINALIZER_THREAD.store(false, Ordering::Release);
 }
 
 /// Runs `f` (which may start bdwgc's marker threads) with every signal

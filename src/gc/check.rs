@@ -125,4 +125,5 @@ pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8, PtrError> {
 pub(super) static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
     prepare: || super::fork::held::keep(freed()),
     child: || {},
+    resume: || {},
 };

@@ -11,9 +11,14 @@
 //! of the layer, handing the guards to [`held::keep`]. After the fork the
 //! guards are released, in the parent and in the child; then, in the child
 //! only, `child` repairs what the missing threads held (forgets them,
-//! takes over their state). As with `pthread_atfork`, `prepare` hooks run
-//! newest first (upper layers before the ones they use, which they may
-//! still use) and `child` hooks oldest first. bdwgc handles its own state
+//! takes over their state), and once every layer is repaired `resume`
+//! starts the threads the layer runs (a worker, sysmon, a collector's
+//! thread). No thread starts before every layer's `child` hook has run:
+//! a thread started early would use a layer not yet repaired (a worker
+//! polling the parent's epoll instance). As with `pthread_atfork`,
+//! `prepare` hooks run newest first (upper layers before the ones they
+//! use, which they may still use); `child` and `resume` hooks run oldest
+//! first. bdwgc handles its own state
 //! (`HANDLE_FORK`): its handlers, installed by `GC_init` before ours, take
 //! the allocation lock after our `prepare` hooks and release it in the
 //! child before our `child` hooks run.
@@ -27,8 +32,11 @@ pub(crate) struct ForkHooks {
     /// layer's locks ([`held::keep`]).
     pub(crate) prepare: fn(),
     /// In the child, once the locks are released: repair what the threads
-    /// that do not exist there held.
+    /// that do not exist there held. Starts no thread.
     pub(crate) child: fn(),
+    /// In the child, after every layer's `child` hook: start the threads
+    /// the layer runs.
+    pub(crate) resume: fn(),
 }
 
 const MAX_HOOKS: usize = 16;
@@ -82,6 +90,7 @@ extern "C" fn child() {
     run("child", || {
         held::release();
         hooks().for_each(|h| (h.child)());
+        hooks().for_each(|h| (h.resume)());
     });
 }
 

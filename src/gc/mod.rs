@@ -190,6 +190,7 @@ static TABLES_FORK: fork::ForkHooks = fork::ForkHooks {
         fork::held::keep(crate::unwind::lock_for_fork());
     },
     child: || {},
+    resume: || {},
 };
 
 fn start(config: Config) -> Result<(), AlreadyInitialized> {

@@ -36,6 +36,7 @@ pub(crate) fn install() {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
         prepare: fork_prepare,
         child: fork_child,
+        resume: fork_resume,
     };
     crate::gc::fork::on_fork(&FORK);
 }
@@ -115,6 +116,16 @@ fn fork_child() {
     s.reset_goroutine_count(usize::from(forking.is_some()));
     s.launching.store(0, Ordering::SeqCst);
     super::park::forget_watcher_after_fork();
+}
+
+/// In the child, once every layer is repaired (the poller among them: a
+/// worker started earlier would wait on the parent's epoll instance and
+/// take the parent's readiness): a worker watches the timers the heaps
+/// still hold, and a new sysmon starts.
+fn fork_resume() {
+    if procs::get().is_none() {
+        return;
+    }
     super::timer::restart_after_fork();
     super::sysmon::restart_after_fork();
 }

@@ -241,6 +241,7 @@ fn poller() -> io::Result<&'static Poller> {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
         prepare: lock_for_fork,
         child: restart_after_fork,
+        resume: || {},
     };
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| crate::gc::fork::on_fork(&FORK));

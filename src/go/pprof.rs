@@ -370,6 +370,7 @@ pub fn decode_cpu_profile(
 static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
     prepare: fork_prepare,
     child: fork_child,
+    resume: || {},
 };
 
 fn fork_prepare() {

@@ -79,6 +79,7 @@ fn on_fork() {
     static HOOKS: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
         prepare: || {},
         child: forget_after_fork,
+        resume: || {},
     };
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| crate::gc::fork::on_fork(&HOOKS));

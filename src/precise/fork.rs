@@ -8,11 +8,16 @@
 //! threads that did not come along are unregistered on their behalf (their
 //! caches and barrier logs handed back, their root memory orphaned, so the
 //! collector still scans it), and the collector thread, which did not come
-//! along either, starts again with the next request.
+//! along either, is forgotten; it starts again once every layer is
+//! repaired if a cycle was requested, else with the next request.
 
 use crate::gc::fork::{on_fork, ForkHooks};
 
-static HOOKS: ForkHooks = ForkHooks { prepare, child };
+static HOOKS: ForkHooks = ForkHooks {
+    prepare,
+    child,
+    resume,
+};
 
 /// Installs the hooks (once, when the collector starts).
 pub(super) fn install() {
@@ -35,5 +40,11 @@ fn prepare() {
 fn child() {
     let me = super::mutator::adopt_after_fork();
     crate::roots::precise::orphan_all_but(me);
+    super::collector::forget_after_fork();
+}
+
+/// Once every layer is repaired: the collector thread starts again if a
+/// cycle was requested and not started.
+fn resume() {
     super::collector::restart_after_fork();
 }

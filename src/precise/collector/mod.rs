@@ -210,4 +210,4 @@ pub(crate) use cycle::mark_cycle;
 pub use mark::Tracer;
 pub(crate) use poll::install;
 pub use thread::{collect, gc_async, gc_wait, shutdown};
-pub(crate) use thread::{quiet_for_fork, restart_after_fork, wait_for_marking};
+pub(crate) use thread::{forget_after_fork, quiet_for_fork, restart_after_fork, wait_for_marking};

@@ -290,11 +290,17 @@ pub(crate) fn quiet_for_fork() {
 }
 
 /// In a forked child: the collector thread did not come along. Forget it;
-/// the next request starts a new one (now, if one is pending).
+/// the next request starts a new one ([`restart_after_fork`], if one is
+/// pending).
+pub(crate) fn forget_after_fork() {
+    // The handle names a thread of the parent: never join or detach it.
+    std::mem::forget(control().thread.take());
+}
+
+/// In a forked child, after every layer's repair (the `resume` fork
+/// hook): a cycle requested and not started gets a collector thread.
 pub(crate) fn restart_after_fork() {
     let mut c = control();
-    // The handle names a thread of the parent: never join or detach it.
-    std::mem::forget(c.thread.take());
     if c.requested > c.started {
         ensure_thread(&mut c);
     }
