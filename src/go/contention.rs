@@ -177,8 +177,26 @@ pub(crate) fn stack_of(g: &super::g::G) -> StackRange {
     }
 }
 
+/// A table's lock. The first use registers fork hooks that take both
+/// tables' locks around a fork (design.md invariant 9): a child must not
+/// start with one held by a thread that did not come along, or its first
+/// goroutine that blocks waits for it for ever.
+fn lock(table: &Table) -> std::sync::MutexGuard<'_, Option<HashMap<Vec<usize>, (f64, i64)>>> {
+    static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+        prepare: || {
+            crate::gc::fork::held::keep(lock(&BLOCK));
+            crate::gc::fork::held::keep(lock(&MUTEX));
+        },
+        child: || {},
+        resume: || {},
+    };
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| crate::gc::fork::on_fork(&FORK));
+    table.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn save(table: &Table, stack: &[usize], count: f64, delay: i64) {
-    let mut t = table.lock().unwrap_or_else(|e| e.into_inner());
+    let mut t = lock(table);
     let e = t
         .get_or_insert_with(HashMap::new)
         .entry(stack.to_vec())
@@ -188,7 +206,7 @@ fn save(table: &Table, stack: &[usize], count: f64, delay: i64) {
 }
 
 fn samples(table: &Table) -> Vec<Contention> {
-    let t = table.lock().unwrap_or_else(|e| e.into_inner());
+    let t = lock(table);
     t.iter()
         .flatten()
         .map(|(stack, &(count, delay))| Contention {
