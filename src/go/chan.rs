@@ -130,6 +130,14 @@ pub(crate) enum Received {
 }
 
 impl RawChan {
+    /// In a forked child's repair (only the forking thread runs, and it is
+    /// in no channel operation): whether a thread that did not come along
+    /// held the lock at the fork. Every operation on the channel would
+    /// wait for it for ever.
+    pub(crate) fn wedged_after_fork(&self) -> bool {
+        self.lock.is_locked()
+    }
+
     const MAGIC: u64 = 0x6466_6763_6861_6e21; // "dfgchan!"
 
     /// Go's `makechan`, for every maker of channels: checks the element

@@ -96,8 +96,9 @@ impl ChanLock {
         }
     }
 
-    /// Whether the lock is held (for assertions).
-    #[cfg(loom)]
+    /// Whether the lock is held (assertions; and in a forked child's
+    /// repair, where a held lock's holder is a thread that did not come
+    /// along).
     pub(crate) fn is_locked(&self) -> bool {
         self.state.load(Relaxed) & LOCKED != 0
     }

@@ -116,6 +116,7 @@ fn fork_child() {
     s.reset_goroutine_count(usize::from(forking.is_some()));
     s.launching.store(0, Ordering::SeqCst);
     super::park::forget_watcher_after_fork();
+    super::timer::forget_wedged_after_fork();
 }
 
 /// In the child, once every layer is repaired (the poller among them: a

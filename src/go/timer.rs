@@ -385,7 +385,36 @@ pub(crate) fn lock_for_fork() {
     }
 }
 
-/// In a forked child, last of the go layer's repairs: no worker watches
+/// In a forked child (the go layer's repair, when only the forking thread
+/// runs): a channel timer whose channel's lock a thread of the parent held
+/// at the fork (a select parked on it) would wedge the worker that fires
+/// it, and every timer of its heap with it (firing sends under the heap's
+/// lock). Its channel is of no use here: every operation on it waits for
+/// that lock for ever. The timer is taken out of the heap and stays
+/// stopped; its reference (`release`) is kept, so nothing runs for it.
+pub(crate) fn forget_wedged_after_fork() {
+    let mut h = heap(CHAN_HEAP);
+    // Removing an entry moves others (up or down): find them all first.
+    let wedged: Vec<(u64, *const Timer)> = (0..h.len)
+        .filter_map(|i| match h.item(i).action {
+            // SAFETY: a pending timer is kept alive by the heap (root
+            // memory) and its channel by the timer.
+            Action::Send(t) if unsafe { (*(*t).chan).wedged_after_fork() } => {
+                Some((h.item(i).seq, t))
+            }
+            _ => None,
+        })
+        .collect();
+    for (seq, t) in wedged {
+        if let Some(i) = h.position(seq) {
+            h.remove_at(i);
+            // SAFETY: as above.
+            unsafe { (*t).pending.store(0, Ordering::Release) };
+        }
+    }
+}
+
+/// In a forked child, once every layer is repaired: no worker watches
 /// the timers the heaps still hold (channels of timers the forking
 /// goroutine may wait on); one is made to.
 pub(crate) fn restart_after_fork() {
