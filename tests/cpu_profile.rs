@@ -443,6 +443,39 @@ fn a_c_programs_cpu_profile_names_its_hot_function() {
     }
 }
 
+/// Threads the runtime does not know are sampled by the process-wide
+/// timer only while they run. The kernel hands its signal to any thread
+/// that does not block `SIGPROF`, a sleeping one too: here an
+/// unregistered thread spins, half of the time with `SIGPROF` blocked,
+/// while another sleeps on a condition variable. Before the handler
+/// dropped the samples of a thread woken from a blocking system call, the
+/// sleeper's wait held about half of the profile (and a C program's
+/// profile once tied its hot function with bdwgc's sleeping markers).
+#[test]
+fn a_sleeping_unregistered_thread_gets_no_samples() {
+    let exe = cprog::compile("cpu-profile", &["tests/c/cpu_profile.c"], &[]);
+    let path = cprog::out_dir("cpu-profile").join("sleepers.pprof");
+    let out = cprog::run(&exe, &[path.to_str().unwrap(), "sleepers"], &[]);
+    assert!(out.status.success(), "{}", cprog::text(&out));
+    let bytes = std::fs::read(&path).unwrap();
+    let samples = pprof::decode_cpu_profile(&bytes).expect("a valid profile");
+    let leaves = by_leaf(&samples);
+    let total: i64 = leaves.iter().map(|l| l.1).sum();
+    let spin = leaves
+        .iter()
+        .find(|l| l.0 == "unregistered_spin")
+        .map_or(0, |l| l.1);
+    println!("{leaves:?}");
+    // Only the spinner's unblocked half is sampled (about 0.25 s at an
+    // effective 250 Hz): some dozens of samples.
+    assert!(total >= 10, "too few samples to judge: {leaves:?}");
+    // A few may be the runtime's own threads' (the profile's reader).
+    assert!(
+        spin * 10 >= total * 9,
+        "the spinning thread has {spin} of {total} samples: {leaves:?}"
+    );
+}
+
 /// bdwgc's marker threads in this process (the vendored build names them
 /// `GC-marker-N`), each checked to let `SIGPROF` through while blocking
 /// the signals meant for the program's threads, as the runtime starts

@@ -134,6 +134,35 @@ impl Interrupted {
         }
     }
 
+    /// Whether the signal interrupted a blocking system call: the kernel
+    /// leaves the pc on the `syscall` instruction to restart it, or just
+    /// after it with an error in `rax` (`EINTR`). A thread asleep in the
+    /// kernel (a futex, a poll) is interrupted so; a thread running its
+    /// own code stops there almost never. Async-signal-safe: it reads two
+    /// bytes of code, on the page of the pc only. False where unknown.
+    pub(crate) fn in_system_call(&self) -> bool {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        {
+            const SYSCALL: [u8; 2] = [0x0f, 0x05];
+            const PAGE_MASK: usize = 0xfff;
+            let pc = self.pc();
+            let uc = self.ctx.cast::<libc::ucontext_t>();
+            // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
+            let rax = unsafe { (*uc).uc_mcontext.gregs[libc::REG_RAX as usize] };
+            // SAFETY: pc is where the thread runs: its page is mapped
+            // code (readable on x86-64); both reads stay on that page.
+            let at = |p: usize| unsafe { std::ptr::read_volatile(p as *const [u8; 2]) };
+            let restarting = pc & PAGE_MASK < PAGE_MASK && at(pc) == SYSCALL;
+            let interrupted =
+                pc & PAGE_MASK >= 2 && (-4095..0).contains(&rax) && at(pc - 2) == SYSCALL;
+            pc != 0 && (restarting || interrupted)
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+        {
+            false
+        }
+    }
+
     /// The kernel's siginfo, for fields this type does not name.
     pub(crate) fn info(&self) -> *const libc::siginfo_t {
         self.info

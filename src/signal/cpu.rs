@@ -38,7 +38,10 @@
 //! time crossed the next period, so each thread receives its share. A
 //! registered thread drops those (its own timer samples it); another
 //! thread keeps the interrupted pc alone (its stack's bounds are not
-//! known, so no walk). bdwgc's markers block every signal but `SIGPROF`
+//! known, so no walk), unless the signal woke it from a blocking system
+//! call: the kernel also sends it to a sleeping thread when the running
+//! ones block `SIGPROF` (a registered thread handling its own timer's
+//! signal), and a sleeping thread used none of the time. bdwgc's markers block every signal but `SIGPROF`
 //! (`gc/boehm.rs` starts them so).
 //!
 //! A `SIGPROF` that is not one of our timers' (another `si_code` or
@@ -410,11 +413,16 @@ fn on_prof(intr: &mut Interrupted) -> Action {
     }
     INFLIGHT.fetch_add(1, Ordering::SeqCst);
     // A registered thread's own timer samples it: the process-wide
-    // timer's signal is for the others.
+    // timer's signal is for the others, and only for one that was
+    // running. The kernel hands a process-wide signal to any thread that
+    // does not block it, a sleeping one too (while the running thread
+    // handles its own timer's signal with SIGPROF blocked): that thread
+    // used none of the time.
     let registered = !crate::fresh::try_with(&THIS, Cell::get)
         .unwrap_or(std::ptr::null())
         .is_null();
-    if ACTIVE.load(Ordering::SeqCst) && (ours || !registered) {
+    let asleep = process && intr.in_system_call();
+    if ACTIVE.load(Ordering::SeqCst) && (ours || (!registered && !asleep)) {
         sample(intr);
     }
     INFLIGHT.fetch_sub(1, Ordering::SeqCst);
