@@ -4,6 +4,7 @@ use super::{entry, errors};
 use crate::defer::Ended;
 use crate::gc::{self, Kind};
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Collector statistics, as `defergc_stats` in the header.
 #[repr(C)]
@@ -170,7 +171,7 @@ struct Start {
     f: unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void,
     arg: *mut c_void,
     creator: std::thread::Thread,
-    registered: std::sync::atomic::AtomicBool,
+    registered: AtomicBool,
 }
 
 /// Like `pthread_create`, for threads that run compiled code: the thread
@@ -196,14 +197,14 @@ pub unsafe extern "C" fn defergc_thread_create(
             f,
             arg,
             creator: std::thread::current(),
-            registered: std::sync::atomic::AtomicBool::new(false),
+            registered: AtomicBool::new(false),
         };
         let at = std::ptr::addr_of!(start).cast_mut().cast();
         // SAFETY: `start` outlives the trampoline's use of it (below).
         let rc = unsafe { libc::pthread_create(thread, attr, trampoline, at) };
         if rc == 0 {
             // The new thread reads `start` until it sets `registered`.
-            while !start.registered.load(std::sync::atomic::Ordering::Acquire) {
+            while !start.registered.load(Ordering::Acquire) {
                 std::thread::park();
             }
         }
@@ -223,7 +224,11 @@ extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // `arg` is on this registered thread's stack from here (it is passed
     // to `f` below).
     // SAFETY: as above; the creator may return (and `start` go) once set.
-    unsafe { (*start.cast::<Start>()).registered.store(true, std::sync::atomic::Ordering::Release) };
+    unsafe {
+        (*start.cast::<Start>())
+            .registered
+            .store(true, Ordering::Release)
+    };
     creator.unpark();
     // The thread runs compiled code from its start: its faults are Go
     // panics while catching is on, deferred or not.
