@@ -83,8 +83,8 @@ use super::prim::{AtomicBool, AtomicUsize};
 use super::select::{self, Case as RawCase, Chosen, Dir};
 pub use crate::prof::ring::{set_early_publish as set_ring_early_publish, Ring as CpuRing};
 pub use crate::prof::trace::{
-    drainer as trace_drainer, set_early_give_back, Event as TraceEvent, Kind as TraceKind,
-    Producer as TraceProducer,
+    drainer as trace_drainer, set_early_give_back, set_overflow_first, Event as TraceEvent,
+    Kind as TraceKind, Producer as TraceProducer,
 };
 use std::sync::atomic::Ordering;
 

@@ -80,6 +80,12 @@ impl ChanLock {
         debug_assert!(guard.is_some(), "unlock of a lock not held");
         drop(guard);
     }
+
+    /// Whether the lock is held (the real lock's, for a forked child's
+    /// repair).
+    pub(crate) fn is_locked(&self) -> bool {
+        self.mutex.try_lock().is_err()
+    }
 }
 
 /// A bug brought back for a loom test that checks loom finds it: a std
