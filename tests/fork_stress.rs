@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 /// Runs of the program, and forks in each: about 5 s a run when every
 /// child is well (2 cores). Without a collector (`nogc`) the heap only
 /// grows, and each fork copies more of it: fewer, shorter runs.
-const RUNS: u64 = if cfg!(feature = "nogc") { 2 } else { 5 };
+const RUNS: u64 = if cfg!(feature = "nogc") { 2 } else { 3 };
 const FORKS: usize = if cfg!(feature = "nogc") { 100 } else { 400 };
 /// One run's limit: a hung child costs the program its own 10 s limit.
 const LIMIT: Duration = Duration::from_secs(50);

@@ -43,7 +43,8 @@ static BLOCK_RATE: AtomicI64 = AtomicI64::new(0);
 static MUTEX_FRACTION: AtomicI64 = AtomicI64::new(0);
 
 /// Samples by stack: (count, delay in nanoseconds).
-type Table = Mutex<Option<HashMap<Vec<usize>, (f64, i64)>>>;
+type Samples = Option<HashMap<Vec<usize>, (f64, i64)>>;
+type Table = Mutex<Samples>;
 static BLOCK: Table = Mutex::new(None);
 static MUTEX: Table = Mutex::new(None);
 
@@ -181,7 +182,7 @@ pub(crate) fn stack_of(g: &super::g::G) -> StackRange {
 /// tables' locks around a fork (design.md invariant 9): a child must not
 /// start with one held by a thread that did not come along, or its first
 /// goroutine that blocks waits for it for ever.
-fn lock(table: &Table) -> std::sync::MutexGuard<'_, Option<HashMap<Vec<usize>, (f64, i64)>>> {
+fn lock(table: &Table) -> std::sync::MutexGuard<'_, Samples> {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
         prepare: || {
             crate::gc::fork::held::keep(lock(&BLOCK));
