@@ -1,8 +1,9 @@
 //! A thread's execution-trace buffer on the real code
 //! (`src/prof/trace.rs`), checked exhaustively by loom: the thread
-//! appends while the writer empties the buffer (a ring of two slots, so
-//! that the thread comes round to slots the writer reads; or of one, and
-//! an overflow of one, so that appends go to the overflow and back);
+//! appends while the writer empties the buffer (its overflow holds one
+//! event under loom; a ring of two slots, so that the thread comes round
+//! to slots the writer reads, or of one, so that appends go to the
+//! overflow and back);
 //! every event appended is taken exactly once, in the order appended,
 //! and every other was refused (the ring and the overflow were full).
 //! `loom_catches_a_writer_that_gives_slots_back_before_reading_them`
@@ -38,10 +39,12 @@ fn event(g: u64) -> TraceEvent {
     }
 }
 
-/// The thread appends three events while the writer empties the buffer
-/// twice; every event appended is seen once, in order.
-fn handoff() {
-    let producer = TraceProducer::with_capacity(2);
+/// The thread appends three events to a buffer whose ring has `ring`
+/// slots while the writer empties the buffer twice; at least `room` are
+/// taken in (the room of the empty buffer), and every event appended is
+/// seen once, in order.
+fn appends_while_the_writer_empties(ring: usize, room: usize) {
+    let producer = TraceProducer::with_capacity(ring);
     let buffer = producer.buffer().clone();
     let writer = thread::spawn(move || {
         let one = trace_drainer();
@@ -50,11 +53,17 @@ fn handoff() {
         seen
     });
     let appended: Vec<u64> = (1..=3).filter(|&g| producer.push(event(g))).collect();
-    assert!(appended.len() >= 2, "an empty ring of two refused an event");
+    assert!(appended.len() >= room, "an empty buffer refused an event");
     let mut seen = writer.join().unwrap();
     seen.extend(producer.buffer().take(&trace_drainer()));
     let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
     assert_eq!(gs, appended);
+}
+
+/// A ring of two slots: the thread comes round to slots the writer reads
+/// (the overflow of one is the third event's room).
+fn handoff() {
+    appends_while_the_writer_empties(2, 3);
 }
 
 #[test]
@@ -64,26 +73,9 @@ fn the_writer_takes_every_event_once_in_order() {
 
 /// A ring of one slot: the thread's second append goes to the overflow
 /// unless the writer has emptied the ring, and appends return to the ring
-/// once the writer took the overflow. Every event appended is seen once,
-/// in order.
+/// once the writer took the overflow.
 fn overflow() {
-    let producer = TraceProducer::with_capacity(1);
-    let buffer = producer.buffer().clone();
-    let writer = thread::spawn(move || {
-        let one = trace_drainer();
-        let mut seen = buffer.take(&one);
-        seen.extend(buffer.take(&one));
-        seen
-    });
-    let appended: Vec<u64> = (1..=3).filter(|&g| producer.push(event(g))).collect();
-    assert!(
-        appended.len() >= 2,
-        "a ring of one and an overflow of one refused an event"
-    );
-    let mut seen = writer.join().unwrap();
-    seen.extend(producer.buffer().take(&trace_drainer()));
-    let gs: Vec<u64> = seen.iter().map(|e| e.g).collect();
-    assert_eq!(gs, appended);
+    appends_while_the_writer_empties(1, 2);
 }
 
 #[test]
