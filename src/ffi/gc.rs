@@ -4,7 +4,7 @@ use super::{entry, errors};
 use crate::defer::Ended;
 use crate::gc::{self, Kind};
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// Collector statistics, as `defergc_stats` in the header.
 #[repr(C)]
@@ -170,14 +170,16 @@ pub extern "C" fn defergc_unregister_thread() -> c_int {
 struct Start {
     f: unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void,
     arg: *mut c_void,
-    creator: std::thread::Thread,
-    registered: AtomicBool,
+    /// Set, under its lock, once the new thread no longer needs `Start`.
+    registered: Mutex<bool>,
+    told: Condvar,
 }
 
 /// Like `pthread_create`, for threads that run compiled code: the thread
 /// is registered before `start` runs, is a goroutine boundary (Goexit ends
 /// it with a NULL result; an unrecovered panic prints Go's report and exits
 /// the process with status 2), and is unregistered when it ends. Returns
+/// once the new thread is registered and holds `arg` (see `Start`), with
 /// `pthread_create`'s result (0 or an error number).
 ///
 /// # Safety
@@ -193,19 +195,35 @@ pub unsafe extern "C" fn defergc_thread_create(
         let (Some(f), false) = (start, thread.is_null()) else {
             return libc::EINVAL;
         };
+        // This stack holds `arg` until the new thread does: it must be
+        // scanned.
+        gc::thread::ensure_registered();
         let start = Start {
             f,
             arg,
-            creator: std::thread::current(),
-            registered: AtomicBool::new(false),
+            registered: Mutex::new(false),
+            told: Condvar::new(),
         };
         let at = std::ptr::addr_of!(start).cast_mut().cast();
         // SAFETY: `start` outlives the trampoline's use of it (below).
         let rc = unsafe { libc::pthread_create(thread, attr, trampoline, at) };
         if rc == 0 {
-            // The new thread reads `start` until it sets `registered`.
-            while !start.registered.load(Ordering::Acquire) {
-                std::thread::park();
+            // The new thread reads `start` until it sets `registered`. The
+            // wait is a block outside the runtime: a goroutine's processor
+            // goes to another thread meanwhile, and collections do not
+            // wait for this thread.
+            let wait = || {
+                let mut done = start.registered.lock().unwrap_or_else(|e| e.into_inner());
+                while !*done {
+                    done = start.told.wait(done).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            if crate::go::goid() != 0 {
+                crate::go::syscall(wait);
+            } else {
+                crate::context::block_enter();
+                wait();
+                crate::context::block_exit();
             }
         }
         // `arg` stays on this stack (and in the collector's view) until here.
@@ -216,20 +234,21 @@ pub unsafe extern "C" fn defergc_thread_create(
 
 extern "C" fn trampoline(start: *mut c_void) -> *mut c_void {
     // SAFETY: defergc_thread_create's Start, valid until `registered`.
-    let (f, arg, creator) = unsafe {
+    let (f, arg) = unsafe {
         let s = &*start.cast::<Start>();
-        (s.f, std::hint::black_box(s.arg), s.creator.clone())
+        (s.f, std::hint::black_box(s.arg))
     };
-    gc::thread::ensure_registered();
+    entry("defergc_thread_create", gc::thread::ensure_registered);
     // `arg` is on this registered thread's stack from here (it is passed
     // to `f` below).
-    // SAFETY: as above; the creator may return (and `start` go) once set.
-    unsafe {
-        (*start.cast::<Start>())
-            .registered
-            .store(true, Ordering::Release)
-    };
-    creator.unpark();
+    {
+        // SAFETY: as above; the creator returns (and `start` goes) once
+        // the lock is released with `registered` set.
+        let s = unsafe { &*start.cast::<Start>() };
+        let mut done = s.registered.lock().unwrap_or_else(|e| e.into_inner());
+        *done = true;
+        s.told.notify_one();
+    }
     // The thread runs compiled code from its start: its faults are Go
     // panics while catching is on, deferred or not.
     crate::defer::catch_on_this_thread();
