@@ -136,26 +136,40 @@ impl Interrupted {
 
     /// Whether the signal interrupted a blocking system call: the kernel
     /// leaves the pc on the `syscall` instruction to restart it, or just
-    /// after it with an error in `rax` (`EINTR`). A thread asleep in the
-    /// kernel (a futex, a poll) is interrupted so; a thread running its
-    /// own code stops there almost never. Async-signal-safe: it reads two
-    /// bytes of code, on the page of the pc only. False where unknown.
+    /// after it with `-EINTR` in `rax`. A thread asleep in the kernel (a
+    /// futex, a poll) is interrupted so; a thread running its own code
+    /// stops there almost never. The two bytes of code are read with
+    /// `process_vm_readv`, which fails on memory that cannot be read (an
+    /// execute-only page) instead of faulting. Async-signal-safe (two
+    /// system calls). False where unknown.
     pub(crate) fn in_system_call(&self) -> bool {
         #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
         {
             const SYSCALL: [u8; 2] = [0x0f, 0x05];
-            const PAGE_MASK: usize = 0xfff;
             let pc = self.pc();
+            if pc < 2 {
+                return false;
+            }
             let uc = self.ctx.cast::<libc::ucontext_t>();
             // SAFETY: ctx is the interrupted ucontext (Interrupted::new).
             let rax = unsafe { (*uc).uc_mcontext.gregs[libc::REG_RAX as usize] };
-            // SAFETY: pc is where the thread runs: its page is mapped
-            // code (readable on x86-64); both reads stay on that page.
-            let at = |p: usize| unsafe { std::ptr::read_volatile(p as *const [u8; 2]) };
-            let restarting = pc & PAGE_MASK < PAGE_MASK && at(pc) == SYSCALL;
-            let interrupted =
-                pc & PAGE_MASK >= 2 && (-4095..0).contains(&rax) && at(pc - 2) == SYSCALL;
-            pc != 0 && (restarting || interrupted)
+            let interrupted = rax == -i64::from(libc::EINTR);
+            // The bytes before the pc and at it.
+            let mut code = [0u8; 4];
+            let local = libc::iovec {
+                iov_base: code.as_mut_ptr().cast(),
+                iov_len: code.len(),
+            };
+            let remote = libc::iovec {
+                iov_base: (pc - 2) as *mut libc::c_void,
+                iov_len: code.len(),
+            };
+            // SAFETY: `local` is this frame's buffer; the kernel checks
+            // `remote` and reports what it could not read.
+            let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+            let restarting = n == 4 && code[2..4] == SYSCALL;
+            let returned = n >= 2 && interrupted && code[0..2] == SYSCALL;
+            restarting || returned
         }
         #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
         {

@@ -41,8 +41,8 @@
 //! known, so no walk), unless the signal woke it from a blocking system
 //! call: the kernel also sends it to a sleeping thread when the running
 //! ones block `SIGPROF` (a registered thread handling its own timer's
-//! signal), and a sleeping thread used none of the time. bdwgc's markers block every signal but `SIGPROF`
-//! (`gc/boehm.rs` starts them so).
+//! signal), and a sleeping thread used none of the time. bdwgc's markers
+//! block every signal but `SIGPROF` (`gc/boehm.rs` starts them so).
 //!
 //! A `SIGPROF` that is not one of our timers' (another `si_code` or
 //! value), or that arrives while no profile is on, goes to the handler
@@ -421,8 +421,8 @@ fn on_prof(intr: &mut Interrupted) -> Action {
     let registered = !crate::fresh::try_with(&THIS, Cell::get)
         .unwrap_or(std::ptr::null())
         .is_null();
-    let asleep = process && intr.in_system_call();
-    if ACTIVE.load(Ordering::SeqCst) && (ours || (!registered && !asleep)) {
+    let keep = ours || (!registered && !intr.in_system_call());
+    if ACTIVE.load(Ordering::SeqCst) && keep {
         sample(intr);
     }
     INFLIGHT.fetch_sub(1, Ordering::SeqCst);
