@@ -43,6 +43,7 @@ pub(super) fn init(config: &Config) {
         }
     }
     static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
+        quiesce: || {},
         prepare: fork_prepare,
         child: fork_child,
         resume: fork_resume,

@@ -6,9 +6,12 @@
 //! the precise collector's thread) must start again there when needed.
 //!
 //! Each layer that has such state registers [`ForkHooks`] once, with
-//! [`on_fork`]. `prepare` runs in the parent before the fork: it waits for
-//! the layer's background work to reach a quiet point and takes every lock
-//! of the layer, handing the guards to [`held::keep`]. After the fork the
+//! [`on_fork`]. In the parent before the fork, every layer's `quiesce`
+//! first waits for background work that needs other threads' cooperation
+//! to reach a quiet point (the precise collector's cycle: a thread
+//! blocked on a lock another layer's `prepare` took could not answer its
+//! handshake), then every layer's `prepare` takes the layer's locks; both
+//! hand their guards to [`held::keep`]. After the fork the
 //! guards are released, in the parent and in the child; then, in the child
 //! only, `child` repairs what the missing threads held (forgets them,
 //! takes over their state), and once every layer is repaired `resume`
@@ -16,9 +19,11 @@
 //! thread). No thread starts before every layer's `child` hook has run:
 //! a thread started early would use a layer not yet repaired (a worker
 //! polling the parent's epoll instance). As with `pthread_atfork`,
-//! `prepare` hooks run newest first (upper layers before the ones they
-//! use, which they may still use); `child` and `resume` hooks run oldest
-//! first. bdwgc handles its own state
+//! `quiesce` and `prepare` hooks run newest first (upper layers before the
+//! ones they use, which they may still use); `child` and `resume` hooks
+//! run oldest first. The promise covers defergc's own hooks: a program's
+//! or a library's `pthread_atfork` child handler registered after
+//! defergc's runs after the threads have started. bdwgc handles its own state
 //! (`HANDLE_FORK`): its handlers, installed by `GC_init` before ours, take
 //! the allocation lock after our `prepare` hooks and release it in the
 //! child before our `child` hooks run.
@@ -28,8 +33,15 @@ use std::sync::Once;
 
 /// What a layer does around a `fork()` (see the module docs).
 pub(crate) struct ForkHooks {
-    /// In the parent, before the fork: reach a quiet point and take the
-    /// layer's locks ([`held::keep`]).
+    /// In the parent, before any layer's `prepare`: wait for the layer's
+    /// background work to reach a quiet point that needs the cooperation
+    /// of other threads (the precise collector's cycle, whose handshake
+    /// every mutator answers), and keep it so ([`held::keep`]). Takes
+    /// no lock another layer's `prepare` takes: a thread waiting for one
+    /// of those could not answer.
+    pub(crate) quiesce: fn(),
+    /// In the parent, before the fork, after every layer's `quiesce`: take
+    /// the layer's locks ([`held::keep`]).
     pub(crate) prepare: fn(),
     /// In the child, once the locks are released: repair what the threads
     /// that do not exist there held. Starts no thread.
@@ -79,7 +91,10 @@ fn run(what: &str, f: impl FnOnce()) {
 }
 
 extern "C" fn prepare() {
-    run("prepare", || hooks().rev().for_each(|h| (h.prepare)()));
+    run("prepare", || {
+        hooks().rev().for_each(|h| (h.quiesce)());
+        hooks().rev().for_each(|h| (h.prepare)());
+    });
 }
 
 extern "C" fn parent() {

@@ -183,6 +183,7 @@ pub fn init_with(config: Config) -> Result<(), AlreadyInitialized> {
 /// order they nest, so that a child never starts with one held by a
 /// thread that did not come along.
 static TABLES_FORK: fork::ForkHooks = fork::ForkHooks {
+    quiesce: || {},
     prepare: || {
         finalize::lock_for_fork();
         profile::lock_for_fork();

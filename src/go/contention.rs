@@ -184,6 +184,7 @@ pub(crate) fn stack_of(g: &super::g::G) -> StackRange {
 /// goroutine that blocks waits for it for ever.
 fn lock(table: &Table) -> std::sync::MutexGuard<'_, Samples> {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+        quiesce: || {},
         prepare: || {
             crate::gc::fork::held::keep(lock(&BLOCK));
             crate::gc::fork::held::keep(lock(&MUTEX));

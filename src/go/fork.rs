@@ -34,6 +34,7 @@ use std::sync::atomic::Ordering;
 /// Registers the hooks; called once, as the scheduler starts (`sched::start`).
 pub(crate) fn install() {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+        quiesce: || {},
         prepare: fork_prepare,
         child: fork_child,
         resume: fork_resume,

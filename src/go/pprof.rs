@@ -368,6 +368,7 @@ pub fn decode_cpu_profile(
 }
 
 static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+    quiesce: || {},
     prepare: fork_prepare,
     child: fork_child,
     resume: || {},

@@ -77,6 +77,7 @@ fn bucket(sema: &AtomicU32) -> &'static Bucket {
 /// Installs the table's fork hook (once, before the first wait).
 fn on_fork() {
     static HOOKS: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
+        quiesce: || {},
         prepare: || {},
         child: forget_after_fork,
         resume: || {},

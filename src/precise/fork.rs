@@ -14,6 +14,7 @@
 use crate::gc::fork::{on_fork, ForkHooks};
 
 static HOOKS: ForkHooks = ForkHooks {
+    quiesce: super::collector::quiet_for_fork,
     prepare,
     child,
     resume,
@@ -24,9 +25,9 @@ pub(super) fn install() {
     on_fork(&HOOKS);
 }
 
-/// Each call keeps its locks with `held::keep`, released after the fork.
+/// Each call keeps its locks with `held::keep`, released after the fork
+/// (the collector was quieted first, by `quiesce`).
 fn prepare() {
-    super::collector::quiet_for_fork();
     super::mutator::lock_for_fork();
     super::heap::lock_for_fork();
     super::handles::lock_for_fork();
