@@ -130,10 +130,10 @@ pub(crate) enum Received {
 }
 
 impl RawChan {
-    /// In a forked child's repair (only the forking thread runs, and it is
-    /// in no channel operation): whether a thread that did not come along
-    /// held the lock at the fork. Every operation on the channel would
-    /// wait for it for ever.
+    /// Whether the channel's lock is held now. In a forked child's repair
+    /// (only the forking thread runs, and it is in no channel operation) a
+    /// held lock is a thread's that did not come along, and every
+    /// operation on the channel would wait for it for ever.
     pub(crate) fn wedged_after_fork(&self) -> bool {
         self.lock.is_locked()
     }

@@ -81,8 +81,7 @@ impl ChanLock {
         drop(guard);
     }
 
-    /// Whether the lock is held (the real lock's, for a forked child's
-    /// repair).
+    /// Whether the lock is held (as the real lock's `is_locked`).
     pub(crate) fn is_locked(&self) -> bool {
         self.mutex.try_lock().is_err()
     }

@@ -385,14 +385,26 @@ pub(crate) fn lock_for_fork() {
     }
 }
 
+/// Set in a forked child: a channel timer whose channel is locked when it
+/// fires is tried again later ([`CHILD_RETRY_NS`]) rather than waited
+/// for under the heap's lock (see [`forget_wedged_after_fork`]).
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// How much later a forked child tries a timer's send again.
+const CHILD_RETRY_NS: u64 = 10_000_000;
+
 /// In a forked child (the go layer's repair, when only the forking thread
 /// runs): a channel timer whose channel's lock a thread of the parent held
-/// at the fork (a select parked on it) would wedge the worker that fires
-/// it, and every timer of its heap with it (firing sends under the heap's
-/// lock). Its channel is of no use here: every operation on it waits for
-/// that lock for ever. The timer is taken out of the heap and stays
-/// stopped; its reference (`release`) is kept, so nothing runs for it.
+/// at the fork (it was inside an operation on the channel) would wedge
+/// the worker that fires it, and every timer of its heap with it (firing
+/// sends under the heap's lock). Its channel is of no use here: every
+/// operation on it waits for that lock for ever. The timer is taken out
+/// of the heap and stays stopped; its reference (`release`) is kept, so
+/// nothing runs for it. A timer of such a channel armed again in the
+/// child finds the lock held when it fires and is tried again later,
+/// without waiting (`FORKED`).
 pub(crate) fn forget_wedged_after_fork() {
+    FORKED.store(true, Ordering::Relaxed);
     let mut h = heap(CHAN_HEAP);
     // Removing an entry moves others (up or down): find them all first.
     let wedged: Vec<(u64, *const Timer)> = (0..h.len)
@@ -552,6 +564,18 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64, budget: &mut usize) -> bool 
                 drop(h);
                 f(a, b, e.seq);
                 h = heap(index);
+            }
+            // In a forked child, a channel a parent thread held locked
+            // (see `forget_wedged_after_fork`): tried again later.
+            // SAFETY: a pending timer is kept alive by the heap (root
+            // memory) and its channel by the timer.
+            Action::Send(t)
+                if FORKED.load(Ordering::Relaxed)
+                    && unsafe { (*(*t).chan).wedged_after_fork() } =>
+            {
+                let seq = h.push(now.saturating_add(CHILD_RETRY_NS), e.action);
+                // SAFETY: as above.
+                unsafe { (*t).pending.store(seq, Ordering::Release) };
             }
             // The entry's pointers stay valid while it is in the heap; fire
             // under the lock, so a Stop that took the lock first wins.
