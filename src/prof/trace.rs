@@ -178,11 +178,12 @@ use std::sync::Mutex as OverflowLock;
 /// the program's cores), the producer appends to the buffer's overflow, a
 /// vector under a lock, and keeps appending there (not to the ring)
 /// until the writer has taken it: the writer drains the ring, then, under
-/// the overflow's lock, the ring again (the producer cannot add to it
-/// while the overflow holds events) and the overflow. So no event is
-/// lost (as Go's tracer keeps every event) and each buffer's events are
-/// taken in the order appended; only an overflow of [`OVERFLOW_CAP`]
-/// events refuses more.
+/// the overflow's lock, reads the ring's end (the producer cannot add to
+/// the ring while the overflow holds events) and takes the overflow, and
+/// after the lock drains the ring to that end and hands over what it
+/// took. So no event is lost (as Go's tracer keeps every event) and each
+/// buffer's events are taken in the order appended; only an overflow of
+/// [`OVERFLOW_CAP`] events (or one the allocator refuses) refuses more.
 pub struct Buffer {
     /// Events appended so far: written only by the producer.
     head: crate::cache::CachePadded<AtomicUsize>,
@@ -318,7 +319,8 @@ impl Producer {
                 return true;
             }
         }
-        if over.len() >= OVERFLOW_CAP {
+        // Out of memory is a loss, not an abort inside the scheduler.
+        if over.len() >= OVERFLOW_CAP || over.try_reserve(1).is_err() {
             return false;
         }
         over.push(e);
@@ -338,31 +340,37 @@ impl Buffer {
     /// appended, then gives their slots back. `one` makes the caller the
     /// only drainer.
     pub fn drain(&self, one: &Drainer, mut each: impl FnMut(&Event)) {
-        self.drain_ring(one, &mut each);
+        let head = self.head.load(Ordering::Acquire);
+        self.drain_ring(one, head, &mut each);
         let mut over = self.overflow.lock().unwrap_or_else(|e| e.into_inner());
+        if over.is_empty() {
+            return;
+        }
+        // The producer appends to the overflow, not the ring, until it
+        // sees the overflow empty under this lock: every event in the ring
+        // now came before the overflow's, and every one it appends to the
+        // ring after the lock is released comes after. The lock is held
+        // only to read the ring's end and take the overflow (the producer
+        // may be waiting for it inside the scheduler).
+        let head = self.head.load(Ordering::Acquire);
+        let taken = std::mem::take(&mut *over);
+        drop(over);
         #[cfg(loom)]
         let unordered = OVERFLOW_FIRST.load(std::sync::atomic::Ordering::Relaxed);
         #[cfg(not(loom))]
         let unordered = false;
-        if !over.is_empty() {
-            // The producer appends to the overflow, not the ring, until it
-            // sees the overflow empty under this lock: the ring's last
-            // events come before the overflow's. (Under loom,
-            // `set_overflow_first` leaves them for the next drain, on
-            // purpose, for the model to catch.)
-            if !unordered {
-                self.drain_ring(one, &mut each);
-            }
-            let taken = std::mem::take(&mut *over);
-            drop(over);
-            taken.iter().for_each(each);
+        // (Under loom, `set_overflow_first` leaves the ring's last events
+        // for the next drain, on purpose, for the model to catch.)
+        if !unordered {
+            self.drain_ring(one, head, &mut each);
         }
+        taken.iter().for_each(each);
     }
 
-    /// Hands the ring's events to `each` and gives their slots back.
-    fn drain_ring(&self, _one: &Drainer, each: &mut impl FnMut(&Event)) {
+    /// Hands the ring's events up to `head` (loaded with acquire) to
+    /// `each` and gives their slots back.
+    fn drain_ring(&self, _one: &Drainer, head: usize, each: &mut impl FnMut(&Event)) {
         let tail = self.tail.load(Ordering::Relaxed);
-        let head = self.head.load(Ordering::Acquire);
         #[cfg(loom)]
         let early = EARLY_GIVE_BACK.load(std::sync::atomic::Ordering::Relaxed);
         #[cfg(not(loom))]
@@ -454,7 +462,7 @@ const OVERFLOW_CAP: usize = 1 << 21;
 #[cfg(loom)]
 const OVERFLOW_CAP: usize = 1;
 
-/// Events dropped because their thread's buffer was full.
+/// Events dropped because their thread's ring and overflow were full.
 static LOST: AtomicU64 = AtomicU64::new(0);
 
 // ---- sessions, recording ------------------------------------------------
