@@ -447,10 +447,9 @@ fn a_c_programs_cpu_profile_names_its_hot_function() {
 /// timer only while they run. The kernel hands its signal to any thread
 /// that does not block `SIGPROF`, a sleeping one too: here an
 /// unregistered thread spins, half of the time with `SIGPROF` blocked,
-/// while another sleeps on a condition variable. Before the handler
-/// dropped the samples of a thread woken from a blocking system call, the
-/// sleeper's wait held about half of the profile (and a C program's
-/// profile once tied its hot function with bdwgc's sleeping markers).
+/// while another sleeps on a condition variable: the signals that reach
+/// the sleeper (or bdwgc's sleeping markers) while the spinner blocks
+/// them are dropped, and the spinner has nearly every sample.
 #[test]
 fn a_sleeping_unregistered_thread_gets_no_samples() {
     let exe = cprog::compile("cpu-profile", &["tests/c/cpu_profile.c"], &[]);

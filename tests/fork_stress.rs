@@ -27,6 +27,11 @@ use std::time::{Duration, Instant};
 /// grows, and each fork copies more of it: fewer, shorter runs.
 const RUNS: u64 = if cfg!(feature = "nogc") { 2 } else { 3 };
 const FORKS: usize = if cfg!(feature = "nogc") { 100 } else { 400 };
+
+/// Each run's options (`DEFERGC_FORK_STRESS_OPTS`, the program's bits: 1
+/// the block, mutex and heap profiles, 2 the CPU profile, 4 the trace, 8
+/// forks through a plain thread), so that every CI step covers each.
+const OPTIONS: [u32; 3] = [1 | 8, 2 | 4, 15];
 /// One run's limit: a hung child costs the program its own 10 s limit.
 const LIMIT: Duration = Duration::from_secs(50);
 
@@ -45,7 +50,11 @@ fn forked_children_of_a_loaded_program_work_and_the_parent_keeps_working() {
         let mut cmd = Command::new(&exe);
         cmd.arg(FORKS.to_string())
             .env("GOMAXPROCS", "2")
-            .env("DEFERGC_FORK_STRESS_SEED", run.to_string());
+            .env("DEFERGC_FORK_STRESS_SEED", run.to_string())
+            .env(
+                "DEFERGC_FORK_STRESS_OPTS",
+                OPTIONS[i as usize % OPTIONS.len()].to_string(),
+            );
         let out = match cprog::run_with_deadline(&mut cmd, LIMIT) {
             Ok(out) => out,
             Err(text) => panic!("seed {run}: still running after {LIMIT:?} (a hang):\n{text}"),

@@ -46,29 +46,25 @@
  * parking_lot_core's table (DEFERGC_FORK_STRESS_GDB=FILE, FILE holding
  * "source tests/c/parking_lot_table.py" and "plt").
  *
- * What it found when written (each seen in children's backtraces; the
- * first four are fixed, and the runs pass):
- * - A child's first worker, started by the goroutine layer's child hook
- *   (its timers kicked an idle worker), polled the epoll instance it
- *   shared with the parent before the poller's child hook had replaced
- *   it: it took the parent's edge-triggered readiness (the parent's I/O
- *   goroutines then waited for ever), and as the watcher it left the
- *   child's timers unwatched (the child hung). Threads now start only in
- *   the hooks' last phase.
- * - The block profile's table lock (go/contention.rs) had no fork hook:
- *   held by a parent's thread at the fork, every child goroutine that
- *   blocked waited for it for ever.
- * - A parent's timer whose channel lock a parent's thread held at the
- *   fork (a select parked on it) was fired in the child under its heap's
- *   lock: the firing worker waited for the channel lock for ever, and
- *   every timer of that heap with it.
- * - defergc_thread_create kept its argument only in malloc'd memory
- *   until the new thread registered: a collection in between freed it
- *   (not fork's: the child collects right after starting its thread).
- * - parking_lot_core's table keeps the parent's threads queued, and the
- *   child's new threads reuse their stacks (and the thread data there):
- *   one thread's entry linked from two buckets. No failure was traced to
- *   it; design.md invariant 9 names the channel lock's exception.
+ * What it guards against (each seen in children's backtraces before the
+ * runtime handled it):
+ * - a child's worker started before the poller's repair, polling the
+ *   epoll instance the child shares with the parent: it takes the
+ *   parent's edge-triggered readiness (the parent's I/O goroutines wait
+ *   for ever) and, as the watcher, leaves the child's timers unwatched;
+ * - a profile table's lock (go/contention.rs) held by a parent thread at
+ *   the fork: every child goroutine that blocks waits for it;
+ * - a parent's channel timer whose channel lock a parent thread held at
+ *   the fork, fired in the child under its heap's lock: the firing
+ *   worker waits for the channel lock for ever, and the heap's timers
+ *   with it;
+ * - defergc_thread_create's argument collected before the new thread
+ *   holds it (not fork's: the child collects right after starting its
+ *   thread).
+ * parking_lot_core's table keeps the parent's parked threads listed, and
+ * the child's new threads may reuse their memory (one entry was seen
+ * linked from two buckets); no failure was traced to it (design.md
+ * invariant 9).
  */
 #include "common.h"
 
