@@ -409,18 +409,15 @@ pub(crate) fn forget_wedged_after_fork() {
     // Removing an entry moves others (up or down): find them all first.
     let wedged: Vec<(u64, *const Timer)> = (0..h.len)
         .filter_map(|i| match h.item(i).action {
-            // SAFETY: a pending timer is kept alive by the heap (root
-            // memory) and its channel by the timer.
-            Action::Send(t) if unsafe { (*(*t).chan).wedged_after_fork() } => {
-                Some((h.item(i).seq, t))
-            }
+            Action::Send(t) if channel_locked(t) => Some((h.item(i).seq, t)),
             _ => None,
         })
         .collect();
     for (seq, t) in wedged {
         if let Some(i) = h.position(seq) {
             h.remove_at(i);
-            // SAFETY: as above.
+            // SAFETY: the timer was pending until now: the heap kept it
+            // alive, and its reference is kept (never released here).
             unsafe { (*t).pending.store(0, Ordering::Release) };
         }
     }
@@ -567,14 +564,10 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64, budget: &mut usize) -> bool 
             }
             // In a forked child, a channel a parent thread held locked
             // (see `forget_wedged_after_fork`): tried again later.
-            // SAFETY: a pending timer is kept alive by the heap (root
-            // memory) and its channel by the timer.
-            Action::Send(t)
-                if FORKED.load(Ordering::Relaxed)
-                    && unsafe { (*(*t).chan).wedged_after_fork() } =>
-            {
+            Action::Send(t) if FORKED.load(Ordering::Relaxed) && channel_locked(t) => {
                 let seq = h.push(now.saturating_add(CHILD_RETRY_NS), e.action);
-                // SAFETY: as above.
+                // SAFETY: a pending timer is kept alive by the heap (root
+                // memory).
                 unsafe { (*t).pending.store(seq, Ordering::Release) };
             }
             // The entry's pointers stay valid while it is in the heap; fire
@@ -582,6 +575,13 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64, budget: &mut usize) -> bool 
             Action::Send(_) => fire(&e),
         }
     }
+}
+
+/// Whether the channel of `t`, a timer in a heap, is locked now.
+fn channel_locked(t: *const Timer) -> bool {
+    // SAFETY: a pending timer is kept alive by the heap (root memory) and
+    // its channel by the timer.
+    unsafe { (*(*t).chan).wedged_after_fork() }
 }
 
 /// Wakes the sleepers whose entries [`run_heap`] took out.
