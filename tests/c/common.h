@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #define CHECK(cond)                                                         \
@@ -60,6 +62,22 @@ static inline int64_t now_ns(clockid_t clock) {
 
 /* The monotonic clock in nanoseconds. */
 static inline int64_t mono_ns(void) { return now_ns(CLOCK_MONOTONIC); }
+
+/* Waits up to limit_ms for the child pid, looking each millisecond (its
+ * waitpid inside the system-call handoff, so a goroutine may wait): 1
+ * with its wait status in *status once it ended, 0 while it still runs. */
+static inline int wait_ended(pid_t pid, long limit_ms, int *status) {
+    for (long ms = 0; ms < limit_ms; ms++) {
+        defergc_enter_syscall();
+        pid_t r = waitpid(pid, status, WNOHANG);
+        defergc_exit_syscall();
+        CHECK(r >= 0);
+        if (r == pid)
+            return 1;
+        defergc_sleep_ns(1000 * 1000);
+    }
+    return 0;
+}
 
 /* A program of named cases: `prog list` prints their names, one a line;
  * `prog NAME` runs that case (status 3 for a name it does not know). */

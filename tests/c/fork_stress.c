@@ -771,19 +771,12 @@ static long child_limit_ms = 10000;
 
 /* Waits for pid (up to child_limit_ms): 0 if it exited with status 0. */
 static int wait_child(pid_t pid, int round, int mode) {
-    for (long ms = 0; ms < child_limit_ms; ms++) {
-        int status;
-        defergc_enter_syscall();
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        defergc_exit_syscall();
-        CHECK(r >= 0);
-        if (r == pid) {
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                return 0;
-            printf("child of fork %d (%s): wait status %#x\n", round, mode_name[mode], status);
-            return 1;
-        }
-        defergc_sleep_ns(1000 * 1000);
+    int status;
+    if (wait_ended(pid, child_limit_ms, &status)) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            return 0;
+        printf("child of fork %d (%s): wait status %#x\n", round, mode_name[mode], status);
+        return 1;
     }
     printf("child of fork %d (%s, pid %d) hangs after %ld ms\n", round, mode_name[mode], pid,
            child_limit_ms);

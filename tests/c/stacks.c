@@ -291,19 +291,12 @@ static void in_child(int round, int in_syscall) {
 
 /* Waits up to 10 s for pid; 0 if it exited with status 0. */
 static int wait_child(pid_t pid, int round) {
-    for (int ms = 0; ms < 10000; ms++) {
-        int status;
-        defergc_enter_syscall();
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        defergc_exit_syscall();
-        CHECK(r >= 0);
-        if (r == pid) {
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                return 0;
-            printf("child of fork %d: wait status %#x\n", round, status);
-            return 1;
-        }
-        defergc_sleep_ns(1000 * 1000);
+    int status;
+    if (wait_ended(pid, 10000, &status)) {
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+            return 0;
+        printf("child of fork %d: wait status %#x\n", round, status);
+        return 1;
     }
     printf("child of fork %d hangs\n", round);
     kill(pid, SIGKILL);
