@@ -460,10 +460,8 @@ fn add_teardown_hook() {
         gc_thread::on_thread_exit(gc_thread::ExitPhase::UserCode, teardown);
         // A fork never finds the registry locked in the child.
         static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-            quiesce: || {},
             prepare: || crate::gc::fork::held::keep(registry()),
-            child: || {},
-            resume: || {},
+            ..crate::gc::fork::ForkHooks::NONE
         };
         crate::gc::fork::on_fork(&FORK);
     });

@@ -43,10 +43,10 @@ pub(super) fn init(config: &Config) {
         }
     }
     static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
-        quiesce: || {},
         prepare: fork_prepare,
         child: fork_child,
         resume: fork_resume,
+        ..super::fork::ForkHooks::NONE
     };
     super::fork::on_fork(&FORK);
 }

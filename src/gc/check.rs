@@ -123,8 +123,6 @@ pub unsafe fn realloc(ptr: *mut u8, size: usize) -> Result<*mut u8, PtrError> {
 /// Before a fork: the quarantine's lock (released after it), so that the
 /// child does not start with it held by a thread that did not come along.
 pub(super) static FORK: super::fork::ForkHooks = super::fork::ForkHooks {
-    quiesce: || {},
     prepare: || super::fork::held::keep(freed()),
-    child: || {},
-    resume: || {},
+    ..super::fork::ForkHooks::NONE
 };

@@ -51,6 +51,17 @@ pub(crate) struct ForkHooks {
     pub(crate) resume: fn(),
 }
 
+impl ForkHooks {
+    /// Hooks that do nothing: a layer names the ones it has and takes the
+    /// rest from here (`..ForkHooks::NONE`).
+    pub(crate) const NONE: ForkHooks = ForkHooks {
+        quiesce: || {},
+        prepare: || {},
+        child: || {},
+        resume: || {},
+    };
+}
+
 const MAX_HOOKS: usize = 16;
 static HOOKS: [AtomicPtr<ForkHooks>; MAX_HOOKS] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_HOOKS];

@@ -183,15 +183,13 @@ pub fn init_with(config: Config) -> Result<(), AlreadyInitialized> {
 /// order they nest, so that a child never starts with one held by a
 /// thread that did not come along.
 static TABLES_FORK: fork::ForkHooks = fork::ForkHooks {
-    quiesce: || {},
     prepare: || {
         finalize::lock_for_fork();
         profile::lock_for_fork();
         weak::lock_for_fork();
         fork::held::keep(crate::unwind::lock_for_fork());
     },
-    child: || {},
-    resume: || {},
+    ..fork::ForkHooks::NONE
 };
 
 fn start(config: Config) -> Result<(), AlreadyInitialized> {

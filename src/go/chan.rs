@@ -134,7 +134,7 @@ impl RawChan {
     /// (only the forking thread runs, and it is in no channel operation) a
     /// held lock is a thread's that did not come along, and every
     /// operation on the channel would wait for it for ever.
-    pub(crate) fn wedged_after_fork(&self) -> bool {
+    pub(crate) fn lock_held(&self) -> bool {
         self.lock.is_locked()
     }
 

@@ -184,13 +184,11 @@ pub(crate) fn stack_of(g: &super::g::G) -> StackRange {
 /// goroutine that blocks waits for it for ever.
 fn lock(table: &Table) -> std::sync::MutexGuard<'_, Samples> {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-        quiesce: || {},
         prepare: || {
             crate::gc::fork::held::keep(lock(&BLOCK));
             crate::gc::fork::held::keep(lock(&MUTEX));
         },
-        child: || {},
-        resume: || {},
+        ..crate::gc::fork::ForkHooks::NONE
     };
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| crate::gc::fork::on_fork(&FORK));

@@ -34,10 +34,10 @@ use std::sync::atomic::Ordering;
 /// Registers the hooks; called once, as the scheduler starts (`sched::start`).
 pub(crate) fn install() {
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-        quiesce: || {},
         prepare: fork_prepare,
         child: fork_child,
         resume: fork_resume,
+        ..crate::gc::fork::ForkHooks::NONE
     };
     crate::gc::fork::on_fork(&FORK);
 }

@@ -239,10 +239,9 @@ fn poller() -> io::Result<&'static Poller> {
     // child, whether or not the scheduler runs (plain threads use the
     // poller through the C ABI too).
     static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-        quiesce: || {},
         prepare: lock_for_fork,
         child: restart_after_fork,
-        resume: || {},
+        ..crate::gc::fork::ForkHooks::NONE
     };
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| crate::gc::fork::on_fork(&FORK));

@@ -368,10 +368,9 @@ pub fn decode_cpu_profile(
 }
 
 static FORK: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-    quiesce: || {},
     prepare: fork_prepare,
     child: fork_child,
-    resume: || {},
+    ..crate::gc::fork::ForkHooks::NONE
 };
 
 fn fork_prepare() {

@@ -77,10 +77,8 @@ fn bucket(sema: &AtomicU32) -> &'static Bucket {
 /// Installs the table's fork hook (once, before the first wait).
 fn on_fork() {
     static HOOKS: crate::gc::fork::ForkHooks = crate::gc::fork::ForkHooks {
-        quiesce: || {},
-        prepare: || {},
         child: forget_after_fork,
-        resume: || {},
+        ..crate::gc::fork::ForkHooks::NONE
     };
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| crate::gc::fork::on_fork(&HOOKS));

@@ -581,7 +581,7 @@ fn run_heap(h: MutexGuard<'static, Heap>, now: u64, budget: &mut usize) -> bool 
 fn channel_locked(t: *const Timer) -> bool {
     // SAFETY: a pending timer is kept alive by the heap (root memory) and
     // its channel by the timer.
-    unsafe { (*(*t).chan).wedged_after_fork() }
+    unsafe { (*(*t).chan).lock_held() }
 }
 
 /// Wakes the sleepers whose entries [`run_heap`] took out.
