@@ -10,10 +10,12 @@
 //! atomic but a loom cell, so loom reports two holders at once as a data
 //! race. Checked: the count ends at the number of takes, the lock ends
 //! free, and every thread that parked is woken (loom reports one that is
-//! not as a deadlock), with unparks that wake a thread to try again and
-//! with unparks that hand the lock over (the queue's fair unlock).
-//! `loom_catches_a_lost_handoff` brings back an unlock that frees the
-//! lock without waking the parked thread.
+//! not as a deadlock), with unlocks that wake a sleeper to try again and
+//! with unlocks that hand the lock over (a fair unlock), on a loom model
+//! of the futex the lock sleeps on. `loom_catches_a_lost_handoff` brings
+//! back an unlock that frees the lock without waking the sleeper,
+//! `loom_catches_a_stranded_handoff` a fair unlock that, having woken no
+//! one, leaves the lock handed over (held by no thread, for ever).
 #![cfg(loom)]
 
 mod child;
@@ -40,10 +42,11 @@ impl Counted {
     }
 }
 
-/// `threads` threads (the model's own among them), `takes` takes each.
-fn turns(fair: bool, threads: usize, takes: usize) {
+/// `threads` threads (the model's own among them), `takes` takes each,
+/// on a new lock or on one as a forked child finds it (`forked`).
+fn turns_on(lock: Lock, threads: usize, takes: usize) {
     let c = Arc::new(Counted {
-        lock: Lock::new(fair),
+        lock,
         count: UnsafeCell::new(0),
     });
     let others: Vec<_> = (1..threads)
@@ -60,6 +63,10 @@ fn turns(fair: bool, threads: usize, takes: usize) {
     let n = c.count.with(|c| unsafe { *c });
     assert_eq!(n, threads * takes, "a take was lost");
     assert!(!c.lock.is_locked(), "the lock ended held");
+}
+
+fn turns(fair: bool, threads: usize, takes: usize) {
+    turns_on(Lock::new(fair), threads, takes);
 }
 
 #[test]
@@ -82,6 +89,18 @@ fn two_threads_take_turns_twice_handed_over() {
     check(|| turns(true, 2, 2));
 }
 
+/// In a forked child whose parent had a thread asleep on the lock: the
+/// first unlock finds the lock marked as slept on, with no one asleep.
+#[test]
+fn after_a_fork_two_threads_take_turns_twice() {
+    check(|| turns_on(Lock::forked(false), 2, 2));
+}
+
+#[test]
+fn after_a_fork_two_threads_take_turns_twice_handed_over() {
+    check(|| turns_on(Lock::forked(true), 2, 2));
+}
+
 const BUG_CHILD: &str = "DEFERGC_LOCK_LOOM_BUG_CHILD";
 
 #[test]
@@ -91,6 +110,20 @@ fn loom_catches_a_lost_handoff() {
     if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, || {
         model::set_lost_handoff(true);
         check(|| turns(false, 2, 1));
+    }) {
+        child::loom_line(bug, &report, |l| {
+            l.contains("panicked") || l.starts_with("deadlock")
+        });
+    }
+}
+
+#[test]
+fn loom_catches_a_stranded_handoff() {
+    let bug = "a fair unlock that leaves the lock handed to no one";
+    let test = "loom_catches_a_stranded_handoff";
+    if let Some(report) = child::loom_catches(test, BUG_CHILD, bug, || {
+        model::set_stranded_handoff(true);
+        check(|| turns_on(Lock::forked(true), 2, 1));
     }) {
         child::loom_line(bug, &report, |l| {
             l.contains("panicked") || l.starts_with("deadlock")

@@ -11,35 +11,45 @@
 //! the holder's way. So a waiter never reads the word to see whether the
 //! lock is free: it tries the compare-and-swap (whose failure says what
 //! the word held), pauses for a time that doubles each try (`ROUNDS`
-//! tries, `BASE` pauses the first time), and only then parks in
-//! `parking_lot_core`'s queue for the word's address, as parking_lot's
-//! own mutex does (whose wait reads the word between its tries, and
-//! yields to the operating system after three).
+//! tries, `BASE` pauses the first time), and only then sleeps in the
+//! kernel on the word itself (a futex).
 //!
-//! The word: `LOCKED`, and `PARKED` while a thread may wait in the queue.
-//! A parker sets `PARKED` and parks only if the word still holds both
-//! when the queue is locked, so an unlocker that clears `LOCKED` (with the
-//! queue lock) either sees `PARKED` and wakes one, or the parker sees the
-//! lock free and does not sleep. The queue's timer asks now and then for
-//! a fair unlock: the lock is then handed to the woken thread with
-//! `LOCKED` left set, so that a waiter cannot lose to the spinners for
-//! ever.
+//! The word: `LOCKED`; `PARKED` while a thread may sleep on it; and
+//! `HANDED`, with `LOCKED`, while a fair unlock hands the lock to a
+//! sleeper. A sleeper sets `PARKED` and sleeps only if the word still
+//! holds `LOCKED | PARKED` when the kernel looks, so an unlocker that
+//! clears the word and then wakes one either wakes it or it sees the
+//! change and does not sleep. A thread that has slept takes the lock with
+//! `PARKED` set, for the sleepers it cannot see.
 //!
-//! Under `cfg(loom)` the queue is a loom mutex and condition variable
-//! (the queue's semantics: validation and the unlocker's update under
-//! its lock, first in first out; every unpark fair, or none), the pause
-//! nothing, and one try before parking: `tests/lock_loom.rs` runs this
-//! code. The channel models (`tests/chan_loom.rs`) run on a loom mutex
-//! in its place (`prim.rs`): with each of this lock's tries a point where
-//! loom may switch threads, their interleavings are too many to explore.
+//! Now and then (at most once every [`FAIR_EVERY`] on a thread) an unlock
+//! is fair, so that a sleeper cannot lose to the spinners for ever: the
+//! unlocker leaves `LOCKED` set, adds `HANDED`, and wakes one sleeper;
+//! only a thread past its spinning takes a handed lock, by clearing
+//! `HANDED`. If the kernel woke no one (no thread slept), the unlocker
+//! takes the hand-over back and frees the lock, unless a waiter took it
+//! meanwhile. The lock keeps no list of its waiters: in a forked child,
+//! where the parent's waiters are gone, a stale `PARKED` costs one wake
+//! that wakes no one, and no hand-over waits for a thread that is not
+//! there (a table of parked threads, as parking_lot's, would still list
+//! them and give their memory to the child's new threads).
+//!
+//! Under `cfg(loom)` the futex is a loom mutex and condition variable with
+//! the kernel's semantics (the comparison under its lock, the wake's
+//! count of woken sleepers), the pause nothing, one try before sleeping,
+//! and every unlock fair or none: `tests/lock_loom.rs` runs this code.
+//! The channel models (`tests/chan_loom.rs`) run on a loom mutex in its
+//! place (`prim.rs`): with each of this lock's tries a point where loom
+//! may switch threads, their interleavings are too many to explore.
 
 use super::prim::AtomicU32;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 const LOCKED: u32 = 1;
 const PARKED: u32 = 2;
+const HANDED: u32 = 4;
 
-/// Tries before parking, the pause doubling each time.
+/// Tries before sleeping, the pause doubling each time.
 #[cfg(not(loom))]
 const ROUNDS: u32 = 5;
 #[cfg(loom)]
@@ -49,14 +59,17 @@ const ROUNDS: u32 = 1;
 #[cfg(not(loom))]
 const BASE: u32 = 8;
 
-/// The unpark token of a fair unlock: the lock is the woken thread's.
-const HANDED_OFF: usize = 1;
-const NOT_HANDED_OFF: usize = 0;
+/// The shortest time between two fair unlocks on one thread.
+#[cfg(not(loom))]
+pub(crate) const FAIR_EVERY: std::time::Duration = std::time::Duration::from_micros(500);
 
 pub(crate) struct ChanLock {
     state: AtomicU32,
     #[cfg(loom)]
-    queue: loom_queue::Queue,
+    futex: loom_futex::Futex,
+    /// Under loom: every unlock with a sleeper is fair, or none.
+    #[cfg(loom)]
+    fair: bool,
 }
 
 impl ChanLock {
@@ -67,12 +80,15 @@ impl ChanLock {
         }
     }
 
-    /// A lock whose every unpark is fair (hands the lock over), or none.
+    /// A lock whose every unlock with a sleeper is fair (hands the lock
+    /// over), or none; `stale`: with `PARKED` set and no thread asleep, as
+    /// in a forked child whose parent had one.
     #[cfg(loom)]
-    pub(crate) fn with_fair_unparks(fair: bool) -> ChanLock {
+    pub(crate) fn with_fair_unparks(fair: bool, stale: bool) -> ChanLock {
         ChanLock {
-            state: AtomicU32::new(0),
-            queue: loom_queue::Queue::new(fair),
+            state: AtomicU32::new(if stale { PARKED } else { 0 }),
+            futex: loom_futex::Futex::new(),
+            fair,
         }
     }
 
@@ -106,13 +122,34 @@ impl ChanLock {
     #[cold]
     fn lock_contended(&self, mut seen: u32) {
         let mut round = 0;
+        // Set once this thread has slept: its takes keep `PARKED` set.
+        let mut slept = 0;
         loop {
             if seen & LOCKED == 0 {
                 match self
                     .state
-                    .compare_exchange(seen, seen | LOCKED, Acquire, Relaxed)
+                    .compare_exchange(seen, seen | LOCKED | slept, Acquire, Relaxed)
                 {
                     Ok(_) => return,
+                    Err(now) => {
+                        seen = now;
+                        continue;
+                    }
+                }
+            }
+            if seen & HANDED != 0 && (slept != 0 || round >= ROUNDS) {
+                // A fair unlock's hand-over: the lock is the thread's
+                // that clears the mark (one that has slept, or is done
+                // spinning, so that a woken sleeper need not spin first).
+                match self
+                    .state
+                    .compare_exchange(seen, seen & !HANDED, Acquire, Relaxed)
+                {
+                    Ok(_) => {
+                        #[cfg(all(test, not(loom)))]
+                        tests::count_handed();
+                        return;
+                    }
                     Err(now) => {
                         seen = now;
                         continue;
@@ -122,11 +159,12 @@ impl ChanLock {
             if round < ROUNDS {
                 pause(round);
                 round += 1;
-                // No read first: the word as last seen, unlocked.
+                // No read first: the word as last seen, unlocked (a
+                // handed lock is never taken here: it keeps `LOCKED`).
                 let free = seen & !LOCKED;
                 match self
                     .state
-                    .compare_exchange(free, free | LOCKED, Acquire, Relaxed)
+                    .compare_exchange(free, free | LOCKED | slept, Acquire, Relaxed)
                 {
                     Ok(_) => return,
                     Err(now) => seen = now,
@@ -142,51 +180,64 @@ impl ChanLock {
                     continue;
                 }
             }
-            if self.park() == HANDED_OFF {
-                return;
-            }
+            self.sleep(LOCKED | PARKED);
+            slept = PARKED;
             round = 0;
             seen = self.state.load(Relaxed);
         }
     }
 
-    /// Parks while the word is `LOCKED | PARKED`; the token the unlocker
-    /// gave (`NOT_HANDED_OFF` if the thread did not sleep).
+    /// Sleeps while the word is `expected`, until woken (or at once if it
+    /// is not).
     #[cfg(not(loom))]
-    fn park(&self) -> usize {
-        // SAFETY: the key is this lock's address, which only this lock
-        // parks on; the validation only loads an atomic (it neither
-        // panics nor calls into parking_lot), and the other callbacks do
-        // nothing.
-        let parked = unsafe {
-            parking_lot_core::park(
-                self.key(),
-                || self.state.load(Relaxed) == LOCKED | PARKED,
-                || {},
-                |_, _| {},
-                parking_lot_core::DEFAULT_PARK_TOKEN,
-                None,
+    fn sleep(&self, expected: u32) {
+        // SAFETY: a futex wait on the lock's own word, which lives as long
+        // as the lock the caller borrows; the kernel only reads it. An
+        // early return (a changed word, a signal) is a spurious wake,
+        // which the caller's loop allows.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.state.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                expected,
+                std::ptr::null::<libc::timespec>(),
             )
         };
-        match parked {
-            parking_lot_core::ParkResult::Unparked(token) => {
-                #[cfg(test)]
-                tests::count_wake(token.0);
-                token.0
-            }
-            _ => NOT_HANDED_OFF,
+        #[cfg(test)]
+        if r == 0 {
+            tests::count_wake();
         }
+        let _ = r;
     }
 
     #[cfg(loom)]
-    fn park(&self) -> usize {
-        self.queue
-            .park(|| self.state.load(Relaxed) == LOCKED | PARKED)
-            .unwrap_or(NOT_HANDED_OFF)
+    fn sleep(&self, expected: u32) {
+        self.futex.wait(|| self.state.load(Relaxed) == expected);
     }
 
-    /// The unlock of a lock whose word had `PARKED`: wakes one parked
-    /// thread, or hands it the lock when the queue asks for fairness.
+    /// Wakes one thread sleeping on the word: whether there was one.
+    #[cfg(not(loom))]
+    fn wake_one(&self) -> bool {
+        // SAFETY: a futex wake on the lock's own word; it reads no memory.
+        let woken = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.state.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                1,
+            )
+        };
+        woken > 0
+    }
+
+    #[cfg(loom)]
+    fn wake_one(&self) -> bool {
+        self.futex.wake_one()
+    }
+
+    /// The unlock of a lock whose word had `PARKED`: frees it and wakes
+    /// one sleeper, or hands it over (a fair unlock).
     #[cold]
     fn unlock_parked(&self) {
         #[cfg(loom)]
@@ -195,35 +246,60 @@ impl ChanLock {
             self.state.store(0, Release);
             return;
         }
-        let settle = |woke: bool, more: bool, fair: bool| {
-            if woke && fair {
-                if !more {
-                    self.state.store(LOCKED, Relaxed);
-                }
-                return HANDED_OFF;
-            }
-            self.state.store(if more { PARKED } else { 0 }, Release);
-            NOT_HANDED_OFF
-        };
-        #[cfg(not(loom))]
-        // SAFETY: the key is this lock's address (see `park`); the callback
-        // only stores to an atomic.
-        unsafe {
-            parking_lot_core::unpark_one(self.key(), |r| {
-                parking_lot_core::UnparkToken(settle(
-                    r.unparked_threads != 0,
-                    r.have_more_threads,
-                    r.be_fair,
-                ))
-            });
+        if !self.fair_due() {
+            // A waiter's `PARKED` set meanwhile is overwritten: its sleep
+            // then sees the word changed and it tries again.
+            self.state.store(0, Release);
+            self.wake_one();
+            return;
         }
+        // The word holds `LOCKED | PARKED` (a holder never sees `HANDED`:
+        // whoever clears it holds the lock).
+        self.state.fetch_or(HANDED, Release);
+        if self.wake_one() {
+            // The woken thread takes it, unless a waiter not yet asleep
+            // (which cannot sleep on this word now) took it first.
+            return;
+        }
+        // No one slept, and no one can fall asleep while `HANDED` is set:
+        // free the lock, unless a waiter took it.
         #[cfg(loom)]
-        self.queue.unpark_one(settle);
+        if crate::go::prim::stranded_handoff() {
+            return;
+        }
+        let mut seen = self.state.load(Relaxed);
+        while seen & HANDED != 0 {
+            match self.state.compare_exchange(seen, 0, Release, Relaxed) {
+                Ok(_) => return,
+                Err(now) => seen = now,
+            }
+        }
     }
 
+    /// Whether this unlock is to be fair: at most once every
+    /// [`FAIR_EVERY`] on a thread.
     #[cfg(not(loom))]
-    fn key(&self) -> usize {
-        std::ptr::from_ref(self) as usize
+    fn fair_due(&self) -> bool {
+        use std::cell::Cell;
+        use std::time::Instant;
+        thread_local! {
+            static NEXT_FAIR: Cell<Option<Instant>> = const { Cell::new(None) };
+        }
+        let now = Instant::now();
+        NEXT_FAIR
+            .try_with(|next| {
+                let due = next.get().is_none_or(|at| now >= at);
+                if due {
+                    next.set(Some(now + FAIR_EVERY));
+                }
+                due
+            })
+            .unwrap_or(false)
+    }
+
+    #[cfg(loom)]
+    fn fair_due(&self) -> bool {
+        self.fair
     }
 }
 
@@ -238,24 +314,25 @@ fn pause(round: u32) {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{ChanLock, HANDED_OFF};
+    use super::ChanLock;
     use std::cell::{Cell, UnsafeCell};
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     use std::sync::mpsc;
     use std::time::Duration;
 
     thread_local! {
-        /// This thread's wakes from the queue, and those of them that
-        /// handed it the lock (per thread: the other tests' channels park
-        /// too).
+        /// This thread's wakes from a sleep on a lock's word, and its
+        /// takes of a handed lock (per thread: the other tests' channels
+        /// sleep too).
         static WAKES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     }
 
-    pub(super) fn count_wake(token: usize) {
-        WAKES.with(|w| {
-            let (woken, handed) = w.get();
-            w.set((woken + 1, handed + usize::from(token == HANDED_OFF)));
-        });
+    pub(super) fn count_wake() {
+        WAKES.with(|w| w.set((w.get().0 + 1, w.get().1)));
+    }
+
+    pub(super) fn count_handed() {
+        WAKES.with(|w| w.set((w.get().0, w.get().1 + 1)));
     }
 
     fn wakes() -> (usize, usize) {
@@ -339,10 +416,9 @@ mod tests {
     }
 
     /// A holder that keeps the lock until the waiter has parked, then
-    /// 2 ms more: the waiter is woken from the queue and takes the lock.
-    /// Some of these unlocks hand the lock over (the queue's fairness
-    /// timer is due after at most 1 ms, unless another lock of its
-    /// bucket has just had its fair unlock).
+    /// 2 ms more: the waiter is woken from its sleep and takes the lock.
+    /// The holders' unlocks hand the lock over (each holder is a new
+    /// thread, whose first unlock with a sleeper is fair).
     #[test]
     fn a_parked_waiter_is_woken_or_handed_the_lock() {
         let handed = AtomicUsize::new(0);
@@ -356,7 +432,7 @@ mod tests {
                         let (woken, was_handed) = wakes();
                         assert!(g.bump(|| {}));
                         let now = wakes();
-                        assert!(now.0 > woken, "the waiter was not woken from the queue");
+                        assert!(now.0 > woken, "the waiter was not woken from its sleep");
                         handed.fetch_add(now.1 - was_handed, Relaxed);
                     } else {
                         while g.lock.state.load(Relaxed) != super::LOCKED | super::PARKED {
@@ -418,7 +494,73 @@ mod tests {
                 "seed {seed}: lock {l} ended held"
             );
         }
-        println!("threads woken from the queue: {}", woken.load(Relaxed));
+        println!("threads woken from a sleep: {}", woken.load(Relaxed));
+    }
+
+    /// Threads of the parent wait on a lock when the process forks; in
+    /// the child, new threads (which may get the parent's waiters' stacks
+    /// back) contend on locks of their own: every thread must end and
+    /// every take must count.
+    #[test]
+    fn a_forked_child_contends_on_its_own_locks() {
+        let seed = crate::seeded::seed("DEFERGC_CHANLOCK_SEED");
+        println!("seed {seed} (DEFERGC_CHANLOCK_SEED={seed} repeats it)");
+        for round in 0..8u64 {
+            let held = Guarded::new();
+            held.lock.lock();
+            std::thread::scope(|sc| {
+                for _ in 0..6 {
+                    sc.spawn(|| assert!(held.bump(|| {})));
+                }
+                while held.lock.state.load(Relaxed) != super::LOCKED | super::PARKED {
+                    std::thread::yield_now();
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                // SAFETY: fork; the child only uses what it makes and ends
+                // with `_exit`.
+                let pid = unsafe { libc::fork() };
+                assert!(pid >= 0);
+                if pid == 0 {
+                    // SAFETY: in the child: a hang is ended by the alarm.
+                    unsafe { libc::alarm(20) };
+                    let locks: Vec<Guarded> = (0..16).map(|_| Guarded::new()).collect();
+                    let ok = std::thread::scope(|cs| {
+                        let hs: Vec<_> = (0..8u64)
+                            .map(|t| {
+                                let locks = &locks;
+                                cs.spawn(move || {
+                                    let mut rng =
+                                        crate::seeded::Rng((seed ^ round << 8).wrapping_add(t) | 1);
+                                    (0..5_000).all(|_| {
+                                        let l = rng.below(16) as usize;
+                                        let hold = rng.below(100);
+                                        locks[l].bump(|| {
+                                            if hold == 0 {
+                                                std::thread::sleep(Duration::from_micros(50))
+                                            }
+                                        })
+                                    })
+                                })
+                            })
+                            .collect();
+                        hs.into_iter().all(|h| h.join().unwrap_or(false))
+                    });
+                    let total: u64 = locks.iter().map(Guarded::count).sum();
+                    // SAFETY: ends the child without running the parent's exit handlers.
+                    unsafe { libc::_exit(if ok && total == 8 * 5_000 { 0 } else { 1 }) };
+                }
+                // SAFETY: taken before the threads started.
+                unsafe { held.lock.unlock() };
+                let mut status = 0;
+                // SAFETY: waits for the child forked above.
+                assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+                assert!(
+                    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                    "seed {seed} round {round}: the child failed (status {status:#x})"
+                );
+            });
+            assert_eq!(held.count(), 6);
+        }
     }
 }
 
@@ -428,67 +570,62 @@ mod tests {
 #[cfg(loom)]
 fn pause(_: u32) {}
 
-/// The parking queue of one lock under loom, with `parking_lot_core`'s
-/// semantics for what the lock relies on: the parker's validation and the
-/// unlocker's callback each run under the queue's lock, threads are woken
-/// first in first out, and the woken thread gets the callback's token.
-/// Whether an unpark is fair is the queue's setting: always or never.
+/// A futex under loom, with the kernel's semantics for what the lock
+/// relies on: the sleeper's comparison runs under the futex's lock, which
+/// the waker takes after its store, and a wake says whether it woke one.
 #[cfg(loom)]
-mod loom_queue {
+mod loom_futex {
     use loom::sync::{Condvar, Mutex};
     use std::collections::VecDeque;
 
     #[derive(Default)]
-    struct Waiting {
+    struct Sleepers {
         next_id: usize,
-        parked: VecDeque<usize>,
-        woken: Vec<(usize, usize)>,
+        asleep: VecDeque<usize>,
+        woken: Vec<usize>,
     }
 
-    pub(crate) struct Queue {
-        waiting: Mutex<Waiting>,
+    pub(crate) struct Futex {
+        sleepers: Mutex<Sleepers>,
         wake: Condvar,
-        fair: bool,
     }
 
-    impl Queue {
-        pub(crate) fn new(fair: bool) -> Queue {
-            Queue {
-                waiting: Mutex::new(Waiting::default()),
+    impl Futex {
+        pub(crate) fn new() -> Futex {
+            Futex {
+                sleepers: Mutex::new(Sleepers::default()),
                 wake: Condvar::new(),
-                fair,
             }
         }
 
-        /// Sleeps until unparked if `validate` holds under the queue's
-        /// lock: the unparker's token, or `None` if it did not hold.
-        pub(crate) fn park(&self, validate: impl FnOnce() -> bool) -> Option<usize> {
-            let mut w = self.waiting.lock().unwrap();
-            if !validate() {
-                return None;
+        /// Sleeps until woken if `unchanged` holds under the futex's lock.
+        pub(crate) fn wait(&self, unchanged: impl FnOnce() -> bool) {
+            let mut s = self.sleepers.lock().unwrap();
+            if !unchanged() {
+                return;
             }
-            let id = w.next_id;
-            w.next_id += 1;
-            w.parked.push_back(id);
+            let id = s.next_id;
+            s.next_id += 1;
+            s.asleep.push_back(id);
             loop {
-                if let Some(i) = w.woken.iter().position(|&(who, _)| who == id) {
-                    return Some(w.woken.swap_remove(i).1);
+                if let Some(i) = s.woken.iter().position(|&who| who == id) {
+                    s.woken.swap_remove(i);
+                    return;
                 }
-                w = self.wake.wait(w).unwrap();
+                s = self.wake.wait(s).unwrap();
             }
         }
 
-        /// Wakes the first parked thread, if any, with the token
-        /// `settle(woke, more_parked, fair)` returns, run under the
-        /// queue's lock.
-        pub(crate) fn unpark_one(&self, settle: impl FnOnce(bool, bool, bool) -> usize) {
-            let mut w = self.waiting.lock().unwrap();
-            let first = w.parked.pop_front();
-            let more = !w.parked.is_empty();
-            let token = settle(first.is_some(), more, first.is_some() && self.fair);
-            if let Some(id) = first {
-                w.woken.push((id, token));
-                self.wake.notify_all();
+        /// Wakes the first sleeper, if any: whether there was one.
+        pub(crate) fn wake_one(&self) -> bool {
+            let mut s = self.sleepers.lock().unwrap();
+            match s.asleep.pop_front() {
+                Some(id) => {
+                    s.woken.push(id);
+                    self.wake.notify_all();
+                    true
+                }
+                None => false,
             }
         }
     }

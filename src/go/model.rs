@@ -73,10 +73,12 @@
 //! [`set_ring_early_publish`] brings back a writer that publishes its
 //! record before filling it.
 //!
-//! [`Lock`] is a channel's real lock (`chanlock.rs`), parking in a loom
-//! model of its queue, for `tests/lock_loom.rs` (`Lock::new(true)`: every
-//! unpark hands the lock over); [`set_lost_handoff`] brings back an
-//! unlock that frees the lock without waking its parked thread.
+//! [`Lock`] is a channel's real lock (`chanlock.rs`), sleeping on a loom
+//! model of a futex, for `tests/lock_loom.rs` (`Lock::new(true)`: every
+//! unlock with a sleeper hands the lock over); [`set_lost_handoff`]
+//! brings back an unlock that frees the lock without waking its sleeper,
+//! [`set_stranded_handoff`] a fair unlock that leaves the lock handed over
+//! when it woke no one.
 
 use super::chan::{ChanError, RawChan, Received};
 use super::prim::{AtomicBool, AtomicUsize};
@@ -90,18 +92,26 @@ use std::sync::atomic::Ordering;
 
 pub use super::prim::{
     set_blind_leave, set_bug1, set_late_announce, set_late_copy, set_lost_handoff, set_lost_wakeup,
-    set_no_gcwait, set_nonblocking_takes_wake, set_two_stoppers, set_unchecked_phase,
-    set_unchecked_poll, set_unclaimed_close, set_uncounted_firing, set_unpassed_watch,
+    set_no_gcwait, set_nonblocking_takes_wake, set_stranded_handoff, set_two_stoppers,
+    set_unchecked_phase, set_unchecked_poll, set_unclaimed_close, set_uncounted_firing,
+    set_unpassed_watch,
 };
 
 /// A channel's real lock (`chanlock.rs`).
 pub struct Lock(super::chanlock::ChanLock);
 
 impl Lock {
-    /// `fair`: every unpark hands the lock to the woken thread (else
-    /// none does).
+    /// `fair`: every unlock with a sleeper hands the lock over (else none
+    /// does).
     pub fn new(fair: bool) -> Lock {
-        Lock(super::chanlock::ChanLock::with_fair_unparks(fair))
+        Lock(super::chanlock::ChanLock::with_fair_unparks(fair, false))
+    }
+
+    /// As [`new`](Self::new), in the state a forked child finds a lock
+    /// that a thread of its parent slept on: marked as slept on, with no
+    /// thread asleep.
+    pub fn forked(fair: bool) -> Lock {
+        Lock(super::chanlock::ChanLock::with_fair_unparks(fair, true))
     }
 
     pub fn lock(&self) {

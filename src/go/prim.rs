@@ -8,8 +8,8 @@
 //! descriptor's lock, a channel's lock (`chanlock.rs`; loom's mutex in
 //! the channel models), and how a plain thread blocks and is woken.
 //!
-//! They are std's (the channel lock, re-exported here, parks in
-//! parking_lot_core's queue), or loom's under `cfg(loom)` (as
+//! They are std's (the channel lock, re-exported here, sleeps on its own
+//! word), or loom's under `cfg(loom)` (as
 //! `precise/sync.rs` does for the collector), so that
 //! `tests/chan_loom.rs` runs the real queues, channel operations, select
 //! and the poller's waits under loom's exhaustive scheduler, with each waiter a loom
@@ -300,6 +300,13 @@ bug_switch!(
     /// For `tests/lock_loom.rs`: a channel lock's unlock that frees the
     /// lock without waking the thread parked on it.
     LOST_HANDOFF, set_lost_handoff, lost_handoff
+);
+
+#[cfg(loom)]
+bug_switch!(
+    /// For `tests/lock_loom.rs`: a channel lock's fair unlock that, having
+    /// woken no one, leaves the lock handed over instead of freeing it.
+    STRANDED_HANDOFF, set_stranded_handoff, stranded_handoff
 );
 
 #[cfg(loom)]
