@@ -56,7 +56,9 @@ fn fork_prepare() {
 /// In the child (see the module docs): only the forking thread exists.
 fn fork_child() {
     // The trace's writer did not come along: the child traces nothing.
-    crate::prof::trace::forget_in_child();
+    // SAFETY: a forked child's hook: this thread is the only one, and it
+    // was in `fork`, holding none of the trace's locks.
+    unsafe { crate::prof::trace::forget_in_child() };
     let Some(s) = procs::get() else { return };
     // The child's only thread is this one: the barriers may change kind
     // (the registration is normally inherited).

@@ -222,12 +222,48 @@ pub struct Producer {
 /// The right to drain buffers: one holder at a time ([`drainer`]).
 pub struct Drainer(#[allow(dead_code)] std::sync::MutexGuard<'static, ()>);
 
-static DRAINING: Mutex<()> = Mutex::new(());
+static DRAINING: ChildFresh<()> = ChildFresh::new(());
+
+/// A process-wide lock of the trace that a forked child replaces with a
+/// fresh one: a thread of the parent may hold it at the fork (the writer
+/// draining, a thread adding its buffer), and the child's own trace must
+/// not wait for a thread the child does not have.
+struct ChildFresh<T>(std::cell::UnsafeCell<Mutex<T>>);
+
+// SAFETY: as std's Mutex<T>; the cell itself is written only by
+// `replace_in_child`, when no other thread exists.
+unsafe impl<T: Send> Sync for ChildFresh<T> {}
+
+impl<T> ChildFresh<T> {
+    const fn new(t: T) -> ChildFresh<T> {
+        ChildFresh(std::cell::UnsafeCell::new(Mutex::new(t)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, T> {
+        // SAFETY: the cell is replaced only when no thread but the caller
+        // of `replace_in_child` exists, and it holds no guard then.
+        let m = unsafe { &*self.0.get() };
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// In a forked child: an unlocked lock holding `t` takes the place of
+    /// the parent's, which is left as it was (never dropped: a thread
+    /// that did not come along may have held it).
+    ///
+    /// # Safety
+    /// Only the calling thread exists, and it holds no guard of this lock
+    /// nor a reference into it.
+    unsafe fn replace_in_child(&self, t: T) {
+        // SAFETY: the caller's promise; `write` does not drop the old
+        // mutex.
+        unsafe { std::ptr::write(self.0.get(), Mutex::new(t)) };
+    }
+}
 
 /// Waits for the right to drain buffers: the writer's (a trace's writer
 /// that is ending may still flush while the next trace's starts).
 pub fn drainer() -> Drainer {
-    Drainer(DRAINING.lock().unwrap_or_else(|e| e.into_inner()))
+    Drainer(DRAINING.lock())
 }
 
 impl Producer {
@@ -562,23 +598,20 @@ impl Scale {
 }
 
 mod local {
-    use super::{Buffer, Producer};
-    use std::cell::OnceCell;
-    use std::sync::{Arc, Mutex};
+    use super::{Buffer, ChildFresh, Producer};
+    use std::cell::RefCell;
+    use std::sync::Arc;
 
     /// Every thread's buffer, for the writer.
-    pub(super) static BUFFERS: Mutex<Vec<Arc<Buffer>>> = Mutex::new(Vec::new());
+    pub(super) static BUFFERS: ChildFresh<Vec<Arc<Buffer>>> = ChildFresh::new(Vec::new());
 
     thread_local! {
-        static LOCAL: OnceCell<Producer> = const { OnceCell::new() };
+        static LOCAL: RefCell<Option<Producer>> = const { RefCell::new(None) };
     }
 
     fn register() -> Producer {
         let p = Producer::new();
-        BUFFERS
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(p.buffer().clone());
+        BUFFERS.lock().push(p.buffer().clone());
         p
     }
 
@@ -586,8 +619,29 @@ mod local {
     /// thread is being torn down).
     pub(super) fn push(e: super::Event) {
         let _ = crate::fresh::try_with(&LOCAL, |c| {
-            if !c.get_or_init(register).push(e) {
+            let kept = c
+                .try_borrow_mut()
+                .is_ok_and(|mut p| p.get_or_insert_with(register).push(e));
+            if !kept {
                 super::LOST.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// In a forked child: the process's buffers are the parent's (their
+    /// locks perhaps held by its threads); the list starts empty and the
+    /// calling thread, the child's only one, gets a new buffer at its
+    /// next event.
+    ///
+    /// # Safety
+    /// Only the calling thread exists, and it holds no guard of the list.
+    pub(super) unsafe fn forget_in_child() {
+        // SAFETY: the caller's promise.
+        unsafe { BUFFERS.replace_in_child(Vec::new()) };
+        let _ = crate::fresh::try_with(&LOCAL, |c| {
+            if let Ok(mut p) = c.try_borrow_mut() {
+                // Not dropped: its ring is listed in the parent's list.
+                std::mem::forget(p.take());
             }
         });
     }
@@ -670,7 +724,7 @@ struct Running {
     thread: std::thread::JoinHandle<std::io::Result<()>>,
 }
 
-static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+static RUNNING: ChildFresh<Option<Running>> = ChildFresh::new(None);
 
 /// A record of the scratch file: `ts`, `dur`, `g`, `arg`, and the kind
 /// (low byte), the wait reason's number (next 24 bits) and the track
@@ -761,7 +815,7 @@ impl Writer {
     fn flush(&mut self) -> std::io::Result<usize> {
         let one = drainer();
         let buffers: Vec<Arc<Buffer>> = {
-            let mut all = local::BUFFERS.lock().unwrap_or_else(|e| e.into_inner());
+            let mut all = local::BUFFERS.lock();
             // A buffer only the registry holds belongs to a thread that
             // ended: drained below for the last time.
             let snapshot = all.clone();
@@ -971,7 +1025,7 @@ impl<W: Write> Json<W> {
 /// Starts a trace written to `path` (created or truncated). An error if
 /// a trace is already being taken or the file cannot be created.
 pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
-    let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut running = RUNNING.lock();
     if running.is_some() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
@@ -1037,22 +1091,31 @@ pub(crate) fn start(path: &std::path::Path) -> std::io::Result<()> {
 }
 
 /// In a forked child, where the writer thread does not exist: no trace
-/// is being taken (the parent's goes on; what the buffers hold of it is
-/// never written, as the session is not the next trace's). A lock another
-/// thread held at the fork is left alone (the child then starts no
-/// trace).
-pub(crate) fn forget_in_child() {
+/// is being taken (the parent's goes on, and what its buffers hold is
+/// the parent's to write). The child starts from an empty list of
+/// buffers and new locks, so a trace it starts waits for none of the
+/// parent's threads, which may have held them at the fork (the writer
+/// draining a buffer or holding the list, a thread adding its buffer);
+/// the parent's writer's handle is forgotten, never joined.
+///
+/// # Safety
+/// Only the calling thread exists (a forked child's hook), and it holds
+/// none of the trace's locks.
+pub(crate) unsafe fn forget_in_child() {
     SESSION.store(0, Ordering::Relaxed);
-    if let Ok(mut running) = RUNNING.try_lock() {
-        // Its thread handle names a thread of the parent: never joined.
-        std::mem::forget(running.take());
+    // SAFETY: the caller's promise. The writer's handle (a thread of the
+    // parent) goes with the old lock, never dropped.
+    unsafe {
+        RUNNING.replace_in_child(None);
+        DRAINING.replace_in_child(());
+        local::forget_in_child();
     }
 }
 
 /// Stops the trace being taken: the writer empties every buffer, ends
 /// the file and returns how that went. An error if no trace is taken.
 pub(crate) fn stop() -> std::io::Result<()> {
-    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let running = RUNNING.lock().take();
     let Some(running) = running else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
@@ -1091,6 +1154,67 @@ mod tests {
             arg: 0,
             reason: "",
         }
+    }
+
+    /// A thread of the parent holds the trace's locks when the process
+    /// forks (as the writer does while it drains, or a thread adding its
+    /// buffer): the child, after its repair, takes a trace of its own,
+    /// and its event is in the file.
+    #[test]
+    fn a_forked_child_traces_though_parent_threads_held_the_locks() {
+        use std::sync::mpsc;
+        // The calling thread's buffer is the parent's too (added to the
+        // list before the holder takes it).
+        emit(1, created(1));
+        let (release, held) = mpsc::channel::<()>();
+        let (ready, taken) = mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let _draining = drainer();
+            let _buffers = local::BUFFERS.lock();
+            let _running = RUNNING.lock();
+            ready.send(()).unwrap();
+            let _ = held.recv();
+        });
+        taken.recv().unwrap();
+        let path =
+            std::env::temp_dir().join(format!("defergc-fork-trace-{}.json", std::process::id()));
+        // SAFETY: fork; the child only uses the trace and ends with
+        // `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: a hang ends at the alarm; this thread is the child's
+            // only one and holds no lock of the trace.
+            unsafe {
+                libc::alarm(20);
+                forget_in_child();
+            }
+            let traced = (|| {
+                start(&path).ok()?;
+                emit(
+                    session(),
+                    Event {
+                        ts: ticks(),
+                        ..created(777_001)
+                    },
+                );
+                stop().ok()?;
+                std::fs::read_to_string(&path).ok()
+            })();
+            let ok = traced.is_some_and(|t| t.contains(r#""g":777001"#));
+            // SAFETY: ends the child without the parent's exit handlers.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        drop(release);
+        holder.join().unwrap();
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child's trace failed (status {status:#x})"
+        );
     }
 
     #[test]

@@ -42,9 +42,6 @@
  * forks: the load alone, as a control), DEFERGC_FORK_STRESS_NO_PARENT_IO
  * (the parent starts no I/O goroutines), DEFERGC_FORK_STRESS_KEEP_ARG (the
  * child keeps its plain thread's argument reachable itself).
- * tests/c/parking_lot_table.py is a gdb command that prints
- * parking_lot_core's table (DEFERGC_FORK_STRESS_GDB=FILE, FILE holding
- * "source tests/c/parking_lot_table.py" and "plt").
  *
  * What it guards against (each seen in children's backtraces before the
  * runtime handled it):
