@@ -15,6 +15,8 @@ pub(super) const NAME: &str = "bdwgc";
 /// `Config::finalizer_thread` was false: finalizers run only in
 /// `run_finalizers`.
 static NO_FINALIZER_THREAD: AtomicBool = AtomicBool::new(false);
+/// Set once `GC_init` has run.
+static INITIALIZED: AtomicBool = AtomicBool::new(false);
 
 pub(super) fn init(config: &Config) {
     NO_FINALIZER_THREAD.store(!config.finalizer_thread, Ordering::Release);
@@ -30,12 +32,18 @@ pub(super) fn init(config: &Config) {
         // its finalizers need).
         sys::GC_set_finalize_on_demand(1);
         sys::GC_set_finalizer_notifier(Some(finalizers_ready));
+        // bdwgc's fork handlers are run by `gc::fork`'s, in a fixed place
+        // among the layers' hooks (see `atfork_prepare`), not registered
+        // by bdwgc itself, whose place would depend on which was
+        // registered first.
+        sys::GC_set_handle_fork(0);
         with_marker_mask(|| {
             sys::GC_init();
             // Required before any other thread may register itself; starts
             // the markers.
             sys::GC_allow_register_threads();
         });
+        INITIALIZED.store(true, Ordering::Release);
         sys::GC_set_on_collection_event(Some(on_collection_event));
         let heap = sys::GC_get_heap_size();
         if config.initial_heap_bytes > heap {
@@ -64,12 +72,49 @@ fn fork_child() {
     FINALIZER_THREAD.store(false, Ordering::Release);
 }
 
+/// Whether the fork under way took bdwgc's locks (`atfork_prepare`):
+/// written and read only by the forking thread (and its child).
+static FORK_PREPARED: AtomicBool = AtomicBool::new(false);
+
+/// bdwgc's part of a fork, which `gc::fork`'s handler runs after every
+/// layer's `prepare` (a hook may still allocate; bdwgc's prepare takes
+/// the allocation lock and waits for its markers). Nothing if bdwgc has
+/// not started (its prepare would start it).
+pub(super) fn atfork_prepare() {
+    let started = INITIALIZED.load(Ordering::Acquire);
+    FORK_PREPARED.store(started, Ordering::Relaxed);
+    if started {
+        // SAFETY: bdwgc is initialised with `GC_set_handle_fork(0)`: the
+        // client calls its fork handlers, on the forking thread, once a
+        // fork.
+        unsafe { sys::GC_atfork_prepare() };
+    }
+}
+
+/// In the parent after a fork, before the layers' locks are released.
+pub(super) fn atfork_parent() {
+    if FORK_PREPARED.load(Ordering::Relaxed) {
+        // SAFETY: pairs with the `GC_atfork_prepare` of this fork.
+        unsafe { sys::GC_atfork_parent() };
+    }
+}
+
+/// In the child, before any layer's repair: bdwgc's locks released and
+/// its thread table reduced to this thread.
+pub(super) fn atfork_child() {
+    if FORK_PREPARED.load(Ordering::Relaxed) {
+        // SAFETY: pairs with the `GC_atfork_prepare` of this fork; this
+        // thread is the child's only one.
+        unsafe { sys::GC_atfork_child() };
+    }
+}
+
 /// In a forked child, once every layer is repaired: bdwgc restarts its
 /// markers when asked.
 fn fork_resume() {
-    // SAFETY: bdwgc's own child handler has run (it was installed first);
-    // restarting the markers in a child that has not exec'd is what this
-    // call is for.
+    // SAFETY: bdwgc's child handler has run (`atfork_child`, before any
+    // layer's hook); restarting the markers in a child that has not
+    // exec'd is what this call is for.
     with_marker_mask(|| unsafe { sys::GC_start_mark_threads() });
 }
 

@@ -23,10 +23,13 @@
 //! ones they use, which they may still use); `child` and `resume` hooks
 //! run oldest first. The promise covers defergc's own hooks: a program's
 //! or a library's `pthread_atfork` child handler registered after
-//! defergc's runs after the threads have started. bdwgc handles its own state
-//! (`HANDLE_FORK`): its handlers, installed by `GC_init` before ours, take
-//! the allocation lock after our `prepare` hooks and release it in the
-//! child before our `child` hooks run.
+//! defergc's runs after the threads have started. bdwgc's fork handlers
+//! (`GC_atfork_*`) are called from these, not registered by bdwgc (whose
+//! place among the handlers would depend on whether a layer or `GC_init`
+//! registered first): bdwgc takes its allocation lock and stops its
+//! markers after every `prepare` hook (which may still allocate), and
+//! releases them first thing after the fork, before any other release or
+//! `child` hook.
 
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
@@ -105,15 +108,20 @@ extern "C" fn prepare() {
     run("prepare", || {
         hooks().rev().for_each(|h| (h.quiesce)());
         hooks().rev().for_each(|h| (h.prepare)());
+        super::backend::atfork_prepare();
     });
 }
 
 extern "C" fn parent() {
-    run("parent", held::release);
+    run("parent", || {
+        super::backend::atfork_parent();
+        held::release();
+    });
 }
 
 extern "C" fn child() {
     run("child", || {
+        super::backend::atfork_child();
         held::release();
         hooks().for_each(|h| (h.child)());
         hooks().for_each(|h| (h.resume)());

@@ -14,6 +14,11 @@ pub(super) fn init(_config: &Config) {}
 
 pub(super) fn register_current_thread() {}
 
+/// Nothing to do around a fork without a collector.
+pub(super) fn atfork_prepare() {}
+pub(super) fn atfork_parent() {}
+pub(super) fn atfork_child() {}
+
 pub(super) fn unregister_current_thread() {}
 
 /// Bytes in front of every allocation: a word saying it is a live one of
