@@ -89,8 +89,8 @@ fn two_threads_take_turns_twice_handed_over() {
     check(|| turns(true, 2, 2));
 }
 
-/// In a forked child whose parent had a thread asleep on the lock: the
-/// first unlock finds the lock marked as slept on, with no one asleep.
+/// In a forked child whose parent was in a fair unlock: the lock is handed
+/// over, with no holder and no one asleep; a waiter done spinning takes it.
 #[test]
 fn after_a_fork_two_threads_take_turns_twice() {
     check(|| turns_on(Lock::forked(false), 2, 2));

@@ -153,3 +153,32 @@ pub(crate) mod held {
         });
     }
 }
+
+/// For the unit tests that fork: waits for child `pid` at most `limit`,
+/// then kills it; its wait status, or `None` if it had to be killed (a
+/// child that blocks every signal outlives its own alarm).
+#[cfg(all(test, not(loom)))]
+pub(crate) fn wait_child(pid: libc::pid_t, limit: std::time::Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let mut status = 0;
+        // SAFETY: a non-blocking wait for the caller's own child.
+        match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+            0 if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            0 => {
+                // SAFETY: kills and reaps the caller's own child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                return None;
+            }
+            r => {
+                assert_eq!(r, pid, "waitpid failed");
+                return Some(status);
+            }
+        }
+    }
+}

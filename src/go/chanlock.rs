@@ -28,15 +28,20 @@
 //! only a thread past its spinning takes a handed lock, by clearing
 //! `HANDED`. If the kernel woke no one (no thread slept), the unlocker
 //! takes the hand-over back and frees the lock, unless a waiter took it
-//! meanwhile. The lock keeps no list of its waiters: in a forked child,
-//! where the parent's waiters are gone, a stale `PARKED` costs one wake
-//! that wakes no one, and no hand-over waits for a thread that is not
-//! there (a table of parked threads, as parking_lot's, would still list
-//! them and give their memory to the child's new threads).
+//! meanwhile. Any waiter done spinning may take a handed lock, the woken
+//! one or another. The lock keeps no list of its waiters (a table of
+//! parked threads, as parking_lot's, would still list the parent's in a
+//! forked child and give their memory to the child's new threads). In a
+//! child a free lock is free and a held one stays held (its holder is
+//! gone); a lock caught in a fair unlock, handed over with no one to take
+//! it, is taken by the child's first waiter done spinning, whose unlock
+//! then costs one wake that wakes no one.
 //!
 //! Under `cfg(loom)` the futex is a loom mutex and condition variable with
-//! the kernel's semantics (the comparison under its lock, the wake's
-//! count of woken sleepers), the pause nothing, one try before sleeping,
+//! the kernel's semantics where the lock relies on them (the comparison
+//! under its lock, the wake's count of woken sleepers; it never wakes a
+//! sleeper spuriously, as the kernel may, which the lock's loop allows),
+//! the pause nothing, one try before sleeping,
 //! and every unlock fair or none: `tests/lock_loom.rs` runs this code.
 //! The channel models (`tests/chan_loom.rs`) run on a loom mutex in its
 //! place (`prim.rs`): with each of this lock's tries a point where loom
@@ -81,12 +86,13 @@ impl ChanLock {
     }
 
     /// A lock whose every unlock with a sleeper is fair (hands the lock
-    /// over), or none; `stale`: with `PARKED` set and no thread asleep, as
-    /// in a forked child whose parent had one.
+    /// over), or none; `stale`: as a forked child finds a lock whose fair
+    /// unlock was under way in the parent (handed over, no holder, no
+    /// sleeper).
     #[cfg(loom)]
     pub(crate) fn with_fair_unparks(fair: bool, stale: bool) -> ChanLock {
         ChanLock {
-            state: AtomicU32::new(if stale { PARKED } else { 0 }),
+            state: AtomicU32::new(if stale { LOCKED | PARKED | HANDED } else { 0 }),
             futex: loom_futex::Futex::new(),
             fair,
         }
@@ -247,8 +253,9 @@ impl ChanLock {
             return;
         }
         if !self.fair_due() {
-            // A waiter's `PARKED` set meanwhile is overwritten: its sleep
-            // then sees the word changed and it tries again.
+            // `PARKED` goes with the lock: the one woken takes the lock
+            // with it set again, or sets it again before it sleeps; a
+            // waiter not yet asleep sees the word changed and tries again.
             self.state.store(0, Release);
             self.wake_one();
             return;
@@ -277,8 +284,12 @@ impl ChanLock {
     }
 
     /// Whether this unlock is to be fair: at most once every
-    /// [`FAIR_EVERY`] on a thread.
+    /// [`FAIR_EVERY`] on a thread. Never inlined: an unlock may be
+    /// inlined into code that switches goroutines, and the thread-local's
+    /// address must be computed on the thread that reads it (design.md
+    /// invariant 10).
     #[cfg(not(loom))]
+    #[inline(never)]
     fn fair_due(&self) -> bool {
         use std::cell::Cell;
         use std::time::Instant;
@@ -327,10 +338,12 @@ mod tests {
         static WAKES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     }
 
+    #[inline(never)]
     pub(super) fn count_wake() {
         WAKES.with(|w| w.set((w.get().0 + 1, w.get().1)));
     }
 
+    #[inline(never)]
     pub(super) fn count_handed() {
         WAKES.with(|w| w.set((w.get().0, w.get().1 + 1)));
     }
@@ -523,40 +536,49 @@ mod tests {
                 if pid == 0 {
                     // SAFETY: in the child: a hang is ended by the alarm.
                     unsafe { libc::alarm(20) };
-                    let locks: Vec<Guarded> = (0..16).map(|_| Guarded::new()).collect();
-                    let ok = std::thread::scope(|cs| {
-                        let hs: Vec<_> = (0..8u64)
-                            .map(|t| {
-                                let locks = &locks;
-                                cs.spawn(move || {
-                                    let mut rng =
-                                        crate::seeded::Rng((seed ^ round << 8).wrapping_add(t) | 1);
-                                    (0..5_000).all(|_| {
-                                        let l = rng.below(16) as usize;
-                                        let hold = rng.below(100);
-                                        locks[l].bump(|| {
-                                            if hold == 0 {
-                                                std::thread::sleep(Duration::from_micros(50))
-                                            }
+                    let run = || {
+                        let locks: Vec<Guarded> = (0..16).map(|_| Guarded::new()).collect();
+                        let ok = std::thread::scope(|cs| {
+                            let hs: Vec<_> = (0..8u64)
+                                .map(|t| {
+                                    let locks = &locks;
+                                    cs.spawn(move || {
+                                        let mut rng = crate::seeded::Rng(
+                                            (seed ^ round << 8).wrapping_add(t) | 1,
+                                        );
+                                        (0..5_000).all(|_| {
+                                            let l = rng.below(16) as usize;
+                                            let hold = rng.below(100);
+                                            locks[l].bump(|| {
+                                                if hold == 0 {
+                                                    std::thread::sleep(Duration::from_micros(50))
+                                                }
+                                            })
                                         })
                                     })
                                 })
-                            })
-                            .collect();
-                        hs.into_iter().all(|h| h.join().unwrap_or(false))
-                    });
-                    let total: u64 = locks.iter().map(Guarded::count).sum();
+                                .collect();
+                            hs.into_iter().all(|h| h.join().unwrap_or(false))
+                        });
+                        let total: u64 = locks.iter().map(Guarded::count).sum();
+                        ok && total == 8 * 5_000
+                    };
+                    // A panic must not unwind into the parent's scope,
+                    // which would wait for threads the child does not have.
+                    let code = match std::panic::catch_unwind(run) {
+                        Ok(true) => 0,
+                        Ok(false) => 1,
+                        Err(_) => 2,
+                    };
                     // SAFETY: ends the child without running the parent's exit handlers.
-                    unsafe { libc::_exit(if ok && total == 8 * 5_000 { 0 } else { 1 }) };
+                    unsafe { libc::_exit(code) };
                 }
                 // SAFETY: taken before the threads started.
                 unsafe { held.lock.unlock() };
-                let mut status = 0;
-                // SAFETY: waits for the child forked above.
-                assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+                let status = crate::gc::fork::wait_child(pid, Duration::from_secs(60));
                 assert!(
-                    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-                    "seed {seed} round {round}: the child failed (status {status:#x})"
+                    status.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0),
+                    "seed {seed} round {round}: the child failed (status {status:#x?}; None: killed after a minute)"
                 );
             });
             assert_eq!(held.count(), 6);

@@ -56,8 +56,9 @@ fn fork_prepare() {
 /// In the child (see the module docs): only the forking thread exists.
 fn fork_child() {
     // The trace's writer did not come along: the child traces nothing.
-    // SAFETY: a forked child's hook: this thread is the only one, and it
-    // was in `fork`, holding none of the trace's locks.
+    // SAFETY: a forked child's hook, before any thread starts: this thread
+    // is the only one, and holds none of the trace's locks (no trace code
+    // forks, and no guard of them leaves the crate).
     unsafe { crate::prof::trace::forget_in_child() };
     let Some(s) = procs::get() else { return };
     // The child's only thread is this one: the barriers may change kind

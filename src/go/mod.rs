@@ -84,6 +84,11 @@
 
 mod async_preempt;
 mod chan;
+/// The unit tests that start the scheduler take this first: the test
+/// binary runs tests in parallel, and one main goroutine runs at a time.
+#[cfg(test)]
+pub(crate) static ONE_RUN_IN_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 mod chanlock;
 mod config;
 mod contention;

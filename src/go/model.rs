@@ -108,8 +108,8 @@ impl Lock {
     }
 
     /// As [`new`](Self::new), in the state a forked child finds a lock
-    /// that a thread of its parent slept on: marked as slept on, with no
-    /// thread asleep.
+    /// whose fair unlock was under way in the parent: handed over, with
+    /// no holder and no thread asleep.
     pub fn forked(fair: bool) -> Lock {
         Lock(super::chanlock::ChanLock::with_fair_unparks(fair, true))
     }

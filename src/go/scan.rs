@@ -409,6 +409,9 @@ pub(crate) mod tests {
 
     #[test]
     fn a_switch_writes_nothing_below_the_scanned_margin() {
+        let _one = crate::go::ONE_RUN_IN_TESTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         go::run(|| {
             for _ in 0..100 {
                 let gate = Chan::<u64>::new(0);

@@ -1126,6 +1126,9 @@ mod tests {
     #[test]
     fn idle_workers_ready_slots_while_goroutines_are_started() {
         use crate::go::{self, Chan};
+        let _one = go::ONE_RUN_IN_TESTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         go::run(|| {
             let before = READIED.load(Ordering::Relaxed);
             let gate = Chan::<()>::new(0);
