@@ -45,6 +45,9 @@ impl Counted {
 /// `threads` threads (the model's own among them), `takes` takes each,
 /// on a new lock or on one as a forked child finds it (`forked`).
 fn turns_on(lock: Lock, threads: usize, takes: usize) {
+    // A lock handed over has no holder (a forked child's repair counts
+    // its channel usable), though its word says locked.
+    assert!(!lock.has_holder(), "a new or forked lock has a holder");
     let c = Arc::new(Counted {
         lock,
         count: UnsafeCell::new(0),

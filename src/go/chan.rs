@@ -133,9 +133,17 @@ impl RawChan {
     /// Whether the channel's lock is held now. In a forked child's repair
     /// (only the forking thread runs, and it is in no channel operation) a
     /// held lock is a thread's that did not come along, and every
-    /// operation on the channel would wait for it for ever.
+    /// operation on the channel would wait for it for ever. A lock a fair
+    /// unlock was handing over at the fork has no holder: the child's
+    /// first operation on the channel takes it.
     pub(crate) fn lock_held(&self) -> bool {
-        self.lock.is_locked()
+        self.lock.has_holder()
+    }
+
+    /// The channel's lock, for tests that put it in a given state.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn lock_for_tests(&self) -> &ChanLock {
+        &self.lock
     }
 
     const MAGIC: u64 = 0x6466_6763_6861_6e21; // "dfgchan!"

@@ -34,8 +34,9 @@
 //! forked child and give their memory to the child's new threads). In a
 //! child a free lock is free and a held one stays held (its holder is
 //! gone); a lock caught in a fair unlock, handed over with no one to take
-//! it, is taken by the child's first waiter done spinning, whose unlock
-//! then costs one wake that wakes no one.
+//! it, has no holder ([`ChanLock::has_holder`]) and is taken by the
+//! child's first waiter done spinning, whose unlock then costs one wake
+//! that wakes no one.
 //!
 //! Under `cfg(loom)` the futex is a loom mutex and condition variable with
 //! the kernel's semantics where the lock relies on them (the comparison
@@ -118,11 +119,34 @@ impl ChanLock {
         }
     }
 
-    /// Whether the lock is held (assertions; and in a forked child's
-    /// repair, where a held lock's holder is a thread that did not come
-    /// along).
+    /// Whether the word says `LOCKED`, held or handed over (assertions:
+    /// a lock left handed over with no one to take it is a bug).
+    #[cfg_attr(not(loom), allow(dead_code))] // the loom models' check
     pub(crate) fn is_locked(&self) -> bool {
         self.state.load(Relaxed) & LOCKED != 0
+    }
+
+    /// Whether a thread holds the lock: `LOCKED` without `HANDED` (a
+    /// handed lock is no thread's until a waiter claims it, and any
+    /// waiter done spinning may). A forked child's repair reads it: a
+    /// held lock's holder is a thread that did not come along, while a
+    /// lock caught mid-hand-over is the child's first waiter's.
+    pub(crate) fn has_holder(&self) -> bool {
+        self.state.load(Relaxed) & (LOCKED | HANDED) == LOCKED
+    }
+
+    /// Puts a free lock in the state a fork during a fair unlock leaves
+    /// in the child: handed over, with no holder and no sleeper. Waits
+    /// while another thread holds it.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn hand_over_to_no_one(&self) {
+        while self
+            .state
+            .compare_exchange(0, LOCKED | PARKED | HANDED, Acquire, Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
     }
 
     #[cold]

@@ -128,6 +128,10 @@ impl Lock {
     pub fn is_locked(&self) -> bool {
         self.0.is_locked()
     }
+
+    pub fn has_holder(&self) -> bool {
+        self.0.has_holder()
+    }
 }
 
 /// A processor's real local run queue (`runq.rs`) of four slots, holding

@@ -81,8 +81,9 @@ impl ChanLock {
         drop(guard);
     }
 
-    /// Whether the lock is held (as the real lock's `is_locked`).
-    pub(crate) fn is_locked(&self) -> bool {
+    /// Whether the lock is held (as the real lock's `has_holder`: loom's
+    /// mutex is never handed over).
+    pub(crate) fn has_holder(&self) -> bool {
         self.mutex.try_lock().is_err()
     }
 }

@@ -805,4 +805,42 @@ mod tests {
         // SAFETY: the heap's block, not used again.
         unsafe { free_items(h.items, h.cap * std::mem::size_of::<Entry>()) };
     }
+
+    /// A fork while a parent thread was handing a timer's channel lock
+    /// over (a fair unlock) leaves the child that lock handed to no one:
+    /// free to its first taker, not wedged. The child's repair keeps the
+    /// timer and it fires; before `has_holder`, the repair took the lock
+    /// for held, dropped the timer, and the child's receive waited for
+    /// ever (a deadlock report, status 2).
+    #[test]
+    fn a_forked_child_fires_a_timer_whose_channel_lock_was_being_handed_over() {
+        use crate::go;
+        use std::time::Duration;
+        let _one = go::ONE_RUN_IN_TESTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        go::run(|| {
+            let t = go::Timer::new(Duration::from_millis(30));
+            let lock = t.chan().raw().expect("not nil").lock_for_tests();
+            lock.hand_over_to_no_one();
+            // SAFETY: fork from a goroutine; the child only receives on
+            // the timer and ends with `_exit`.
+            let pid = unsafe { libc::fork() };
+            assert!(pid >= 0, "fork failed");
+            if pid == 0 {
+                // SAFETY: in the child: a hang is ended by the alarm.
+                unsafe { libc::alarm(20) };
+                let fired = t.chan().recv().is_some_and(|when| when > 0);
+                // SAFETY: ends the child without the parent's exit handlers.
+                unsafe { libc::_exit(if fired { 0 } else { 1 }) };
+            }
+            let status = go::syscall(|| crate::gc::fork::wait_child(pid, Duration::from_secs(60)));
+            assert!(
+                status.is_some_and(|s| libc::WIFEXITED(s) && libc::WEXITSTATUS(s) == 0),
+                "the child's timer did not fire (status {status:#x?}; None: killed after a minute)"
+            );
+            // The parent's own receive claims the handed lock as well.
+            assert!(t.chan().recv().is_some());
+        });
+    }
 }
