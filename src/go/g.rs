@@ -257,45 +257,65 @@ impl G {
         let ctx = Context::new();
         ctx.set_boundary();
         let tag = tag_of(ctx.id());
-        // SAFETY: the header area belongs to this slot, which is ours and
-        // zeroed; a G fits (the geometry reserved HEADER bytes).
-        unsafe {
-            at.write(G {
-                ctx,
-                slot,
-                status: AtomicU64::new(tag | RUNNABLE),
-                // Below the closure the coroutine's stack starts with.
-                sp: AtomicUsize::new(
-                    (slot.hi(geometry) - std::mem::size_of::<F>() - 256).max(slot.lo(geometry)),
-                ),
-                stopped_sp: AtomicUsize::new(0),
-                stopped_epoch: AtomicU64::new(u64::MAX),
-                low: Cell::new(slot.hi(geometry)),
-                co: UnsafeCell::new(None),
-                yielder: Cell::new(std::ptr::null()),
-                unlock: Cell::new(None),
-                wait_reason: Cell::new(""),
-                fp: AtomicUsize::new(0),
-                switches: super::prim::AtomicU64::new(0),
-                waitsince: AtomicU64::new(0),
-                created_pc: created.0,
-                creator: created.1,
-                locals: [const { Cell::new(0) }; LOCALS],
-                args: UnsafeCell::new([0; INLINE_ARGS / 8]),
-                schedlink: Cell::new(std::ptr::null()),
-                is_main: Cell::new(false),
-                preempt: AtomicBool::new(false),
-                in_syscall: AtomicBool::new(false),
-                syscall_sp: AtomicUsize::new(0),
-                syscall_fp: AtomicUsize::new(0),
-                syscall_pc: AtomicUsize::new(0),
-                syscall_m: AtomicUsize::new(0),
-                trace_queued: AtomicU64::new(0),
-                locked_m: AtomicPtr::new(std::ptr::null_mut()),
-                lock_count: Cell::new(0),
-                spawned: Cell::new(0),
-            })
+        let header = G {
+            ctx,
+            slot,
+            status: AtomicU64::new(tag | RUNNABLE),
+            // Below the closure the coroutine's stack starts with.
+            sp: AtomicUsize::new(
+                (slot.hi(geometry) - std::mem::size_of::<F>() - 256).max(slot.lo(geometry)),
+            ),
+            stopped_sp: AtomicUsize::new(0),
+            stopped_epoch: AtomicU64::new(u64::MAX),
+            low: Cell::new(slot.hi(geometry)),
+            co: UnsafeCell::new(None),
+            yielder: Cell::new(std::ptr::null()),
+            unlock: Cell::new(None),
+            wait_reason: Cell::new(""),
+            fp: AtomicUsize::new(0),
+            switches: super::prim::AtomicU64::new(0),
+            waitsince: AtomicU64::new(0),
+            created_pc: created.0,
+            creator: created.1,
+            locals: [const { Cell::new(0) }; LOCALS],
+            args: UnsafeCell::new([0; INLINE_ARGS / 8]),
+            schedlink: Cell::new(std::ptr::null()),
+            is_main: Cell::new(false),
+            preempt: AtomicBool::new(false),
+            in_syscall: AtomicBool::new(false),
+            syscall_sp: AtomicUsize::new(0),
+            syscall_fp: AtomicUsize::new(0),
+            syscall_pc: AtomicUsize::new(0),
+            syscall_m: AtomicUsize::new(0),
+            trace_queued: AtomicU64::new(0),
+            locked_m: AtomicPtr::new(std::ptr::null_mut()),
+            lock_count: Cell::new(0),
+            spawned: Cell::new(0),
         };
+        // Written but for the preemption flag: a request for the slot's
+        // last goroutine may have set it after that one ended (sysmon read
+        // it as running, then set its flag). The count of pending requests
+        // has it, so it stays set until a `clear` takes it (the asker's own,
+        // or this goroutine's first time slice's) and the count with it;
+        // overwritten, the count would stay up for good (every poll point
+        // then takes the slow path). `give_back` keeps it for the same
+        // reason. A fresh slot's is zero.
+        let flag = std::mem::offset_of!(G, preempt);
+        let (src, dst) = ((&raw const header).cast::<u8>(), at.cast::<u8>());
+        // SAFETY: the header area belongs to this slot, which is ours; a G
+        // fits (the geometry reserved HEADER bytes). The two copies write
+        // every byte of the header but the flag's (an `AtomicBool`, one
+        // byte), which only atomic operations touch; `header` is moved
+        // into place by them and not dropped.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, flag);
+            std::ptr::copy_nonoverlapping(
+                src.add(flag + 1),
+                dst.add(flag + 1),
+                std::mem::size_of::<G>() - flag - 1,
+            );
+        }
+        std::mem::forget(header);
         // SAFETY: just written; lives until the slot is given back.
         let g: &'static G = unsafe { &*at };
         let g_addr = at as usize;

@@ -99,6 +99,7 @@ mod fork;
 mod g;
 mod goroutine;
 mod idle;
+mod membar;
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod model;

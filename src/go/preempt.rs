@@ -75,7 +75,10 @@ pub(crate) fn request(m: &M) {
     }
     // The slice may have ended before the flag was set: the worker cleared
     // after it stopped running the goroutine (it stores `running`, then
-    // loads the flag; this stored the flag, then loads `running`).
+    // loads the flag, with only a compiler fence between; this stored the
+    // flag, then runs a fence on every running thread, then loads
+    // `running`: `membar.rs`).
+    super::membar::heavy();
     if !std::ptr::eq(m.scan.running.load(Ordering::SeqCst), g) {
         clear(g);
     }
@@ -175,4 +178,87 @@ pub(crate) fn honour(g: &G) -> bool {
 #[inline(always)]
 pub fn preempt_point() {
     check();
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::go::{self, Chan};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// Starts the next of a chain of goroutines, each of which starts the
+    /// next and ends: every slice ends with a goroutine's end.
+    fn link(v: u64, last: u64, ran: Arc<AtomicU64>, done: Chan<u64>) {
+        ran.fetch_add(1, Ordering::Relaxed);
+        if v == last {
+            done.send(v);
+        } else {
+            go::go(move || link(v + 1, last, ran, done));
+        }
+    }
+
+    /// Seeded: a chain of goroutines each starts the next and ends (slices
+    /// of about a microsecond), two chains at once, while a plain thread
+    /// asks every processor's worker to preempt what it runs, as fast as
+    /// it can. A request that lands as a slice ends is cleared by one side
+    /// or the other (`membar.rs`); with neither side seeing the other's
+    /// store, the flag stays on a goroutine that ended and the pending
+    /// count with it. Once the chains are done none may be left.
+    #[test]
+    fn requests_racing_the_ends_of_slices_leave_none_pending() {
+        let _one = go::ONE_RUN_IN_TESTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let seed = crate::seeded::seed("DEFERGC_PREEMPT_SEED");
+        println!("seed {seed} (DEFERGC_PREEMPT_SEED={seed} repeats it)");
+        const CHAINS: u64 = 2;
+        const LENGTH: u64 = 100_000;
+        let requests = Arc::new(AtomicU64::new(0));
+        let r2 = requests.clone();
+        let status = go::run(move || {
+            let stop = Arc::new(AtomicBool::new(false));
+            let ran = Arc::new(AtomicU64::new(0));
+            let done = Chan::<u64>::new(CHAINS as usize);
+            let asker = {
+                let (stop, requests) = (stop.clone(), r2.clone());
+                std::thread::spawn(move || {
+                    let mut rng = crate::seeded::Rng(seed | 1);
+                    let s = super::super::procs::get().expect("started");
+                    while !stop.load(Ordering::Relaxed) {
+                        for p in s.ps() {
+                            // SAFETY: workers are never freed.
+                            if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
+                                super::request(m);
+                                requests.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        for _ in 0..rng.below(32) {
+                            std::hint::spin_loop();
+                        }
+                    }
+                })
+            };
+            for _ in 0..CHAINS {
+                let (ran, done) = (ran.clone(), done.clone());
+                go::go(move || link(1, LENGTH, ran, done));
+            }
+            for _ in 0..CHAINS {
+                assert_eq!(done.recv(), Some(LENGTH));
+            }
+            stop.store(true, Ordering::Relaxed);
+            asker.join().expect("the asking thread");
+            assert_eq!(
+                ran.load(Ordering::Relaxed),
+                CHAINS * LENGTH,
+                "a link was lost"
+            );
+            // Every goroutine of the chains has ended; this one's own flag
+            // is cleared when its slice ends.
+            go::gosched();
+            let pending = super::PENDING.load(Ordering::SeqCst);
+            assert_eq!(pending, 0, "seed {seed}: {pending} requests left pending");
+        });
+        assert_eq!(status, 0);
+        println!("{} requests", requests.load(Ordering::Relaxed));
+    }
 }

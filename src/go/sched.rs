@@ -234,6 +234,8 @@ pub(crate) fn start(
     fork_hooks: fn(),
     deadlock_check: DeadlockCheck,
 ) -> &'static Sched {
+    // Before any worker or sysmon starts (`membar.rs`).
+    super::membar::register();
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
     super::park::set_processor_idle(|| super::procs::sched().npidle.load(Ordering::SeqCst) > 0);
@@ -317,8 +319,10 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     // SAFETY: back on the worker's own stack; `previous` is what ran here.
     // A goroutine that is not running never holds up a collection.
     unsafe { crate::context::stop(&g.ctx, previous) };
-    // SeqCst, then the request's flag: see `preempt::request`.
-    m.scan.running.store(ptr::null_mut(), Ordering::SeqCst);
+    // Then the request's flag, which must not pass the store: see
+    // `preempt::request` (the other side's fence is the heavy one).
+    m.scan.running.store(ptr::null_mut(), Ordering::Release);
+    super::membar::light();
     super::preempt::clear(g);
     // A signal request for the slice that ended holds no more.
     m.preempt.forget();
@@ -402,7 +406,10 @@ fn finish(m: &M, g: &'static G, geometry: &stack::Geometry) {
     stack::set_live(g.slot, false);
     let (slot, low) = (g.slot, g.low.get());
     let main = g.is_main.get();
-    stack::give_back(slot, low.min(slot.hi(geometry)), true);
+    // The preemption flag is kept: a request may still set it (see
+    // `G::init`).
+    let keep = g.preempt.as_ptr() as usize;
+    stack::give_back(slot, low.min(slot.hi(geometry)), true, Some(keep));
     s.count_goroutine(Some(m), -1);
     if main {
         super::program::main_finished();

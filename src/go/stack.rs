@@ -584,15 +584,28 @@ pub(crate) fn prepare() -> bool {
 
 /// Gives a slot back. `low` is the lowest stack pointer its goroutine was
 /// seen at: the slot is zeroed from there to its top, and below it as far
-/// as it was written (see [`CLEAN_RUN`]). `cached` as for [`take`].
-pub(crate) fn give_back(slot: Slot, low: usize, cached: bool) {
+/// as it was written (see [`CLEAN_RUN`]), but for the byte at `keep`, if
+/// given (a header's field that another thread may still set atomically:
+/// see `G::init`). `cached` as for [`take`].
+pub(crate) fn give_back(slot: Slot, low: usize, cached: bool, keep: Option<usize>) {
     let g = geometry();
     let lo = slot.lo(&g);
     // SAFETY: the slot's usable stack, from lo up, is ours.
     let from = unsafe { dirty_below(lo, low.max(lo)) };
-    // SAFETY: [from, end) lies in the slot, which is ours until it is free
-    // again.
-    unsafe { std::ptr::write_bytes(from as *mut u8, 0, slot.end(&g) - from) };
+    let end = slot.end(&g);
+    match keep {
+        Some(k) if (from..end).contains(&k) => {
+            // SAFETY: [from, k) and (k, end) lie in the slot, which is ours
+            // until it is free again; the byte at k is left alone.
+            unsafe {
+                std::ptr::write_bytes(from as *mut u8, 0, k - from);
+                std::ptr::write_bytes((k + 1) as *mut u8, 0, end - k - 1);
+            }
+        }
+        // SAFETY: [from, end) lies in the slot, which is ours until it is
+        // free again.
+        _ => unsafe { std::ptr::write_bytes(from as *mut u8, 0, end - from) },
+    }
     if cached {
         crate::fresh::with(&LOCAL, |l| {
             let mut l = l.borrow_mut();
@@ -1099,7 +1112,7 @@ mod tests {
                                     "seed {seed}: a slot written by another"
                                 );
                                 assert!(held.lock().unwrap().remove(&slot.start));
-                                give_back(slot, slot.hi(&g), false);
+                                give_back(slot, slot.hi(&g), false, None);
                             }
                             _ => {
                                 if prepare() {
@@ -1110,7 +1123,7 @@ mod tests {
                     }
                     for slot in mine {
                         held.lock().unwrap().remove(&slot.start);
-                        give_back(slot, slot.hi(&g), false);
+                        give_back(slot, slot.hi(&g), false, None);
                     }
                 });
             }
