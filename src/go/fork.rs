@@ -63,7 +63,7 @@ fn fork_child() {
     let Some(s) = procs::get() else { return };
     // The child's only thread is this one: the barriers may change kind
     // (the registration is normally inherited).
-    super::syscall::use_membarrier();
+    super::membar::use_membarrier();
     let m = procs::current_m();
     // SAFETY: processors are never freed.
     let mine = m.and_then(|m| unsafe { m.p.get().as_ref() });

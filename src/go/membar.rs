@@ -1,97 +1,97 @@
-//! An asymmetric fence, for a store-then-load handshake (Dekker's) whose
-//! one side runs at every goroutine switch and the other rarely: a worker
-//! ending a time slice stores that nothing runs and then loads the slice's
-//! preemption request; sysmon stores a request and then loads what runs
-//! (`preempt::request`). Each side needs its store ordered before its
-//! load, which on x86-64 takes a locked instruction.
+//! An asymmetric pair of barriers, for store-then-load handshakes
+//! (Dekker's) whose one side runs often and the other rarely: a worker
+//! leaving a system call and the taker of its processor (`syscall.rs`),
+//! a worker ending a time slice and sysmon asking it to preempt
+//! (`preempt.rs`). Each side must order its store before its load, which
+//! on x86-64 takes a locked instruction or a fence.
 //!
-//! The frequent side, [`light`], only keeps the compiler from reordering.
-//! The rare side, [`heavy`], has the kernel run a full fence on every
-//! processor running a thread of the process
-//! (`membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`; a thread not running
-//! passes through one when it is switched in). So either the store before
-//! a `light` is visible to the load after a `heavy`, or the load after
-//! that `light` sees the store before the `heavy`. [`register`] runs once
-//! before the scheduler starts a thread; where the kernel refuses (older
-//! than 4.14, a seccomp filter), both sides are full fences. A forked
-//! child keeps the registration (Linux copies it with the address space).
-//! A `heavy` costs a few microseconds (an interrupt to each processor
-//! running the process's threads).
-//!
-//! Under loom both sides are `SeqCst` fences, which is what the kernel
-//! promises of the pair.
+//! The frequent side, [`light_barrier`], is a compiler barrier only. The
+//! rare side, [`heavy_barrier`], is
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: the kernel makes every
+//! running thread of the process execute a full memory barrier before it
+//! returns (a thread not running passes through one when it is switched
+//! in), so it acts as if each thread had a fence at some point of its own
+//! execution (Linux's and liburcu's asymmetric fences rest on the same
+//! guarantee). Either the store before a light barrier is visible to the
+//! load after a heavy one, or the load after that light barrier sees the
+//! store before the heavy one. [`use_membarrier`] registers the process
+//! as the scheduler starts, before any worker exists, and again in a
+//! forked child (which normally inherits it). Where `membarrier` is not
+//! available (an old kernel, a seccomp filter), both barriers are full
+//! fences. Under `cfg(loom)` both are fences (the models of `syscall.rs`
+//! and `stw.rs` check the protocols with them).
 
-#[cfg(not(loom))]
-use std::sync::atomic::{AtomicU8, Ordering};
+use super::prim::fence;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Whether `light` may be a compiler fence only: membarrier is registered.
-#[cfg(not(loom))]
-static STATE: AtomicU8 = AtomicU8::new(UNTRIED);
-#[cfg(not(loom))]
-const UNTRIED: u8 = 0;
-#[cfg(not(loom))]
-const REGISTERED: u8 = 1;
-#[cfg(not(loom))]
-const REFUSED: u8 = 2;
+/// Whether the heavy barrier is `membarrier` (registered, see
+/// [`use_membarrier`]) and the light one a compiler barrier.
+static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
 
-#[cfg(not(loom))]
-fn membarrier(cmd: libc::c_int) -> bool {
-    // SAFETY: membarrier reads and writes no memory of ours.
-    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0, 0) == 0 }
+/// Registers the process for expedited private `membarrier` and, if that
+/// worked, makes the barriers asymmetric; whether they are. Called as the
+/// scheduler starts, before any worker exists, and in a forked child
+/// (whose only thread is the forking one): never while a thread may be
+/// between a light barrier's two sides.
+pub(crate) fn use_membarrier() -> bool {
+    #[cfg(not(loom))]
+    {
+        // SAFETY: membarrier takes no pointer; a failure is a return value.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                0,
+                0,
+            )
+        };
+        ASYMMETRIC.store(r == 0, Ordering::SeqCst);
+    }
+    ASYMMETRIC.load(Ordering::SeqCst)
 }
 
-/// Registers the process for [`heavy`]'s expedited membarrier. Before any
-/// thread that calls [`light`] or [`heavy`] starts (the scheduler's
-/// start); later calls do nothing.
-#[cfg(not(loom))]
-pub(crate) fn register() {
-    if STATE.load(Ordering::Relaxed) != UNTRIED {
+/// Whether the light barrier is a compiler barrier only (a worker's exit
+/// from a system call uses no fence): the scheduler registered for
+/// `membarrier`. False before the scheduler starts, and where `membarrier`
+/// is not available (both sides then use full fences).
+pub fn exit_without_fence() -> bool {
+    ASYMMETRIC.load(Ordering::Relaxed)
+}
+
+/// The frequent side: a compiler barrier when the heavy side is
+/// `membarrier`, else a full fence.
+#[inline(always)]
+pub(crate) fn light_barrier() {
+    #[cfg(not(loom))]
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
         return;
     }
-    let ok = membarrier(libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
-    STATE.store(if ok { REGISTERED } else { REFUSED }, Ordering::Relaxed);
+    fence(Ordering::SeqCst);
 }
 
-#[cfg(loom)]
-pub(crate) fn register() {}
-
-/// The frequent side: between a store and a load that must not pass it
-/// unless the other side's [`heavy`] makes up for it.
-#[cfg(not(loom))]
-#[inline(always)]
-pub(crate) fn light() {
-    if STATE.load(Ordering::Relaxed) == REGISTERED {
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    } else {
-        std::sync::atomic::fence(Ordering::SeqCst);
+/// The rare side: every running thread of the process executes a full
+/// barrier before this returns (or, without `membarrier`, a full fence
+/// here).
+pub(crate) fn heavy_barrier() {
+    fence(Ordering::SeqCst);
+    #[cfg(not(loom))]
+    if ASYMMETRIC.load(Ordering::Relaxed) {
+        // SAFETY: membarrier takes no pointer; a failure is a return value.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                libc::MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+                0,
+                0,
+            )
+        };
+        if r != 0 {
+            // Registered at start, so it cannot fail; if it did, the
+            // light barriers would order nothing.
+            crate::abort("defergc: membarrier failed after registration");
+        }
     }
-}
-
-#[cfg(loom)]
-pub(crate) fn light() {
-    loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-}
-
-/// The rare side: a full fence on this thread and on every thread of the
-/// process that is running.
-#[cfg(not(loom))]
-pub(crate) fn heavy() {
-    std::sync::atomic::fence(Ordering::SeqCst);
-    if STATE.load(Ordering::Relaxed) == REGISTERED
-        && !membarrier(libc::MEMBARRIER_CMD_PRIVATE_EXPEDITED)
-    {
-        // Refused after its registration (nothing this process does
-        // causes it): from now on both sides are full fences. Until the
-        // other side sees that, a request may stay set for a slice that
-        // ended, cleared when its goroutine next runs.
-        STATE.store(REFUSED, Ordering::Relaxed);
-    }
-    std::sync::atomic::fence(Ordering::SeqCst);
-}
-
-#[cfg(loom)]
-pub(crate) fn heavy() {
-    loom::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 #[cfg(all(test, not(loom)))]
@@ -108,16 +108,14 @@ mod tests {
 
     /// The store-buffering litmus test, seeded: each round two threads
     /// meet, wait a random few pauses, store their flag, and (after
-    /// `light` on one side, `heavy` on the other) load the other's; both
-    /// loading zero is what the pair forbids. Without `heavy` (a compiler
-    /// fence in its place) x86-64 shows that outcome in some of the
-    /// rounds.
+    /// the light barrier on one side, the heavy one on the other) load
+    /// the other's; both loading zero is what the pair forbids. With a
+    /// compiler barrier in the heavy one's place, x86-64 shows that
+    /// outcome in some of the rounds.
     #[test]
     fn a_light_and_a_heavy_fence_order_a_store_before_a_load() {
-        super::register();
-        assert_eq!(
-            super::STATE.load(Relaxed),
-            super::REGISTERED,
+        assert!(
+            super::use_membarrier(),
             "membarrier is refused here: the test would check full fences"
         );
         let seed = crate::seeded::seed("DEFERGC_MEMBAR_SEED");
@@ -139,11 +137,11 @@ mod tests {
                         }
                         let got = if side == 0 {
                             x.store(1, Relaxed);
-                            super::light();
+                            super::light_barrier();
                             y.load(Relaxed)
                         } else {
                             y.store(1, Relaxed);
-                            super::heavy();
+                            super::heavy_barrier();
                             x.load(Relaxed)
                         };
                         seen[side as usize].store(got, Relaxed);

@@ -159,6 +159,7 @@ pub use self::goroutine::{
 pub(crate) use self::goroutine::{enter_syscall_from, locals_ptr, park_unlock};
 #[doc(hidden)]
 pub use self::idle::sched_state;
+pub use self::membar::exit_without_fence as syscall_exit_without_fence;
 pub(crate) use self::preempt::check_slow as preempt_check;
 pub use self::preempt::preempt_point;
 pub(crate) use self::program::run_main;
@@ -168,7 +169,6 @@ pub use self::spawn::{go, main, run, MAX_C_ARGS};
 pub(crate) use self::spawn::{go_c, CGoFn};
 pub use self::stw::set_gomaxprocs;
 pub use self::sync::{Cond, Mutex, Once, RwMutex, WaitGroup};
-pub use self::syscall::exit_without_fence as syscall_exit_without_fence;
 pub use self::sysmon::{sched_stats, SchedStats};
 pub(crate) use self::time::sleep_ns;
 pub(crate) use self::time::timer_reset;

@@ -78,7 +78,7 @@ pub(crate) fn request(m: &M) {
     // loads the flag, with only a compiler fence between; this stored the
     // flag, then runs a fence on every running thread, then loads
     // `running`: `membar.rs`).
-    super::membar::heavy();
+    super::membar::heavy_barrier();
     if !std::ptr::eq(m.scan.running.load(Ordering::SeqCst), g) {
         clear(g);
     }

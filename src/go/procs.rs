@@ -272,8 +272,8 @@ pub(super) fn start(
         stack::configure(stack::Geometry::new(s.stack_size, g::HEADER));
         super::scan::install();
         fork_hooks();
-        // Before any worker exists (see `syscall::use_membarrier`).
-        super::syscall::use_membarrier();
+        // Before any worker exists (see `membar::use_membarrier`).
+        super::membar::use_membarrier();
         let n = s.procs.clamp(1, MAX_PROCS);
         let allp: Box<[AtomicPtr<P>]> = (0..MAX_PROCS)
             .map(|id| {

@@ -234,8 +234,6 @@ pub(crate) fn start(
     fork_hooks: fn(),
     deadlock_check: DeadlockCheck,
 ) -> &'static Sched {
-    // Before any worker or sysmon starts (`membar.rs`).
-    super::membar::register();
     let s = super::procs::start(settings, fork_hooks, deadlock_check, schedule);
     super::park::set_kick_idle(super::idle::kick_idle);
     super::park::set_processor_idle(|| super::procs::sched().npidle.load(Ordering::SeqCst) > 0);
@@ -322,7 +320,7 @@ fn execute(m: &'static M, g: &'static G) -> bool {
     // Then the request's flag, which must not pass the store: see
     // `preempt::request` (the other side's fence is the heavy one).
     m.scan.running.store(ptr::null_mut(), Ordering::Release);
-    super::membar::light();
+    super::membar::light_barrier();
     super::preempt::clear(g);
     // A signal request for the slice that ended holds no more.
     m.preempt.forget();

@@ -226,7 +226,7 @@ pub(crate) mod real {
             for p in s.ps() {
                 syscall::begin_taking(&p.call);
             }
-            syscall::heavy_barrier();
+            super::super::membar::heavy_barrier();
             for p in s.ps() {
                 if syscall::take_if_in_call(&p.status, &p.call, P_GCSTOP, None) {
                     idle.in_syscall += 1;

@@ -30,20 +30,16 @@
 //!   lock ([`settle`]).
 //! - A taker (sysmon or a stopper, always under the scheduler lock, so
 //!   one at a time) raises `taking` ([`begin_taking`]), then makes a heavy
-//!   barrier ([`heavy_barrier`]), then takes the processor only if its
+//!   barrier ([`heavy_barrier`](super::membar::heavy_barrier)), then takes the processor only if its
 //!   worker is still in a call on it ([`take_if_in_call`]), and lowers
 //!   `taking` ([`end_taking`]).
 //!
-//! The heavy barrier is `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`: the
-//! kernel makes every running thread of the process execute a full memory
-//! barrier before it returns, so it acts as if each worker had a fence at
-//! some point of its own execution (Linux's and liburcu's asymmetric
-//! fences rest on the same guarantee). As with a fence on both sides, the
-//! two cannot both miss each other: either the worker's mark is visible
-//! to the taker (the worker left: the taker takes nothing) or the taker's
-//! flag is visible to the worker (it waits for the verdict). Where
-//! `membarrier` is not available (an old kernel, a seccomp filter), both
-//! barriers are full fences and the protocol is the same.
+//! The barriers are `membar.rs`'s: a compiler barrier for the worker,
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` for the taker. As with a
+//! fence on both sides, the two cannot both miss each other: either the
+//! worker's mark is visible to the taker (the worker left: the taker
+//! takes nothing) or the taker's flag is visible to the worker (it waits
+//! for the verdict).
 //!
 //! Whether a taker took the processor depends on the worker's call only:
 //! the `Caller` records the processor it entered on, and a worker whose
@@ -62,10 +58,10 @@
 //! check them on this code, with `model.rs`'s processor.
 
 use super::g::{Switch, G};
-use super::prim::{fence, AtomicPtr, AtomicU32, AtomicU64};
+use super::prim::{AtomicPtr, AtomicU32, AtomicU64};
 use super::procs::{self, M, P_GCSTOP, P_RUNNING, P_SYSCALL};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Exits from a system call that found their processor taken (slow path).
 static SLOW_EXITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -78,80 +74,10 @@ pub(crate) fn undecided_exits() -> u64 {
     UNDECIDED_EXITS.load(Ordering::Relaxed)
 }
 
-/// Whether the heavy barrier is `membarrier` (registered, see
-/// [`use_membarrier`]) and the light one a compiler barrier.
-static ASYMMETRIC: AtomicBool = AtomicBool::new(false);
-
 /// How many system-call exits took the slow path (their processor was
 /// retaken, or they came from a forked child's call), since the start.
 pub(crate) fn slow_exits() -> u64 {
     SLOW_EXITS.load(Ordering::Relaxed)
-}
-
-/// Registers the process for expedited private `membarrier` and, if that
-/// worked, makes the barriers asymmetric; whether they are. Called as the
-/// scheduler starts, before any worker exists, and in a forked child
-/// (whose only thread is the forking one): never while a worker may be
-/// between a light barrier's two sides.
-pub(crate) fn use_membarrier() -> bool {
-    #[cfg(not(loom))]
-    {
-        // SAFETY: membarrier takes no pointer; a failure is a return value.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                libc::MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-                0,
-                0,
-            )
-        };
-        ASYMMETRIC.store(r == 0, Ordering::SeqCst);
-    }
-    ASYMMETRIC.load(Ordering::SeqCst)
-}
-
-/// Whether a worker's exit from a system call uses no fence: the
-/// scheduler registered for `membarrier`, and takers use it (see the
-/// module docs). False before the scheduler starts, and where
-/// `membarrier` is not available (both sides then use full fences).
-pub fn exit_without_fence() -> bool {
-    ASYMMETRIC.load(Ordering::Relaxed)
-}
-
-/// The worker's side of the two barriers: a compiler barrier when the
-/// heavy side is `membarrier`, else a full fence.
-#[inline(always)]
-pub(crate) fn light_barrier() {
-    #[cfg(not(loom))]
-    if ASYMMETRIC.load(Ordering::Relaxed) {
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        return;
-    }
-    fence(Ordering::SeqCst);
-}
-
-/// The taker's side: every running thread of the process executes a full
-/// barrier before this returns (or, without `membarrier`, a full fence
-/// here).
-pub(crate) fn heavy_barrier() {
-    fence(Ordering::SeqCst);
-    #[cfg(not(loom))]
-    if ASYMMETRIC.load(Ordering::Relaxed) {
-        // SAFETY: membarrier takes no pointer; a failure is a return value.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                libc::MEMBARRIER_CMD_PRIVATE_EXPEDITED,
-                0,
-                0,
-            )
-        };
-        if r != 0 {
-            // Registered at start, so it cannot fail; if it did, the
-            // workers' compiler barriers would order nothing.
-            crate::abort("defergc: membarrier failed after registration");
-        }
-    }
 }
 
 /// A worker's side of its system calls (in `procs::M`).
@@ -238,7 +164,7 @@ pub(crate) fn stop_began(world: &super::stw::World) -> bool {
         // The bug loom must find: the stop waits for the call.
         return false;
     }
-    light_barrier();
+    super::membar::light_barrier();
     world.waiting()
 }
 
@@ -276,7 +202,7 @@ pub(crate) enum Left {
 pub(crate) fn leave(status: &AtomicU32, hs: &Handshake, me: &Caller) -> Left {
     let calls = me.calls.load(Ordering::Relaxed);
     me.calls.store(calls + 1, Ordering::Relaxed);
-    light_barrier();
+    super::membar::light_barrier();
     #[cfg(loom)]
     if super::prim::blind_leave() {
         // The bug loom must find: a worker that does not look for a taker.
@@ -307,13 +233,13 @@ pub(crate) fn settle(status: &AtomicU32, hs: &Handshake, me: &Caller) -> bool {
 }
 
 /// A taker (under the scheduler lock) begins: the workers' exits on this
-/// processor will wait for its verdict. Then [`heavy_barrier`], once for
+/// processor will wait for its verdict. Then [`heavy_barrier`](super::membar::heavy_barrier), once for
 /// any number of processors.
 pub(crate) fn begin_taking(hs: &Handshake) {
     hs.taking.store(1, Ordering::Relaxed);
 }
 
-/// After [`begin_taking`] and [`heavy_barrier`]: takes the processor
+/// After [`begin_taking`] and [`heavy_barrier`](super::membar::heavy_barrier): takes the processor
 /// (status `to`: `P_IDLE` for sysmon, `P_GCSTOP` for a stop) if its
 /// worker is in a call on it, and, with `seen`, if that is the call of
 /// tick `seen`; whether it did. A worker that left its call before the
@@ -356,12 +282,12 @@ pub(crate) fn forget_caller(hs: &Handshake) {
 }
 
 /// One processor taken on its own (sysmon's retake): [`begin_taking`],
-/// [`heavy_barrier`], [`take_if_in_call`], [`end_taking`]; whether it was.
+/// [`heavy_barrier`](super::membar::heavy_barrier), [`take_if_in_call`], [`end_taking`]; whether it was.
 /// Under the scheduler lock. A stop takes every processor with one
 /// barrier instead (`stw.rs`).
 pub(crate) fn take(status: &AtomicU32, hs: &Handshake, to: u32, seen: Option<u32>) -> bool {
     begin_taking(hs);
-    heavy_barrier();
+    super::membar::heavy_barrier();
     let took = take_if_in_call(status, hs, to, seen);
     end_taking(hs);
     took
