@@ -61,41 +61,70 @@ pub(crate) fn counts() -> (u64, u64) {
 
 /// sysmon asks the goroutine `m` runs to yield (see the module docs).
 pub(crate) fn request(m: &M) {
-    let g = m.scan.running.load(Ordering::SeqCst);
-    // SAFETY: a running goroutine's header lives in its stack slot, which
-    // stays mapped for the life of the process (a stale one is harmless:
-    // the flag is cleared when it next runs).
-    let Some(g) = (unsafe { g.as_ref() }) else {
-        return;
-    };
-    if !g.preempt.swap(true, Ordering::SeqCst) {
-        PENDING.fetch_add(1, Ordering::SeqCst);
-        REQUESTS.fetch_add(1, Ordering::Relaxed);
-        super::trace::preempt_requested(g.id());
-    }
+    let asked = flag(m);
     // The slice may have ended before the flag was set: the worker cleared
     // after it stopped running the goroutine (it stores `running`, then
     // loads the flag, with only a compiler fence between; this stored the
     // flag, then runs a fence on every running thread, then loads
     // `running`: `membar.rs`).
     super::membar::heavy_barrier();
-    if !std::ptr::eq(m.scan.running.load(Ordering::SeqCst), g) {
-        clear(g);
-    }
+    recheck(m, asked);
     signal_async(m);
+}
+
+/// Sets the request flag of the goroutine `m` runs, if any: which one.
+fn flag(m: &M) -> Option<&'static G> {
+    let g = m.scan.running.load(Ordering::SeqCst);
+    // SAFETY: a running goroutine's header lives in its stack slot, which
+    // stays mapped for the life of the process (a stale one is harmless:
+    // the flag is cleared when it next runs).
+    let g = unsafe { g.as_ref() }?;
+    if !g.preempt.swap(true, Ordering::SeqCst) {
+        PENDING.fetch_add(1, Ordering::SeqCst);
+        REQUESTS.fetch_add(1, Ordering::Relaxed);
+        super::trace::preempt_requested(g.id());
+    }
+    Some(g)
+}
+
+/// After [`flag`] and a heavy barrier: clears the request if `m` no
+/// longer runs the goroutine asked.
+fn recheck(m: &M, asked: Option<&'static G>) {
+    if let Some(g) = asked {
+        if !std::ptr::eq(m.scan.running.load(Ordering::SeqCst), g) {
+            clear(g);
+        }
+    }
 }
 
 /// Asks every goroutine running on a processor to yield (Go's
 /// `preemptall`): what a stop of the world does once it has claimed the
-/// rest (`stw.rs`).
+/// rest (`stw.rs`). One heavy barrier for up to [`AT_ONCE`] processors,
+/// kept on the stack (a stopper allocates nothing here).
 pub(crate) fn request_all() {
+    const AT_ONCE: usize = 16;
     let Some(s) = super::procs::get() else { return };
-    for p in s.ps() {
-        if p.status.load(Ordering::Acquire) == super::procs::P_RUNNING {
-            // SAFETY: workers are never freed.
-            if let Some(m) = unsafe { p.m.load(Ordering::Acquire).as_ref() } {
-                request(m);
-            }
+    let mut running = s.ps().filter_map(|p| {
+        if p.status.load(Ordering::Acquire) != super::procs::P_RUNNING {
+            return None;
+        }
+        // SAFETY: workers are never freed.
+        unsafe { p.m.load(Ordering::Acquire).as_ref() }
+    });
+    loop {
+        let mut asked: [Option<(&M, Option<&'static G>)>; AT_ONCE] = [None; AT_ONCE];
+        let mut n = 0;
+        for m in running.by_ref().take(AT_ONCE) {
+            asked[n] = Some((m, flag(m)));
+            n += 1;
+        }
+        if n == 0 {
+            return;
+        }
+        super::membar::heavy_barrier();
+        for (m, g) in asked.into_iter().flatten() {
+            recheck(m, g);
+            signal_async(m);
         }
     }
 }
@@ -203,7 +232,9 @@ mod tests {
     /// it can. A request that lands as a slice ends is cleared by one side
     /// or the other (`membar.rs`); with neither side seeing the other's
     /// store, the flag stays on a goroutine that ended and the pending
-    /// count with it. Once the chains are done none may be left.
+    /// count with it. Once the chains are done none may be left. (It
+    /// checks the flag's life, not the barrier pair, which `membar.rs`'s
+    /// litmus test checks.)
     #[test]
     fn requests_racing_the_ends_of_slices_leave_none_pending() {
         let _one = go::ONE_RUN_IN_TESTS
@@ -252,10 +283,16 @@ mod tests {
                 CHAINS * LENGTH,
                 "a link was lost"
             );
-            // Every goroutine of the chains has ended; this one's own flag
-            // is cleared when its slice ends.
-            go::gosched();
-            let pending = super::PENDING.load(Ordering::SeqCst);
+            // Every goroutine of the chains has ended, though the last
+            // link's worker may not yet have cleared its flag (the send
+            // that woke this one came first); this one's own flag is
+            // cleared when its slice ends. A leaked request never is.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            let mut pending = super::PENDING.load(Ordering::SeqCst);
+            while pending != 0 && std::time::Instant::now() < deadline {
+                go::gosched();
+                pending = super::PENDING.load(Ordering::SeqCst);
+            }
             assert_eq!(pending, 0, "seed {seed}: {pending} requests left pending");
         });
         assert_eq!(status, 0);

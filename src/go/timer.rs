@@ -157,7 +157,10 @@ impl Run {
         }
     }
 
+    /// The place of entry `i` (from the front). Only with a block
+    /// (`cap > 0`).
     fn slot(&self, i: usize) -> *mut Entry {
+        debug_assert!(self.cap > 0, "a ring without a block");
         // SAFETY: the index is taken modulo cap, within the block.
         unsafe { self.items.add((self.head + i) & (self.cap - 1)) }
     }
@@ -1057,7 +1060,15 @@ mod tests {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         go::run(|| {
-            let t = go::Timer::new(Duration::from_millis(30));
+            // A timer that fired before the fork would leave the child its
+            // value, and the test would pass without the child's timer:
+            // another is made then. (A longer timer would do, but a go::run
+            // of half a second beside the precise collector's unit tests
+            // hung them: see the stop notes.)
+            let t = (0..50)
+                .map(|_| go::Timer::new(Duration::from_millis(30)))
+                .find(|t| t.chan().is_empty())
+                .expect("a timer that has not fired yet");
             let lock = t.chan().raw().expect("not nil").lock_for_tests();
             lock.hand_over_to_no_one();
             // SAFETY: fork from a goroutine; the child only receives on
