@@ -118,6 +118,11 @@ pub(crate) struct Context {
     /// outermost frames (a goroutine's start): a panic or Goexit then ends
     /// the context, never the thread it runs on.
     boundary: Cell<bool>,
+    /// Whether this is a runtime thread's own context (a scheduler
+    /// worker's between goroutines, sysmon's): it holds nothing of any
+    /// heap and never stops at a collector's safepoint, so what it copies
+    /// must not make it a precise mutator the collector waits for.
+    runtime: Cell<bool>,
     slots: [Cell<*mut u8>; MAX_KEYS],
     /// Contexts are used by one thread at a time, handed over by the
     /// scheduler with the synchronisation of its queues.
@@ -130,6 +135,7 @@ impl Context {
         Context {
             id: Cell::new(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
             boundary: Cell::new(false),
+            runtime: Cell::new(false),
             slots: [const { Cell::new(ptr::null_mut()) }; MAX_KEYS],
             _not_sync: PhantomData,
         }
@@ -145,6 +151,17 @@ impl Context {
     /// the field); the go layer marks each goroutine's.
     pub(crate) fn set_boundary(&self) {
         self.boundary.set(true);
+    }
+
+    /// Marks the context as a runtime thread's own (see the field).
+    pub(crate) fn set_runtime(&self) {
+        self.runtime.set(true);
+    }
+
+    /// Whether this is a runtime thread's own context.
+    #[inline]
+    pub(crate) fn is_runtime(&self) -> bool {
+        self.runtime.get()
     }
 
     /// Whether unwinding out of the context ends only the context.

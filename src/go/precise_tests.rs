@@ -168,3 +168,48 @@ fn a_handle_handed_to_a_snapshotted_receiver_survives() {
         "the object handed over during marking was freed"
     );
 }
+
+/// A timer that fires while a cycle marks, from a worker between
+/// goroutines (or sysmon): that thread's own context copies the time into
+/// the timer's channel, a copy the channel reports. It must not make the
+/// runtime's thread a mutator: such a thread never reaches a safepoint
+/// (an idle worker sleeps), and every later round of every collection
+/// waited for it for ever. The cycle is held open (a staller before its
+/// snapshot) while the program's one goroutine waits for its timer.
+#[test]
+#[serial(precise)]
+fn a_timer_fired_by_the_scheduler_while_marking_does_not_stall_collections() {
+    use std::time::Duration;
+    let _one = super::ONE_RUN_IN_TESTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (stalled, release) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let staller = staller(stalled.clone(), release.clone());
+    while !stalled.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    super::run(|| {
+        // Parked on the channel until the timer fires: the firing is
+        // the scheduler's, not a goroutine's.
+        let t = super::Timer::new(Duration::from_millis(5));
+        assert!(t.chan().recv().is_some_and(|when| when > 0));
+    });
+    release.store(true, Ordering::SeqCst);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        staller.join().unwrap();
+        precise::collect().unwrap();
+        precise::unregister_thread().unwrap();
+        let _ = done_tx.send(());
+    });
+    // Not a bound on speed: a collection of an empty heap takes
+    // milliseconds; this only turns the hang into a failure.
+    assert!(
+        done_rx.recv_timeout(Duration::from_secs(60)).is_ok(),
+        "the held cycle and the next collection did not finish in a minute: \
+         a runtime thread became a mutator the rounds wait for"
+    );
+}

@@ -480,7 +480,10 @@ fn barrier_slow(ts: &Mutator, old: u64, raw: u64) {
 /// one it removes: the copy may have taken it out of memory scanned later
 /// (a shared block) into memory scanned already (a snapshotted context),
 /// or the other way round. A context that was not registered registers
-/// now, so that the Flush rounds wait for its log.
+/// now, so that the Flush rounds wait for its log; but never a runtime
+/// thread's own context (a worker firing a timer between goroutines,
+/// sysmon): it never reaches a safepoint, and an idle worker sleeps, so
+/// every later round would wait for it for ever.
 #[cold]
 #[inline(never)]
 pub(crate) fn log_moved_words(data: *const u8, len: usize) {
@@ -489,10 +492,15 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
         .filter(|&w| handles::could_be_handle(w));
-    match mutator::current() {
+    let runtime = crate::context::existing().is_some_and(|c| c.is_runtime());
+    match if runtime {
+        Err(Error::InNative)
+    } else {
+        mutator::current()
+    } {
         Ok(ts) => words.for_each(|w| ts.log(w)),
-        // Declared in native code: holds no handle of its own, but what it
-        // moved must still reach the marker.
+        // Declared in native code, or the runtime's: holds no handle of
+        // its own, but what it moved must still reach the marker.
         Err(_) => {
             let batch: Vec<u64> = words.collect();
             if !batch.is_empty() {
