@@ -1062,9 +1062,7 @@ mod tests {
         go::run(|| {
             // A timer that fired before the fork would leave the child its
             // value, and the test would pass without the child's timer:
-            // another is made then. (A longer timer would do, but a go::run
-            // of half a second beside the precise collector's unit tests
-            // hung them: see the stop notes.)
+            // another is made then.
             let t = (0..50)
                 .map(|_| go::Timer::new(Duration::from_millis(30)))
                 .find(|t| t.chan().is_empty())
