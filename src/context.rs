@@ -159,6 +159,7 @@ impl Context {
     }
 
     /// Whether this is a runtime thread's own context.
+    #[cfg_attr(not(feature = "precise"), allow(dead_code))] // read by the precise collector
     #[inline]
     pub(crate) fn is_runtime(&self) -> bool {
         self.runtime.get()
