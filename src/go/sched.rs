@@ -102,6 +102,16 @@ fn runqput_on(p: Option<&P>, g: &G, next: bool) {
     match p {
         Some(p) => {
             if next {
+                // `g` runs next on this processor, after what is left of
+                // the running goroutine's slice: the lines its resumption
+                // reads first (its saved registers and the frames of its
+                // park) are asked for now, and arrive meanwhile. Parked long
+                // enough ago, they are out of the cache (a chain of
+                // goroutines handing values along, as `sieve`'s, resumes
+                // each one once per value); its status line is in the
+                // cache already (a ready just wrote it), and so is its
+                // saved stack pointer beside it.
+                G::prefetch_stack(g);
                 let old = p.runnext.swap((g as *const G).cast_mut(), Ordering::AcqRel);
                 if !old.is_null() {
                     // SAFETY: this worker holds p.
