@@ -118,11 +118,6 @@ pub(crate) struct Context {
     /// outermost frames (a goroutine's start): a panic or Goexit then ends
     /// the context, never the thread it runs on.
     boundary: Cell<bool>,
-    /// Whether this is a runtime thread's own context (a scheduler
-    /// worker's between goroutines, sysmon's): it holds nothing of any
-    /// heap and never stops at a collector's safepoint, so what it copies
-    /// must not make it a precise mutator the collector waits for.
-    runtime: Cell<bool>,
     slots: [Cell<*mut u8>; MAX_KEYS],
     /// Contexts are used by one thread at a time, handed over by the
     /// scheduler with the synchronisation of its queues.
@@ -135,7 +130,6 @@ impl Context {
         Context {
             id: Cell::new(NEXT_ID.fetch_add(1, Ordering::Relaxed)),
             boundary: Cell::new(false),
-            runtime: Cell::new(false),
             slots: [const { Cell::new(ptr::null_mut()) }; MAX_KEYS],
             _not_sync: PhantomData,
         }
@@ -151,18 +145,6 @@ impl Context {
     /// the field); the go layer marks each goroutine's.
     pub(crate) fn set_boundary(&self) {
         self.boundary.set(true);
-    }
-
-    /// Marks the context as a runtime thread's own (see the field).
-    pub(crate) fn set_runtime(&self) {
-        self.runtime.set(true);
-    }
-
-    /// Whether this is a runtime thread's own context.
-    #[cfg_attr(not(feature = "precise"), allow(dead_code))] // read by the precise collector
-    #[inline]
-    pub(crate) fn is_runtime(&self) -> bool {
-        self.runtime.get()
     }
 
     /// Whether unwinding out of the context ends only the context.
@@ -231,6 +213,30 @@ thread_local! {
     static CURRENT: Cell<*const Context> = const { Cell::new(ptr::null()) };
     /// The thread's own context, or null.
     static OWN: Cell<*const Context> = const { Cell::new(ptr::null()) };
+    /// Whether this is one of the runtime's own threads (a scheduler
+    /// worker): see [`on_runtime_thread`].
+    static RUNTIME: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the calling thread as one of the runtime's own: between the
+/// goroutines it runs, it holds nothing of any heap and never stops at a
+/// collector's safepoint. Creates no context (a context takes an id from
+/// the goroutines' sequence).
+pub(crate) fn mark_runtime_thread() {
+    crate::fresh::with(&RUNTIME, |r| r.set(true));
+}
+
+/// Whether the caller runs on a runtime thread outside any goroutine (its
+/// own context, or none yet): what it copies must not make it a precise
+/// mutator, which the collector's rounds would wait for for ever (an idle
+/// worker sleeps).
+#[cfg_attr(not(feature = "precise"), allow(dead_code))] // read by the precise collector
+pub(crate) fn on_runtime_thread() -> bool {
+    if !crate::fresh::fresh_get!(RUNTIME: bool) {
+        return false;
+    }
+    let current = crate::fresh::fresh_get!(CURRENT: *const Context);
+    current.is_null() || current == crate::fresh::fresh_get!(OWN: *const Context)
 }
 
 /// The context this thread runs now: a goroutine's while one runs here,

@@ -89,7 +89,7 @@ pub(super) fn spawn_worker(id: usize, p: &'static P, spinning: bool) {
         .stack_size(WORKER_STACK)
         .spawn(move || {
             crate::gc::thread::ensure_registered();
-            crate::context::current().set_runtime();
+            crate::context::mark_runtime_thread();
             let (alt_lo, alt_hi) = crate::signal::alt_stack();
             crate::signal::cpu::register();
             let m: &'static M = Box::leak(Box::new(M {

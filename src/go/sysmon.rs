@@ -203,8 +203,6 @@ fn spawn() {
             // SAFETY: PR_SET_TIMERSLACK takes a number; a failure (an old
             // kernel) leaves the default.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-            // It fires timers when the workers are busy or asleep.
-            crate::context::current().set_runtime();
             let me: &'static Sleeper = Box::leak(Box::new(Sleeper::for_current()));
             SLEEPER.store((me as *const Sleeper).cast_mut(), Ordering::SeqCst);
             run(procs::sched(), me)

@@ -481,9 +481,10 @@ fn barrier_slow(ts: &Mutator, old: u64, raw: u64) {
 /// (a shared block) into memory scanned already (a snapshotted context),
 /// or the other way round. A context that was not registered registers
 /// now, so that the Flush rounds wait for its log; but never a runtime
-/// thread's own context (a worker firing a timer between goroutines,
-/// sysmon): it never reaches a safepoint, and an idle worker sleeps, so
-/// every later round would wait for it for ever.
+/// thread outside a goroutine (a worker firing a timer between
+/// goroutines: it copies the time, never a reference): it never reaches a
+/// safepoint, and an idle worker sleeps, so every later round would wait
+/// for it for ever.
 #[cold]
 #[inline(never)]
 pub(crate) fn log_moved_words(data: *const u8, len: usize) {
@@ -492,7 +493,7 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
         .filter(|&w| handles::could_be_handle(w));
-    let runtime = crate::context::existing().is_some_and(|c| c.is_runtime());
+    let runtime = crate::context::on_runtime_thread();
     match if runtime {
         Err(Error::InNative)
     } else {
