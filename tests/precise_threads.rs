@@ -380,3 +380,67 @@ fn several_threads_collecting_at_once_take_turns() {
         t.join().unwrap();
     }
 }
+
+static FINALIZED: AtomicU64 = AtomicU64::new(0);
+
+/// A finalizer that uses the precise heap, as a program's may.
+unsafe extern "C" fn allocates_precisely(
+    _obj: *mut std::ffi::c_void,
+    _data: *mut std::ffi::c_void,
+) {
+    let h = precise::alloc(node_type()).unwrap();
+    precise::write_u64(h, 8, 1).unwrap();
+    FINALIZED.fetch_add(1, Ordering::SeqCst);
+}
+
+/// A finalizable object of the base heap, garbage once this returns.
+#[inline(never)]
+fn one_finalizable() {
+    let obj = defergc::gc::alloc(48);
+    // SAFETY: a fresh object; the finalizer touches nothing of it.
+    unsafe {
+        defergc::gc::register_finalizer(
+            obj.as_ptr(),
+            Some(allocates_precisely),
+            std::ptr::null_mut(),
+        )
+    };
+}
+
+/// Finalizers run on their own thread; one that used the precise heap
+/// made that thread a mutator, which then slept until the next
+/// finalizers without saying so, and every later collection waited for
+/// it for ever (the finalizer thread now sleeps as a thread in native
+/// code does).
+#[test]
+#[serial]
+fn a_finalizer_that_used_the_precise_heap_does_not_hold_up_collections() {
+    let before = FINALIZED.load(Ordering::SeqCst);
+    one_finalizable();
+    // Not run here (no `run_finalizers` on this thread): the finalizer
+    // thread runs it after a collection finds the object.
+    for _ in 0..600 {
+        if FINALIZED.load(Ordering::SeqCst) > before {
+            break;
+        }
+        defergc::gc::collect_with_clean_stack();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        FINALIZED.load(Ordering::SeqCst) > before,
+        "the finalizer did not run in 30 s"
+    );
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        precise::collect().unwrap();
+        precise::collect().unwrap();
+        precise::unregister_thread().unwrap();
+        let _ = tx.send(());
+    });
+    // Not a bound on speed: two collections of a small heap take
+    // milliseconds; this only turns the hang into a failure.
+    assert!(
+        rx.recv_timeout(Duration::from_secs(60)).is_ok(),
+        "collections did not finish in a minute: the finalizer thread is waited for"
+    );
+}

@@ -473,6 +473,10 @@ fn start_finalizer_thread() {
         .name("defergc-finalizer".into())
         .spawn(|| loop {
             {
+                // Finalizers are the program's code: one that used the
+                // precise heap made this thread a mutator, which must not
+                // hold up a collection while it sleeps here.
+                crate::context::block_enter();
                 let mut ready = FINALIZERS_READY.lock().unwrap_or_else(|e| e.into_inner());
                 while !*ready {
                     ready = FINALIZERS_WAKE
@@ -480,6 +484,8 @@ fn start_finalizer_thread() {
                         .unwrap_or_else(|e| e.into_inner());
                 }
                 *ready = false;
+                drop(ready);
+                crate::context::block_exit();
             }
             super::thread::ensure_registered();
             run_finalizers();
