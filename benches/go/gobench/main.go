@@ -236,17 +236,22 @@ func chanBuffered(pairs int) float64 {
 // prime.
 func sieve() float64 {
 	const primes = 10000
+	// The 10,000th prime: the generator stops there and closes its
+	// channel, and each filter closes its own when its input closes, so
+	// a run leaves no pipeline sifting beside the next.
+	const last = 104729
 	t := time.Now()
 	ch := make(chan uint64)
 	go func(ch chan<- uint64) {
-		for i := uint64(2); ; i++ {
+		for i := uint64(2); i <= last; i++ {
 			ch <- i
 		}
+		close(ch)
 	}(ch)
-	var last uint64
+	var got uint64
 	for k := 0; k < primes; k++ {
 		prime := <-ch
-		last = prime
+		got = prime
 		out := make(chan uint64)
 		go func(in <-chan uint64, out chan<- uint64, prime uint64) {
 			for i := range in {
@@ -254,11 +259,15 @@ func sieve() float64 {
 					out <- i
 				}
 			}
+			close(out)
 		}(ch, out, prime)
 		ch = out
 	}
-	if last != 104729 {
+	if got != last {
 		fail("the 10,000th prime")
+	}
+	if _, ok := <-ch; ok {
+		fail("a number after the 10,000th prime")
 	}
 	return ms(t)
 }
