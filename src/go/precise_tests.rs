@@ -170,7 +170,7 @@ fn a_handle_handed_to_a_snapshotted_receiver_survives() {
 }
 
 /// A timer that fires while a cycle marks, from a worker between
-/// goroutines (or sysmon): that thread's own context copies the time into
+/// goroutines: that thread's own context copies the time into
 /// the timer's channel, a copy the channel reports. It must not make the
 /// runtime's thread a mutator: such a thread never reaches a safepoint
 /// (an idle worker sleeps), and every later round of every collection

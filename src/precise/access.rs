@@ -493,16 +493,16 @@ pub(crate) fn log_moved_words(data: *const u8, len: usize) {
         // whole; a handle in one is at a multiple of 8 from its start).
         .map(|i| unsafe { data.add(i * 8).cast::<u64>().read_unaligned() })
         .filter(|&w| handles::could_be_handle(w));
-    let runtime = crate::context::on_runtime_thread();
-    match if runtime {
-        Err(Error::InNative)
+    let logger = if crate::context::on_runtime_thread() {
+        None
     } else {
-        mutator::current()
-    } {
-        Ok(ts) => words.for_each(|w| ts.log(w)),
+        mutator::current().ok()
+    };
+    match logger {
+        Some(ts) => words.for_each(|w| ts.log(w)),
         // Declared in native code, or the runtime's: holds no handle of
         // its own, but what it moved must still reach the marker.
-        Err(_) => {
+        None => {
             let batch: Vec<u64> = words.collect();
             if !batch.is_empty() {
                 marking::grey_queue().push(batch);

@@ -1165,10 +1165,8 @@ fn sieve() -> f64 {
     const PRIMES: usize = 10_000;
     /// The 10,000th prime. The generator stops there and closes its
     /// channel, and each filter closes its own when its input closes, so
-    /// a run leaves no pipeline behind: the endless generator of
-    /// `sieve1.go` kept the last run's filters sifting beside the next
-    /// run (about as much work again), and a run straight after another
-    /// took twice as long as one after a pause.
+    /// a run leaves no pipeline behind (`sieve1.go`'s endless generator
+    /// would keep its filters sifting beside the next run).
     const LAST: u64 = 104_729;
     let t = Instant::now();
     let ch = Chan::<u64>::new(0);
